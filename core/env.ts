@@ -1,0 +1,28 @@
+/**
+ * Every environment variable authbench reads is named here and nowhere else,
+ * so a flag and the code that honours it can never disagree on the name.
+ */
+export const ENV = {
+  /** Docker socket or URL (standard Docker variable; dockerode honours it too). */
+  DOCKER_HOST: 'DOCKER_HOST',
+  /** Set by CI systems; switches off interactive progress. */
+  CI: 'CI',
+  /** Disable colour (https://no-color.org). */
+  NO_COLOR: 'NO_COLOR',
+  /** Override the apt mirror used to debootstrap base images. */
+  AUTHBENCH_MIRROR: 'AUTHBENCH_MIRROR',
+  /** Directory for authbench's caches (default: ~/.cache/authbench). */
+  AUTHBENCH_CACHE_DIR: 'AUTHBENCH_CACHE_DIR',
+  /** Path of a base-image map file (FROM substitution) overriding the default. */
+  AUTHBENCH_BASE_MAP: 'AUTHBENCH_BASE_MAP',
+  OPENAI_API_KEY: 'OPENAI_API_KEY',
+  OPENAI_BASE_URL: 'OPENAI_BASE_URL',
+  ANTHROPIC_API_KEY: 'ANTHROPIC_API_KEY',
+} as const;
+
+export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+export function readEnv(name: EnvName, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}

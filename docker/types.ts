@@ -1,0 +1,82 @@
+/**
+ * The container primitive every other module uses. dockerode lives behind
+ * this interface (docker/engine.ts); callers never import dockerode.
+ *
+ * A command that fails, times out or is killed is a result value (ExecResult);
+ * only Docker faults throw (AuthbenchError with a DOCKER_* code).
+ */
+
+/** Labels on everything authbench creates, so `authbench clean` removes exactly that. */
+export const LABELS = {
+  managed: 'authbench.managed',
+  kind: 'authbench.kind',
+  task: 'authbench.task',
+  run: 'authbench.run',
+  contentHash: 'authbench.content-hash',
+} as const;
+
+export type ResourceKind = 'task-image' | 'base-image' | 'builder-image' | 'container';
+
+export interface ExecOptions {
+  /** argv; never a joined shell string. */
+  cmd: readonly string[];
+  user?: string;
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+  /** Written to the process's stdin, which is then closed. */
+  stdin?: string | Uint8Array;
+  /** Wall-clock limit; on expiry the process tree is killed and timedOut is set. */
+  timeoutMs?: number;
+  /** Per-stream cap in bytes; output beyond it is dropped and *Truncated set. Default 1 MiB. */
+  outputCapBytes?: number;
+}
+
+export interface ExecResult {
+  /** null when the process was killed by the timeout before reporting an exit code. */
+  exitCode: number | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  durationMs: number;
+}
+
+export interface ContainerSpec {
+  image: string;
+  /** Merged with authbench's own labels (managed, kind=container). */
+  labels?: Readonly<Record<string, string>>;
+  name?: string;
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+  /** 'none' unless the task needs a local sink. */
+  network?: 'none' | 'bridge';
+  /** e.g. "1": pinning makes strace --seccomp-bpf cheap (environment.md). */
+  cpusetCpus?: string;
+  memoryBytes?: number;
+}
+
+export interface Container {
+  readonly id: string;
+  readonly image: string;
+  exec(options: ExecOptions): Promise<ExecResult>;
+  /** Copy a host file or directory into containerDir (created if missing); the basename is kept. */
+  copyIn(hostPath: string, containerDir: string): Promise<void>;
+  /** Write in-memory files into containerDir: name → content. */
+  putFiles(
+    containerDir: string,
+    files: Readonly<Record<string, string | Uint8Array>>,
+    mode?: number,
+  ): Promise<void>;
+  /** Read one regular file out of the container; undefined when it does not exist. */
+  readFile(containerPath: string): Promise<Buffer | undefined>;
+  /** Copy a file or directory out to hostDir (created if missing). */
+  copyOut(containerPath: string, hostDir: string): Promise<void>;
+  /** Force-remove; safe to call twice. */
+  remove(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface BuildProgress {
+  (line: string): void;
+}
