@@ -80,3 +80,48 @@ export interface Container {
 export interface BuildProgress {
   (line: string): void;
 }
+
+export interface BuildRequest {
+  /** Repository part of the tag, e.g. `authbench/task-hello`; the tag is the content hash. */
+  repository: string;
+  kind: Exclude<ResourceKind, 'container'>;
+  contextDir: string;
+  /** Dockerfile path relative to contextDir (default `Dockerfile`). */
+  dockerfile?: string;
+  buildArgs?: Readonly<Record<string, string>>;
+  /** Extra labels (authbench.managed / kind / content-hash are always added). */
+  labels?: Readonly<Record<string, string>>;
+  taskId?: string;
+  onProgress?: BuildProgress;
+}
+
+export interface BuildResult {
+  /** `<repository>:<hash>` */
+  tag: string;
+  imageId: string;
+  /** Hash of context + Dockerfile (after FROM substitution) + args + resolved base image ids. */
+  contentHash: string;
+  /** false when an image with this content hash already existed and `docker build` was not called. */
+  built: boolean;
+  /** FROM substitutions applied (original → substitute). */
+  substitutions: readonly { from: string; to: string }[];
+}
+
+export interface ImageInfo {
+  id: string;
+  labels: Readonly<Record<string, string>>;
+  createdAt: string;
+}
+
+/** The Docker engine as authbench uses it. Implemented over dockerode in docker/engine.ts. */
+export interface Engine {
+  /** Where we connected (socket path or URL), for error messages. */
+  readonly endpoint: string;
+  ping(): Promise<void>;
+  /** Create and start a container that idles (so commands run through exec). */
+  startContainer(spec: ContainerSpec): Promise<Container>;
+  buildImage(request: BuildRequest): Promise<BuildResult>;
+  imageInfo(ref: string): Promise<ImageInfo | undefined>;
+  /** Counters for tests and the demo (e.g. zero `docker build` calls on a warm rebuild). */
+  readonly stats: { buildCalls: number; cacheHits: number };
+}
