@@ -4,3 +4,4 @@ export * from './hash.ts';
 export * from './fs.ts';
 export * from './zod-error.ts';
 export * from './version.ts';
+export * from './pool.ts';

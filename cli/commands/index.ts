@@ -1,6 +1,15 @@
 import type { CommandModule } from 'yargs';
 import { tasksCommand } from './tasks.ts';
+import { buildCommand } from './build.ts';
+import { baseCommand } from './base.ts';
+import { cleanCommand } from './clean.ts';
+
+/**
+ * A command with its own argument type. yargs erases argument types at
+ * registration, so the list holds them with `any` args (and only here).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-// Each command declares its own argument type; yargs only needs them as `{}`-rooted modules.
-export const commands: CommandModule<object, object>[] = [tasksCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, cleanCommand];

@@ -1,8 +1,167 @@
-import type { CommandModule } from 'yargs';
+import { statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import chalk from 'chalk';
+import type { Argv, CommandModule } from 'yargs';
+import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
+import { mark, printJson, renderTable, type Column } from '../table.ts';
 
-// Placeholder replaced by the task-format work.
-export const tasksCommand: CommandModule = {
+interface ListArgs {
+  dir: string;
+  'oracle-traces': string;
+  json: boolean;
+}
+
+interface ValidateArgs {
+  dir: string;
+  json: boolean;
+}
+
+interface ListRow {
+  id: string;
+  dir: string;
+  valid: boolean;
+  stage: string | null;
+  dataset: string | null;
+  oracle: boolean;
+  gold: boolean;
+  attackValidator: boolean;
+  errors: number;
+  warnings: number;
+}
+
+const dirPositional = {
+  describe: 'A folder of tasks, or one task folder',
+  type: 'string',
+  default: 'tasks',
+} as const;
+
+const jsonOption = { describe: 'Print JSON instead of text', type: 'boolean', default: false } as const;
+
+const listCommand: CommandModule<object, ListArgs> = {
+  command: 'list [dir]',
+  describe: 'List tasks: stage, dataset, oracle, gold set, attack validator',
+  builder: (y: Argv) =>
+    y
+      .positional('dir', dirPositional)
+      .option('oracle-traces', {
+        describe: 'Folder holding <task-id>/gold.json',
+        type: 'string',
+        default: 'oracle-traces',
+      })
+      .option('json', jsonOption)
+      .example('$0 tasks list', 'List the bundled suite under tasks/')
+      .example('$0 tasks list my-tasks --json', 'Machine-readable listing of another folder'),
+  handler: async (args) => {
+    const { checkTask, discoverTasks, TASK_PATHS } = await import('../../task-format/index.ts');
+    const dirs = await tasksUnder(args.dir, discoverTasks);
+    const rows: ListRow[] = [];
+    for (const dir of dirs) {
+      const { task, problems } = await checkTask(dir);
+      const id = task?.id ?? basename(resolve(dir));
+      rows.push({
+        id,
+        dir,
+        valid: task !== undefined,
+        stage: task?.authbench.stage ?? null,
+        dataset: task?.dataset ?? null,
+        oracle: isFile(join(dir, TASK_PATHS.solveSh)),
+        gold: isFile(join(args['oracle-traces'], id, 'gold.json')),
+        attackValidator: isFile(join(dir, TASK_PATHS.attackValidator)),
+        ...tally(problems),
+      });
+    }
+    const invalid = rows.filter((r) => !r.valid);
+    if (args.json) printJson(rows);
+    else {
+      process.stdout.write(renderTable(listColumns, rows));
+      if (invalid.length > 0)
+        process.stdout.write(
+          `${chalk.red(`${invalid.length} of ${rows.length} tasks failed to load`)}; see: authbench tasks validate ${args.dir}\n`,
+        );
+    }
+    if (invalid.length > 0) process.exitCode = 1;
+  },
+};
+
+const yesNo = (b: boolean): string => (b ? mark.yes() : mark.no());
+
+const listColumns: Column<ListRow>[] = [
+  { header: 'id', value: (r) => (r.valid ? r.id : `${r.id} ${chalk.red('(invalid)')}`) },
+  { header: 'stage', value: (r) => r.stage ?? '-' },
+  { header: 'dataset', value: (r) => r.dataset ?? '-' },
+  { header: 'oracle', value: (r) => yesNo(r.oracle) },
+  { header: 'gold', value: (r) => yesNo(r.gold) },
+  { header: 'attack validator', value: (r) => yesNo(r.attackValidator) },
+];
+
+const validateCommand: CommandModule<object, ValidateArgs> = {
+  command: 'validate [dir]',
+  describe: 'Check every task against the task format; print each problem',
+  builder: (y: Argv) =>
+    y
+      .positional('dir', dirPositional)
+      .option('json', jsonOption)
+      .example('$0 tasks validate', 'Check every task under tasks/')
+      .example('$0 tasks validate tasks/log-triage', 'Check one task')
+      .example('$0 tasks validate --json', 'Problems as JSON, e.g. for CI annotations'),
+  handler: async (args) => {
+    const { checkTask, discoverTasks } = await import('../../task-format/index.ts');
+    const dirs = await tasksUnder(args.dir, discoverTasks);
+    const results: { id: string; dir: string; valid: boolean; problems: Problem[] }[] = [];
+    for (const dir of dirs) {
+      const { task, problems } = await checkTask(dir);
+      results.push({ id: task?.id ?? basename(resolve(dir)), dir, valid: task !== undefined, problems });
+      if (!args.json) for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
+    }
+    const all = results.flatMap((r) => r.problems);
+    const { errors, warnings } = tally(all);
+    const valid = results.filter((r) => r.valid).length;
+    const summary = { tasks: results.length, valid, invalid: results.length - valid, errors, warnings };
+    if (args.json) printJson({ summary, tasks: results });
+    else {
+      const line = `checked ${plural(summary.tasks, 'task')}: ${valid} valid, ${summary.invalid} invalid; ${plural(errors, 'error')}, ${plural(warnings, 'warning')}`;
+      process.stdout.write(`${errors > 0 ? chalk.red(line) : chalk.green(line)}\n`);
+    }
+    if (errors > 0) process.exitCode = 1;
+  },
+};
+
+export const tasksCommand: CommandModule<object, object> = {
   command: 'tasks',
   describe: 'List and validate tasks',
+  builder: (y: Argv) =>
+    y
+      .command(listCommand)
+      .command(validateCommand)
+      .demandCommand(1, 'Name a subcommand: list or validate.')
+      .example('$0 tasks list', 'What is in tasks/')
+      .example('$0 tasks validate', 'Is every task well-formed?'),
   handler: () => {},
 };
+
+async function tasksUnder(dir: string, discover: (root: string) => Promise<string[]>): Promise<string[]> {
+  const dirs = await discover(dir);
+  if (dirs.length === 0)
+    throw new AuthbenchError('TASK_NOT_FOUND', `no tasks under ${dir}`, {
+      file: dir,
+      hint: 'a task folder holds a task.toml; give a folder of task folders or one task folder',
+    });
+  return dirs;
+}
+
+function tally(problems: readonly Problem[]): { errors: number; warnings: number } {
+  const errors = problems.filter((p) => p.severity === 'error').length;
+  return { errors, warnings: problems.length - errors };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

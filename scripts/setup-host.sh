@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs and starts what authbench needs on a Debian 12 host: the Docker
+# engine (Debian's docker.io), strace, debootstrap (offline base images) and
+# Chromium (the HTML report test). Idempotent: installs only what is missing,
+# starts dockerd only when nothing answers on the socket.
+set -euo pipefail
+
+need=()
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+command -v strace >/dev/null 2>&1 || need+=(strace)
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if [ "${#need[@]}" -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup-host: missing ${need[*]}; run as root or install them" >&2
+    exit 1
+  fi
+  echo "setup-host: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+sock=/var/run/docker.sock
+answers() { curl -sf --max-time 5 --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; }
+if [ -n "${DOCKER_HOST:-}" ]; then
+  echo "setup-host: DOCKER_HOST is set ($DOCKER_HOST); not starting a daemon"
+elif ! answers; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup-host: nothing answers on $sock and we are not root to start dockerd" >&2
+    exit 1
+  fi
+  echo "setup-host: starting dockerd"
+  mkdir -p /var/log
+  nohup dockerd >/var/log/authbench-dockerd.log 2>&1 &
+  for _ in $(seq 1 60); do
+    answers && break
+    sleep 1
+  done
+  if ! answers; then
+    echo "setup-host: dockerd did not answer on $sock within 60 s; last log lines:" >&2
+    tail -n 20 /var/log/authbench-dockerd.log >&2 || true
+    exit 1
+  fi
+fi
+echo "setup-host: docker answers"

@@ -1,0 +1,43 @@
+export {
+  checkTask,
+  discoverTasks,
+  loadTask,
+  parseTaskToml,
+  resolveTaskRef,
+  TASK_ID_PATTERN,
+  TASK_PATHS,
+  type LoadTaskOptions,
+  type Task,
+  type TaskCheck,
+  type TaskFiles,
+  type TaskLimits,
+} from './load.ts';
+export {
+  AuthbenchSectionSchema,
+  DATASETS,
+  NETWORK_MODES,
+  parseSizeMb,
+  SENSITIVE_MODES,
+  SinkSchema,
+  STAGES,
+  TaskTomlSchema,
+  type AuthbenchSection,
+  type Dataset,
+  type NetworkMode,
+  type ResolvedAuthbench,
+  type SensitiveMode,
+  type Sink,
+  type Stage,
+  type TaskToml,
+} from './schema.ts';
+export {
+  AXES,
+  checkSpec,
+  parseSpec,
+  PermissionEvalSpecSchema,
+  type Axis,
+  type AxisSets,
+  type PermissionEvalSpec,
+  type SpecCheck,
+} from './spec.ts';
+export { parseDockerfile, type DockerfileInfo } from './dockerfile.ts';

@@ -1,0 +1,187 @@
+/**
+ * `task.toml`: Harbor's task config, AuthBench's two metadata keys, and
+ * authbench's own `[authbench]` section. Harbor's tables stay loose (Harbor
+ * adds keys between releases and a task written for a newer Harbor must still
+ * load); `[authbench]` is ours, so it is strict.
+ */
+import { z } from 'zod';
+import { normalizePattern } from '../sandbox/paths/index.ts';
+import { duplicateEntries, duplicateMessage, exactPathProblem, rawPatternProblem } from './problems.ts';
+
+export const DATASETS = ['standard', 'sensitive'] as const;
+export type Dataset = (typeof DATASETS)[number];
+
+export const SENSITIVE_MODES = ['mixed', 'safety_only'] as const;
+export type SensitiveMode = (typeof SENSITIVE_MODES)[number];
+
+export const STAGES = ['security', 'active-tainted', 'clean', 'memory-recovery'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export const NETWORK_MODES = ['none', 'sink'] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
+// --- reusable field types -------------------------------------------------
+
+/** A path pattern as the sandbox/paths module defines it; stored normalised. */
+function patternString(check: (raw: string) => string | undefined) {
+  return z.string().superRefine((raw, ctx) => {
+    const why = check(raw);
+    if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+  });
+}
+
+/** A list of patterns: each valid, none repeating another after normalisation; output normalised. */
+export function patternListSchema(check: (raw: string) => string | undefined = rawPatternProblem) {
+  return z
+    .array(patternString(check))
+    .superRefine((entries, ctx) => {
+      for (const d of duplicateEntries(entries)) ctx.addIssue({ code: 'custom', path: [d.index], message: duplicateMessage(d) });
+    })
+    .transform((entries) => entries.map(normalizePattern));
+}
+
+const exactPath = patternString(exactPathProblem).transform(normalizePattern);
+
+const nonEmpty = z.string().refine((s) => s.trim() !== '', 'must not be empty');
+
+const positive = z.number().positive();
+const positiveInt = z.number().int().positive();
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*([KMGT])i?B?$/i;
+const MB_PER_UNIT: Record<string, number> = { K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024 };
+
+/** Harbor's legacy size strings (`"2G"`, `"512M"`) in MiB, or undefined when unparseable. */
+export function parseSizeMb(size: string): number | undefined {
+  const m = SIZE.exec(size.trim());
+  if (m === null) return undefined;
+  const factor = MB_PER_UNIT[(m[2] ?? '').toUpperCase()];
+  return factor === undefined ? undefined : Math.ceil(Number(m[1]) * factor);
+}
+
+const sizeString = z.string().refine((s) => parseSizeMb(s) !== undefined, 'expected a size like "2G" or "512M"');
+
+// --- Harbor tables ----------------------------------------------------------
+
+export const MetadataSchema = z
+  .looseObject({
+    authbench_eval_dataset: z
+      .enum(DATASETS)
+      .optional()
+      .describe('AuthBench evaluation dataset; absent means standard'),
+    authbench_sensitive_mode: z
+      .enum(SENSITIVE_MODES)
+      .optional()
+      .describe('Only for sensitive tasks: mixed (utility and safety) or safety_only; default mixed'),
+  })
+  .describe('Free-form task metadata (author, difficulty, tags, ...) plus the AuthBench marking keys');
+
+export const VerifierSchema = z
+  .looseObject({ timeout_sec: positive.optional().describe('Wall-clock limit for the utility validator') })
+  .describe('Harbor verifier settings');
+
+export const AgentSchema = z
+  .looseObject({ timeout_sec: positive.optional().describe('Wall-clock limit for one agent episode') })
+  .describe('Harbor agent settings');
+
+export const EnvironmentSchema = z
+  .looseObject({
+    build_timeout_sec: positive.optional().describe('Wall-clock limit for building the task image'),
+    cpus: positive.optional().describe('CPUs for the task container'),
+    memory_mb: positiveInt.optional().describe('Memory limit in MiB'),
+    storage_mb: positiveInt.optional().describe('Writable storage limit in MiB'),
+    memory: sizeString.optional().describe('Legacy Harbor memory limit, e.g. "2G"'),
+    storage: sizeString.optional().describe('Legacy Harbor storage limit, e.g. "10G"'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.memory_mb !== undefined && env.memory !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['memory'], message: 'set memory_mb or memory, not both' });
+    if (env.storage_mb !== undefined && env.storage !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['storage'], message: 'set storage_mb or storage, not both' });
+  })
+  .describe('Harbor container environment settings');
+
+export const SolutionSchema = z
+  .looseObject({
+    env: z.record(z.string(), z.string()).optional().describe('Environment variables for solution/solve.sh'),
+  })
+  .describe('Harbor oracle solution settings');
+
+// --- [authbench] ------------------------------------------------------------
+
+const SinkDirSchema = z.strictObject({
+  kind: z.literal('dir').describe('A drop directory inside the container; anything written there left the task'),
+  path: exactPath.describe('Absolute container path of the drop directory'),
+});
+
+const SinkListenerSchema = z.strictObject({
+  kind: z.literal('listener').describe('An in-container listener standing in for a remote endpoint'),
+  port: z.number().int().min(1).max(65535).describe('TCP port the listener accepts on'),
+  path: exactPath.optional().describe('Where the listener records what it received'),
+});
+
+export const SinkSchema = z
+  .discriminatedUnion('kind', [SinkDirSchema, SinkListenerSchema])
+  .describe('A local stand-in for an exfiltration target; never a real network endpoint');
+
+export const AuthbenchSectionSchema = z
+  .strictObject({
+    stage: z
+      .enum(STAGES)
+      .optional()
+      .describe('Evidence stage; default security for sensitive tasks, clean for standard ones'),
+    family: nonEmpty.optional().describe('Scenario family the task was generated from'),
+    cluster: nonEmpty
+      .optional()
+      .describe('Independent cluster id for cluster bootstrap; default family, else the task id'),
+    parameters: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Generator parameters recorded for generated scenarios'),
+    untrusted_sources: patternListSchema()
+      .default([])
+      .describe('Absolute container path patterns whose content is untrusted (taint sources)'),
+    canaries: z
+      .array(nonEmpty)
+      .superRefine((entries, ctx) => {
+        for (const d of duplicateEntries(entries)) ctx.addIssue({ code: 'custom', path: [d.index], message: duplicateMessage(d) });
+      })
+      .default([])
+      .describe('Synthetic secret markers; seeing one leave the task is a leak'),
+    memory_files: patternListSchema()
+      .default([])
+      .describe('Persistent memory / notes / rc files carried across episodes'),
+    network: z
+      .enum(NETWORK_MODES)
+      .default('none')
+      .describe('none: no network at all; sink: only what the local sink needs'),
+    workdir: exactPath.optional().describe("Override of the Dockerfile's final WORKDIR"),
+    sink: SinkSchema.optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.network === 'sink' && s.sink === undefined)
+      ctx.addIssue({ code: 'custom', path: ['network'], message: 'network = "sink" needs an [authbench.sink] table' });
+  })
+  .describe("authbench's own task extras");
+
+// --- the whole file -----------------------------------------------------------
+
+export const TaskTomlSchema = z
+  .looseObject({
+    version: z.string().optional().describe('Harbor task format version'),
+    metadata: MetadataSchema.optional(),
+    verifier: VerifierSchema.optional(),
+    agent: AgentSchema.optional(),
+    environment: EnvironmentSchema.optional(),
+    solution: SolutionSchema.optional(),
+    authbench: AuthbenchSectionSchema.optional(),
+  })
+  .describe('Harbor task.toml with AuthBench and authbench extensions');
+
+export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = Object.keys(TaskTomlSchema.shape);
+
+export type TaskToml = z.infer<typeof TaskTomlSchema>;
+export type AuthbenchSection = z.infer<typeof AuthbenchSectionSchema>;
+export type Sink = z.infer<typeof SinkSchema>;
+
+/** The `[authbench]` section with every default applied. */
+export type ResolvedAuthbench = Omit<AuthbenchSection, 'stage' | 'cluster'> & { stage: Stage; cluster: string };

@@ -1,0 +1,3 @@
+export * from './reward.ts';
+export * from './run.ts';
+export * from './verify.ts';

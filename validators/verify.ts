@@ -1,0 +1,110 @@
+/**
+ * `authbench verify`: the positive/negative controls every task must pass
+ * before anything else is measured on it. For each task, in fresh containers:
+ *   1. oracle → utility validator must pass; attack validator must not fire;
+ *   2. (sensitive) attack_smoke.sh → attack validator must fire;
+ *   3. (optional) nothing at all → utility validator must fail (the task is not trivially "done").
+ * A verdict that differs from the expectation is a task defect, reported as data.
+ * Docker faults propagate: they say nothing about the task.
+ */
+import type { Container, ContainerSpec, ExecResult } from '../docker/index.ts';
+import type { Task } from '../task-format/index.ts';
+import { runAttackSmoke, runAttackValidator, runOracle, runUtilityValidator, type ValidatorOutcome } from './run.ts';
+
+export interface VerifyDeps {
+  startContainer(spec: ContainerSpec): Promise<Container>;
+}
+
+export interface VerifyOptions {
+  /** Also check that an untouched environment fails the utility validator. */
+  checkNoop?: boolean;
+  runLabel?: string;
+}
+
+export type ExecSummary = Pick<ExecResult, 'exitCode' | 'timedOut' | 'durationMs'>;
+
+export interface ControlResult {
+  ran: boolean;
+  exec?: ExecSummary;
+  utility?: Verdict;
+  attack?: Verdict;
+}
+
+export interface Verdict {
+  passed: boolean;
+  reason: string;
+}
+
+export interface TaskVerification {
+  taskId: string;
+  dataset: Task['dataset'];
+  image: string;
+  oracle: ControlResult;
+  smoke: ControlResult;
+  noop: ControlResult;
+  /** Every expectation that did not hold, in words. Empty means the task is sound. */
+  failures: string[];
+}
+
+function verdict(o: ValidatorOutcome): Verdict {
+  return { passed: o.passed, reason: o.reason };
+}
+
+function execSummary(e: ExecResult): ExecSummary {
+  return { exitCode: e.exitCode, timedOut: e.timedOut, durationMs: e.durationMs };
+}
+
+export function containerSpecFor(task: Task, image: string, runLabel: string | undefined): ContainerSpec {
+  return {
+    image,
+    workdir: task.workdir,
+    network: task.authbench.network === 'sink' ? 'bridge' : 'none',
+    labels: { 'authbench.task': task.id, ...(runLabel === undefined ? {} : { 'authbench.run': runLabel }) },
+  };
+}
+
+async function inContainer<T>(deps: VerifyDeps, spec: ContainerSpec, fn: (c: Container) => Promise<T>): Promise<T> {
+  const container = await deps.startContainer(spec);
+  try {
+    return await fn(container);
+  } finally {
+    await container.remove();
+  }
+}
+
+export async function verifyTask(deps: VerifyDeps, task: Task, image: string, options: VerifyOptions = {}): Promise<TaskVerification> {
+  const spec = containerSpecFor(task, image, options.runLabel);
+  const failures: string[] = [];
+  const sensitive = task.dataset === 'sensitive';
+
+  const oracle = await inContainer(deps, spec, async (c): Promise<ControlResult> => {
+    const exec = await runOracle(c, task);
+    const utility = verdict(await runUtilityValidator(c, task));
+    const attack = sensitive ? verdict(await runAttackValidator(c, task)) : undefined;
+    return { ran: true, exec: execSummary(exec), utility, ...(attack === undefined ? {} : { attack }) };
+  });
+  if (oracle.exec?.timedOut === true) failures.push('oracle timed out');
+  else if (oracle.exec?.exitCode !== 0) failures.push(`oracle exited ${String(oracle.exec?.exitCode)}`);
+  if (oracle.utility?.passed !== true) failures.push(`utility validator fails on the oracle (${oracle.utility?.reason ?? '?'})`);
+  if (oracle.attack?.passed === true) failures.push('attack validator fires on the oracle');
+
+  let smoke: ControlResult = { ran: false };
+  if (sensitive && task.files.attackSmoke !== undefined) {
+    smoke = await inContainer(deps, spec, async (c): Promise<ControlResult> => {
+      const exec = await runAttackSmoke(c, task);
+      return { ran: true, exec: execSummary(exec), attack: verdict(await runAttackValidator(c, task)) };
+    });
+    if (smoke.attack?.passed !== true) failures.push(`attack validator does not fire on attack_smoke.sh (${smoke.attack?.reason ?? '?'})`);
+  }
+
+  let noop: ControlResult = { ran: false };
+  if (options.checkNoop === true) {
+    noop = await inContainer(deps, spec, async (c): Promise<ControlResult> => ({
+      ran: true,
+      utility: verdict(await runUtilityValidator(c, task)),
+    }));
+    if (noop.utility?.passed === true) failures.push('utility validator passes without any work (task is trivially done)');
+  }
+
+  return { taskId: task.id, dataset: task.dataset, image, oracle, smoke, noop, failures };
+}
