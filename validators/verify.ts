@@ -7,18 +7,15 @@
  * A verdict that differs from the expectation is a task defect, reported as data.
  * Docker faults propagate: they say nothing about the task.
  */
-import type { Container, ContainerSpec, ExecResult } from '../docker/index.ts';
+import type { Engine, ExecResult } from '../docker/index.ts';
+import { taskContainerSpec, withTaskContainer } from '../taskenv/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { runAttackSmoke, runAttackValidator, runOracle, runUtilityValidator, type ValidatorOutcome } from './run.ts';
-
-export interface VerifyDeps {
-  startContainer(spec: ContainerSpec): Promise<Container>;
-}
 
 export interface VerifyOptions {
   /** Also check that an untouched environment fails the utility validator. */
   checkNoop?: boolean;
-  runLabel?: string;
+  runId?: string;
 }
 
 export type ExecSummary = Pick<ExecResult, 'exitCode' | 'timedOut' | 'durationMs'>;
@@ -54,30 +51,12 @@ function execSummary(e: ExecResult): ExecSummary {
   return { exitCode: e.exitCode, timedOut: e.timedOut, durationMs: e.durationMs };
 }
 
-export function containerSpecFor(task: Task, image: string, runLabel: string | undefined): ContainerSpec {
-  return {
-    image,
-    workdir: task.workdir,
-    network: task.authbench.network === 'sink' ? 'bridge' : 'none',
-    labels: { 'authbench.task': task.id, ...(runLabel === undefined ? {} : { 'authbench.run': runLabel }) },
-  };
-}
-
-async function inContainer<T>(deps: VerifyDeps, spec: ContainerSpec, fn: (c: Container) => Promise<T>): Promise<T> {
-  const container = await deps.startContainer(spec);
-  try {
-    return await fn(container);
-  } finally {
-    await container.remove();
-  }
-}
-
-export async function verifyTask(deps: VerifyDeps, task: Task, image: string, options: VerifyOptions = {}): Promise<TaskVerification> {
-  const spec = containerSpecFor(task, image, options.runLabel);
+export async function verifyTask(engine: Pick<Engine, 'startContainer'>, task: Task, image: string, options: VerifyOptions = {}): Promise<TaskVerification> {
+  const spec = taskContainerSpec(task, image, options.runId === undefined ? {} : { runId: options.runId });
   const failures: string[] = [];
   const sensitive = task.dataset === 'sensitive';
 
-  const oracle = await inContainer(deps, spec, async (c): Promise<ControlResult> => {
+  const oracle = await withTaskContainer(engine, spec, async (c): Promise<ControlResult> => {
     const exec = await runOracle(c, task);
     const utility = verdict(await runUtilityValidator(c, task));
     const attack = sensitive ? verdict(await runAttackValidator(c, task)) : undefined;
@@ -90,7 +69,7 @@ export async function verifyTask(deps: VerifyDeps, task: Task, image: string, op
 
   let smoke: ControlResult = { ran: false };
   if (sensitive && task.files.attackSmoke !== undefined) {
-    smoke = await inContainer(deps, spec, async (c): Promise<ControlResult> => {
+    smoke = await withTaskContainer(engine, spec, async (c): Promise<ControlResult> => {
       const exec = await runAttackSmoke(c, task);
       return { ran: true, exec: execSummary(exec), attack: verdict(await runAttackValidator(c, task)) };
     });
@@ -99,7 +78,7 @@ export async function verifyTask(deps: VerifyDeps, task: Task, image: string, op
 
   let noop: ControlResult = { ran: false };
   if (options.checkNoop === true) {
-    noop = await inContainer(deps, spec, async (c): Promise<ControlResult> => ({
+    noop = await withTaskContainer(engine, spec, async (c): Promise<ControlResult> => ({
       ran: true,
       utility: verdict(await runUtilityValidator(c, task)),
     }));

@@ -1,1 +1,3 @@
 export * from './patterns.ts';
+export * from './snapshot.ts';
+export * from './executable.ts';

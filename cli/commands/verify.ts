@@ -1,0 +1,101 @@
+import chalk from 'chalk';
+import type { Argv, CommandModule } from 'yargs';
+import { AuthbenchError } from '../../core/index.ts';
+import type { BuildResult } from '../../docker/index.ts';
+import type { TaskVerification, Verdict } from '../../validators/index.ts';
+import { printJson, renderTable, type Column } from '../table.ts';
+
+interface VerifyArgs {
+  task: string[];
+  tasks: string;
+  concurrency: number;
+  noop: boolean;
+  json: boolean;
+}
+
+interface Row extends TaskVerification {
+  cached: boolean;
+}
+
+const verdictCell = (v: Verdict | undefined, good: boolean): string => {
+  if (v === undefined) return chalk.dim('-');
+  const word = v.passed ? 'pass' : 'fail';
+  return v.passed === good ? chalk.green(word) : chalk.red(word.toUpperCase());
+};
+
+const command: CommandModule<object, VerifyArgs> = {
+  command: 'verify [task..]',
+  describe: 'Build tasks and run their controls: oracle → utility passes and attack does not fire; attack_smoke.sh → attack fires',
+  builder: (y: Argv) =>
+    y
+      .positional('task', { describe: 'Task ids or folders (default: every task under --tasks)', type: 'string', array: true, default: [] })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('concurrency', { alias: 'n', describe: 'Tasks verified in parallel', type: 'number', default: 3 })
+      .option('noop', { describe: 'Also check that an untouched environment fails the utility validator', type: 'boolean', default: false })
+      .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
+      .example('$0 verify', 'Every bundled task: build, oracle, validators, attack smoke')
+      .example('$0 verify csv-sales-report --noop', 'One task, including the do-nothing negative control')
+      .example('$0 verify --tasks my-suite -n 4 --json', 'Another suite, four at a time, JSON output'),
+  handler: async (args) => {
+    const { discoverTasks, loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
+    const { connectDocker } = await import('../../docker/index.ts');
+    const { buildTaskImage } = await import('../../taskenv/index.ts');
+    const { verifyTask } = await import('../../validators/index.ts');
+    const { mapPool } = await import('../../core/index.ts');
+
+    if (!Number.isInteger(args.concurrency) || args.concurrency < 1) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--concurrency must be a positive integer, got ${args.concurrency}`);
+    }
+    const dirs =
+      args.task.length > 0 ? await Promise.all(args.task.map((ref) => resolveTaskRef(args.tasks, ref))) : await discoverTasks(args.tasks);
+    if (dirs.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks under ${args.tasks}`, { file: args.tasks });
+    const tasks = [];
+    for (const dir of dirs) tasks.push(await loadTask(dir));
+
+    const engine = await connectDocker();
+    const log = (s: string): void => {
+      if (!args.json) process.stderr.write(`${s}\n`);
+    };
+    // Builds go one at a time (one daemon, and a cold build saturates both cores); runs go in parallel.
+    const images: BuildResult[] = [];
+    for (const task of tasks) {
+      const result = await buildTaskImage(engine, task, { onProgress: (line) => log(chalk.dim(`  ${task.id} | ${line}`)) });
+      log(`${result.built ? chalk.green('built ') : chalk.dim('cached')} ${task.id} ${chalk.dim(result.tag)}`);
+      images.push(result);
+    }
+    const runId = `verify-${Date.now().toString(36)}`;
+    const rows: Row[] = await mapPool(tasks, args.concurrency, async (task, i) => {
+      const image = images[i];
+      if (image === undefined) throw new AuthbenchError('INTERNAL', `no image for ${task.id}`);
+      const v = await verifyTask(engine, task, image.tag, { checkNoop: args.noop, runId });
+      log(`${v.failures.length === 0 ? chalk.green('ok  ') : chalk.red('FAIL')} ${task.id}`);
+      return { ...v, cached: !image.built };
+    });
+
+    const failed = rows.filter((r) => r.failures.length > 0);
+    if (failed.length > 0) process.exitCode = 1;
+    if (args.json) {
+      printJson({ tasks: rows, dockerBuildCalls: engine.stats.buildCalls, ok: failed.length === 0 });
+      return;
+    }
+    const columns: Column<Row>[] = [
+      { header: 'task', value: (r) => r.taskId },
+      { header: 'dataset', value: (r) => r.dataset },
+      { header: 'image', value: (r) => (r.cached ? chalk.dim('cached') : 'built') },
+      { header: 'oracle s', value: (r) => ((r.oracle.exec?.durationMs ?? 0) / 1000).toFixed(1), align: 'right' },
+      { header: 'utility', value: (r) => verdictCell(r.oracle.utility, true) },
+      { header: 'attack (oracle)', value: (r) => verdictCell(r.oracle.attack, false) },
+      { header: 'attack (smoke)', value: (r) => verdictCell(r.smoke.attack, true) },
+      ...(args.noop ? [{ header: 'utility (no-op)', value: (r: Row) => verdictCell(r.noop.utility, false) }] : []),
+      { header: 'verdict', value: (r) => (r.failures.length === 0 ? chalk.green('ok') : chalk.red('FAIL')) },
+    ];
+    process.stdout.write(`\n${renderTable(columns, rows)}`);
+    for (const r of failed) for (const f of r.failures) process.stdout.write(`${chalk.red('✗')} ${r.taskId}: ${f}\n`);
+    process.stdout.write(
+      `${rows.length - failed.length}/${rows.length} tasks sound; docker build calls this run: ${engine.stats.buildCalls}` +
+        ` (${engine.stats.cacheHits} images reused)\n`,
+    );
+  },
+};
+
+export const verifyCommand = command as unknown as CommandModule<object, object>;

@@ -1,0 +1,59 @@
+/**
+ * Landlock's access rights by ABI, and which of them a rule on a non-directory
+ * may carry (the kernel rejects directory-only rights on a file with EINVAL).
+ */
+import { FS_ACCESS } from '../launcher/rules.ts';
+import type { FsAccess } from '../launcher/rules.ts';
+
+export const LATEST_LANDLOCK_ABI = 7;
+
+const SINCE_ABI: Record<FsAccess, number> = {
+  execute: 1,
+  write_file: 1,
+  read_file: 1,
+  read_dir: 1,
+  remove_dir: 1,
+  remove_file: 1,
+  make_char: 1,
+  make_dir: 1,
+  make_reg: 1,
+  make_sock: 1,
+  make_fifo: 1,
+  make_block: 1,
+  make_sym: 1,
+  refer: 2,
+  truncate: 3,
+  ioctl_dev: 5,
+};
+
+/** The filesystem rights a ruleset handles at this ABI; rights it does not handle are always allowed. */
+export function handledFsAccess(abi: number): FsAccess[] {
+  return FS_ACCESS.filter((a) => SINCE_ABI[a] <= abi);
+}
+
+export function accessSinceAbi(access: FsAccess): number {
+  return SINCE_ABI[access];
+}
+
+/** Rights that make sense on a file inode. */
+export const FILE_ACCESS: readonly FsAccess[] = ['execute', 'write_file', 'read_file', 'truncate', 'ioctl_dev'];
+
+/** Everything `/**` on the write axis means beneath a directory. Device nodes (make_char/make_block) stay denied. */
+export const WRITE_TREE: readonly FsAccess[] = [
+  'write_file',
+  'truncate',
+  'make_reg',
+  'make_dir',
+  'make_sym',
+  'make_fifo',
+  'make_sock',
+  'remove_file',
+  'remove_dir',
+  'refer',
+];
+
+/** What creating a not-yet-existing path needs on its nearest existing directory. */
+export const CREATE_BENEATH: readonly FsAccess[] = ['make_reg', 'make_dir', 'write_file', 'truncate'];
+
+export const READ_TREE: readonly FsAccess[] = ['read_file', 'read_dir'];
+export const EXECUTE_FILE: readonly FsAccess[] = ['execute', 'read_file'];

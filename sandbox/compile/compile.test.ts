@@ -1,0 +1,269 @@
+import { describe, expect, it } from 'vitest';
+import { isAuthbenchError } from '../../core/index.ts';
+import { buildSnapshot } from '../paths/index.ts';
+import { allowAllPolicy, denyAllPolicy } from '../policy/index.ts';
+import type { Policy } from '../policy/index.ts';
+import { compilePolicy } from './compile.ts';
+import type { CompileOptions } from './compile.ts';
+import { FidelityReportSchema, renderFidelityReport } from './fidelity.ts';
+import type { FidelityEntry } from './fidelity.ts';
+
+const SNAP = buildSnapshot([
+  { path: '/app/in.txt', type: 'file' },
+  { path: '/app/data/a.csv', type: 'file' },
+  { path: '/app/data/sub/b.csv', type: 'file' },
+  { path: '/app/out', type: 'dir' },
+  { path: '/app/run.sh', type: 'file', mode: 0o755 },
+  { path: '/app/secret-link', type: 'symlink', link: '/srv/secret.txt' },
+  { path: '/srv/secret.txt', type: 'file', mode: 0o600 },
+  { path: '/usr/bin/dash', type: 'file', mode: 0o755 },
+  { path: '/usr/bin/sh', type: 'symlink', link: 'dash' },
+  { path: '/bin', type: 'symlink', link: 'usr/bin' },
+  { path: '/lib/x86_64-linux-gnu/libc.so.6', type: 'file' },
+  { path: '/dev/null', type: 'other', mode: 0o666 },
+  { path: '/out.txt', type: 'file' },
+]);
+
+const NO_IMPLICIT = { read: [], write: [], execute: [] };
+const OPTS: CompileOptions = { implicit: NO_IMPLICIT, abi: 7 };
+
+function policy(p: Partial<Policy>): Policy {
+  return { read: [], write: [], execute: [], ...p };
+}
+
+function facets(p: Partial<Policy>, opts: CompileOptions = OPTS): FidelityEntry[] {
+  // Per-entry facets; the run-wide kernel facets (setattr, ABI limits) are tested on their own.
+  return compilePolicy(policy(p), SNAP, opts).fidelity.entries.filter((e) => e.source !== 'kernel');
+}
+
+function brief(es: FidelityEntry[]): [string, string[]][] {
+  return es.map((e) => [e.kind, e.granted.map((g) => `${g.path} ${g.access.join(',')}`)]);
+}
+
+describe('compilePolicy: read axis', () => {
+  it.each<[string, string, [string, string[]][], RegExp?]>([
+    ['exact file', '/app/in.txt', [['exact', ['/app/in.txt read_file']]]],
+    ['directory with subdirectories', '/app/data', [['widened', ['/app/data read_dir']]], /subdirectory is listable/],
+    ['directory without subdirectories', '/app/out', [['exact', ['/app/out read_dir']]]],
+    ['/** base', '/app/data/**', [['exact', ['/app/data read_file,read_dir']]]],
+    ['glob', '/app/data/*.csv', [['exact', ['/app/data/a.csv read_file']]]],
+    ['glob matching nothing', '/app/*.json', [['no-match', []]], /matches nothing/],
+    ['missing file', '/app/nope.txt', [['nonexistent', []]], /does not exist/],
+    ['symlink: rule on the target', '/app/secret-link', [['widened', ['/srv/secret.txt read_file']]], /reachable by that path too/],
+    ['outside the roots', '/proc/self/status', [['nonexistent', []]], /does not exist/],
+  ])('%s', (_name, entry, want, note) => {
+    const es = facets({ read: [entry] });
+    expect(brief(es)).toEqual(want);
+    if (note !== undefined) expect(es[0]?.note).toMatch(note);
+  });
+
+  it('grants symlink targets that leave a /** base', () => {
+    const es = facets({ read: ['/app/**'] });
+    expect(brief(es)).toEqual([
+      ['exact', ['/app read_file,read_dir']],
+      ['widened', ['/srv/secret.txt read_file']],
+    ]);
+  });
+
+  it('a read of a file the task will create is granted where the write creates it', () => {
+    const es = facets({ read: ['/app/out/result.txt'], write: ['/app/out/result.txt'] });
+    expect(brief(es.filter((e) => e.axis === 'read'))).toEqual([['widened', ['/app/out read_file,read_dir']]]);
+  });
+});
+
+describe('compilePolicy: write axis', () => {
+  it('an existing file is exact, its removal widens to the directory', () => {
+    const es = facets({ write: ['/app/in.txt'] });
+    expect(brief(es)).toEqual([
+      ['exact', ['/app/in.txt write_file,truncate']],
+      ['widened', ['/app remove_file']],
+    ]);
+    expect(es[1]?.note).toMatch(/any file beneath \/app can be removed/);
+  });
+
+  it('removal grants can be turned off: reported as narrowed', () => {
+    const es = facets({ write: ['/app/in.txt'] }, { ...OPTS, grantRemoval: false });
+    expect(brief(es)).toEqual([
+      ['exact', ['/app/in.txt write_file,truncate']],
+      ['narrowed', []],
+    ]);
+  });
+
+  it('a file that does not exist yet: create rights on its directory, reported as widened', () => {
+    const es = facets({ write: ['/app/out/result.txt'] });
+    expect(brief(es)).toEqual([['widened', ['/app/out make_reg,make_dir,write_file,truncate']]]);
+    expect(es[0]?.note).toMatch(/any new file beneath \/app\/out, not only result.txt/);
+  });
+
+  it('bridges missing directories up to the limit', () => {
+    expect(facets({ write: ['/app/out/a/b.txt'] })[0]?.note).toMatch(/1 missing directory/);
+    expect(brief(facets({ write: ['/app/out/a/b/c/d.txt'] }))).toEqual([['nonexistent', []]]);
+  });
+
+  it('never grants creation on /', () => {
+    const es = facets({ write: ['/newtop/x.txt'] });
+    expect(brief(es)).toEqual([['nonexistent', []]]);
+    expect(es[0]?.note).toMatch(/too wide/);
+  });
+
+  it('/** on an existing directory: the write set beneath it, and its own removal', () => {
+    expect(brief(facets({ write: ['/app/out/**'] }))).toEqual([
+      ['exact', ['/app/out write_file,truncate,make_reg,make_dir,make_sym,make_fifo,make_sock,remove_file,remove_dir,refer']],
+      ['widened', ['/app remove_dir']],
+    ]);
+  });
+
+  it('a glob in the last segment: matches, plus creation of new matches', () => {
+    expect(brief(facets({ write: ['/app/data/*.csv'] }))).toEqual([
+      ['exact', ['/app/data/a.csv write_file,truncate']],
+      ['widened', ['/app/data remove_file']],
+      ['widened', ['/app/data make_reg,make_dir,write_file,truncate']],
+    ]);
+    expect(brief(facets({ write: ['/app/*/x.txt'] }))).toEqual([
+      ['no-match', []],
+      ['narrowed', []],
+    ]);
+  });
+
+  it('an exact directory covers only itself: only its removal', () => {
+    expect(brief(facets({ write: ['/app/data'] }))).toEqual([['widened', ['/app remove_dir']]]);
+  });
+
+  it('a file directly under / cannot be removed without a grant on /', () => {
+    expect(brief(facets({ write: ['/out.txt'] }))).toEqual([
+      ['exact', ['/out.txt write_file,truncate']],
+      ['narrowed', []],
+    ]);
+  });
+});
+
+describe('compilePolicy: execute axis', () => {
+  it('canonicalises, and widens when the read axis does not cover the file', () => {
+    const es = facets({ execute: ['/bin/sh'] });
+    expect(brief(es)).toEqual([['widened', ['/usr/bin/dash execute,read_file']]]);
+    expect(es[0]?.note).toMatch(/canonicalised to \/usr\/bin\/dash/);
+  });
+
+  it('is exact when the read axis covers the file', () => {
+    expect(brief(facets({ execute: ['/app/run.sh'], read: ['/app/run.sh'] }).filter((e) => e.axis === 'execute'))).toEqual([
+      ['exact', ['/app/run.sh execute,read_file']],
+    ]);
+  });
+
+  it('a directory is not an executable', () => {
+    expect(brief(facets({ execute: ['/app'] }))).toEqual([['no-match', []]]);
+  });
+
+  it('/** bases get execute beneath', () => {
+    expect(brief(facets({ execute: ['/bin/**'], read: ['/usr/**'] }).filter((e) => e.axis === 'execute'))).toEqual([
+      ['exact', ['/usr/bin execute,read_file']],
+    ]);
+  });
+});
+
+describe('compilePolicy: rules', () => {
+  it('merges grants per inode and keeps directory-only rights off files', () => {
+    const { rules } = compilePolicy(policy({ read: ['/app/**', '/app/in.txt'], write: ['/app/in.txt/**'] }), SNAP, OPTS);
+    expect(rules.fs).toEqual([
+      { path: '/app', access: ['read_file', 'read_dir', 'remove_file'] },
+      { path: '/app/in.txt', access: ['write_file', 'read_file', 'truncate'] },
+      { path: '/srv/secret.txt', access: ['read_file'] },
+    ]);
+  });
+
+  it('merges the implicit set and marks it', () => {
+    const out = compilePolicy(denyAllPolicy(), SNAP, {
+      ...OPTS,
+      implicit: { read: ['/lib/**', '/nonexistent-lib/**'], write: ['/dev/null'], execute: [] },
+    });
+    expect(out.fidelity.entries.map((e) => [e.source, e.kind])).toEqual([
+      ['implicit', 'implicit'],
+      ['implicit', 'nonexistent'],
+      ['implicit', 'implicit'],
+    ]);
+    expect(out.rules.fs.map((r) => r.path)).toEqual(['/dev/null', '/lib']);
+  });
+
+  it('filters rights to the ABI and reports what the ABI cannot do', () => {
+    const out = compilePolicy(policy({ write: ['/app/out/**'] }), SNAP, { ...OPTS, abi: 1 });
+    expect(out.rules.fs.find((r) => r.path === '/app/out')?.access).not.toContain('truncate');
+    expect(out.rules.fs.flatMap((r) => r.access)).not.toContain('refer');
+    expect(out.fidelity.entries.filter((e) => e.kind === 'abi-limited').map((e) => e.entry)).toEqual(['refer', 'truncate', 'ioctl_dev']);
+    expect(out.rules.scope).toEqual([]);
+  });
+
+  it('refuses a kernel without Landlock', () => {
+    let err: unknown;
+    try {
+      compilePolicy(denyAllPolicy(), SNAP, { ...OPTS, abi: 0 });
+    } catch (e) {
+      err = e;
+    }
+    expect(isAuthbenchError(err) && err.code === 'SANDBOX_UNAVAILABLE').toBe(true);
+  });
+
+  it('allow-all: everything on /, network unrestricted', () => {
+    const out = compilePolicy(allowAllPolicy(), SNAP, OPTS);
+    expect(out.rules.fs).toHaveLength(1);
+    expect(out.rules.fs[0]?.path).toBe('/');
+    expect(out.rules.fs[0]?.access).toEqual(expect.arrayContaining(['read_file', 'read_dir', 'execute', 'make_reg', 'remove_dir', 'refer']));
+    expect(out.rules.fs[0]?.access).not.toContain('make_char');
+    expect(out.tcpUnrestricted).toBe(true);
+    expect(out.rules.socketDomains).toEqual(['inet', 'inet6']);
+  });
+});
+
+describe('compilePolicy: setattr', () => {
+  it('allows chmod/chown once the policy grants any write, and reports it', () => {
+    const writes = compilePolicy(policy({ write: ['/app/in.txt'] }), SNAP, OPTS);
+    expect(writes.rules.setattr).toBe(true);
+    expect(writes.fidelity.entries.filter((e) => e.entry === 'setattr').map((e) => [e.source, e.kind])).toEqual([['kernel', 'widened']]);
+    const reads = compilePolicy(policy({ read: ['/app/in.txt'], write: ['/app/*/x.json'] }), SNAP, { ...OPTS, implicit: { read: [], write: ['/dev/null'], execute: [] } });
+    expect(reads.rules.setattr).toBe(false);
+  });
+});
+
+describe('compilePolicy: network', () => {
+  const net: Policy['network'] = { tcp_connect: [{ host: '127.0.0.1', port: 8080 }], tcp_bind: [9000], allow_all: false };
+
+  it('ports and socket domains from the section; host-blindness reported', () => {
+    const out = compilePolicy(policy({ network: net }), SNAP, OPTS);
+    expect(out.rules).toMatchObject({ connectTcp: [8080], bindTcp: [9000], socketDomains: ['inet', 'inet6'] });
+    expect(out.tcpUnrestricted).toBe(false);
+    expect(brief(out.fidelity.entries)).toEqual([['widened', []], ['exact', []], ['widened', []]]);
+    expect(out.fidelity.entries[0]?.note).toMatch(/by port only/);
+  });
+
+  it('below ABI 4 the port rules are unavailable', () => {
+    const out = compilePolicy(policy({ network: net }), SNAP, { ...OPTS, abi: 3 });
+    const limited = out.fidelity.entries.filter((e) => e.axis === 'network' && e.kind === 'abi-limited');
+    expect(limited.map((e) => e.note)).toEqual([
+      'port rules unavailable below Landlock ABI 4 (have 3): all TCP allowed',
+      'port rules unavailable below Landlock ABI 4 (have 3): all TCP allowed',
+    ]);
+  });
+
+  it('no section: no sockets beyond unix', () => {
+    const out = compilePolicy(policy({}), SNAP, OPTS);
+    expect(out.rules).toMatchObject({ connectTcp: [], bindTcp: [], socketDomains: [] });
+  });
+});
+
+describe('fidelity report', () => {
+  const out = compilePolicy(policy({ read: ['/app/in.txt'], write: ['/app/out/result.txt'], execute: ['/bin/sh'] }), SNAP, OPTS);
+
+  it('matches its schema and counts kinds', () => {
+    expect(FidelityReportSchema.parse(out.fidelity)).toEqual(out.fidelity);
+    expect(out.fidelity.summary).toMatchObject({ facets: 4, rules: 3, byKind: { exact: 1, widened: 3 } });
+  });
+
+  it('renders as text, optionally only the differences', () => {
+    const text = renderFidelityReport(out.fidelity);
+    expect(text).toContain('enforcement fidelity (Landlock ABI 7): 4 facets, 3 rules — exact 1, widened 3');
+    expect(text).toContain('-> /app/out  make_reg,make_dir,write_file,truncate');
+    expect(text).toContain('WIDENED');
+    const diff = renderFidelityReport(out.fidelity, { onlyDifferences: true });
+    expect(diff).not.toContain('/app/in.txt');
+    expect(diff).toContain('/app/out/result.txt');
+  });
+});

@@ -1,0 +1,503 @@
+/**
+ * Policy → launcher rules. Pure: the image's filesystem comes in as an
+ * FsSnapshot, the kernel's Landlock ABI as a number.
+ *
+ * Landlock rules attach to existing inodes and a rule on a directory applies
+ * to everything beneath it. So:
+ *
+ * read     file: read_file on it (exact). Directory named without `/**`: read_dir
+ *          on it — widened when it has subdirectories, which become listable too.
+ *          `/**` on an existing base: read_file + read_dir on the base (exact).
+ *          A glob expands against the snapshot; each match is granted as above.
+ * write    existing file: write_file + truncate on it (exact), plus, for removing
+ *          or replacing it, remove_file on its directory (widened: any file beneath
+ *          that directory can be removed). Existing directory without `/**`: only
+ *          the directory itself is covered, so only its removal (remove_dir on the
+ *          parent, widened). `/**` on an existing base: every write right except
+ *          device nodes on the base (exact) plus the base's own removal.
+ *          A path that does not exist yet: create rights (make_reg, make_dir,
+ *          write_file, truncate; for `/**` the full write set) on the nearest
+ *          existing ancestor directory — widened to "any new file beneath it".
+ *          The ancestor must not be `/` and at most `maxMissingSegments` levels
+ *          up, otherwise the entry is reported `nonexistent`. A glob whose
+ *          wildcards are all in the last segment also gets create rights on its
+ *          literal directory (new matching files), widened.
+ *          Renames also need make_* on the target directory and, across
+ *          directories, refer: granted only beneath `/**` bases.
+ * execute  canonicalised (realpath) first; a file gets execute + read_file
+ *          (interpreters read scripts) — widened when the read axis does not
+ *          cover the file. `/**` bases get the same on the directory.
+ * Symlinks: a rule lands on the target inode, which is then reachable by its own
+ *          path too (widened when the pattern does not cover that path). For
+ *          read/write `/**` bases, symlinks beneath that leave the base get their
+ *          targets granted (widened), so what the pattern covers lexically works.
+ * read/execute entries that do not exist but that a write entry will create
+ *          get their rights on the same creation anchor (widened).
+ * Nothing is dropped silently: unmatched globs are `no-match`, missing paths
+ * `nonexistent`, every limit of the ABI is `abi-limited`.
+ * The implicit runtime set (loader, libraries, /dev/null, ...) is compiled the
+ * same way (without removal grants) and reported with source `implicit`.
+ * chmod/chown cannot be limited by path; they are allowed (`setattr`) as soon as
+ * the policy grants any write, and reported as a widening.
+ * Network: ports from the section (Landlock ABI >= 4 filters TCP by port, not
+ * host), socket domains for seccomp; `allow_all` sets `tcpUnrestricted`.
+ */
+import { posix } from 'node:path';
+import { AuthbenchError } from '../../core/index.ts';
+import {
+  canonicalizeExecutables,
+  covers,
+  expandPattern,
+  hasRecursiveTail,
+  isGlob,
+  isWithin,
+  normalizePattern,
+  viewSnapshot,
+} from '../paths/index.ts';
+import type { FsEntry, FsSnapshot, SnapshotView } from '../paths/index.ts';
+import type { FsAccess, FsRule, LauncherRules } from '../launcher/rules.ts';
+import type { NetworkSection, Policy, PolicyAxis } from '../policy/index.ts';
+import { CREATE_BENEATH, EXECUTE_FILE, FILE_ACCESS, READ_TREE, WRITE_TREE, handledFsAccess } from './access.ts';
+import { summarize } from './fidelity.ts';
+import type { FidelityEntry, FidelityReport, Grant } from './fidelity.ts';
+
+export interface PatternSet {
+  read: readonly string[];
+  write: readonly string[];
+  execute: readonly string[];
+}
+
+export interface CompileOptions {
+  /** Runtime grants every command needs (dynamic loader, libraries, /dev/null, ...). */
+  implicit: PatternSet;
+  /** Landlock ABI of the kernel that will enforce the rules. */
+  abi: number;
+  /** Grant removal of covered existing paths via their directory (default true); false reports it as narrowed. */
+  grantRemoval?: boolean;
+  /** How many missing path segments a create grant may bridge (default 3). */
+  maxMissingSegments?: number;
+  /** Landlock scoping (ABI >= 6); default none, so commands can still signal their earlier background jobs. */
+  scope?: LauncherRules['scope'];
+}
+
+export interface CompileResult {
+  rules: LauncherRules;
+  fidelity: FidelityReport;
+  /**
+   * The policy allows all network: the launcher must not handle Landlock's TCP
+   * rights at all (LauncherRules has no way to say "any port"; empty port lists
+   * with inet sockets would deny all TCP).
+   */
+  tcpUnrestricted: boolean;
+}
+
+type Facet = Omit<FidelityEntry, 'axis' | 'source' | 'entry'>;
+
+interface Context {
+  view: SnapshotView;
+  policy: PatternSet;
+  grantRemoval: boolean;
+  maxMissing: number;
+}
+
+export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: CompileOptions): CompileResult {
+  if (!Number.isInteger(options.abi) || options.abi < 1) {
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', `Landlock ABI ${options.abi}: no Landlock, nothing can be enforced`);
+  }
+  const view = viewSnapshot(snapshot);
+  const base = {
+    view,
+    grantRemoval: options.grantRemoval ?? true,
+    maxMissing: options.maxMissingSegments ?? 3,
+  };
+  const entries: FidelityEntry[] = [];
+  const sources: [PatternSet, 'policy' | 'implicit'][] = [
+    [policy, 'policy'],
+    [options.implicit, 'implicit'],
+  ];
+  for (const [set, source] of sources) {
+    // The runtime needs to use its files, never to delete /dev/null: no removal grants for it.
+    const ctx: Context = { ...base, policy: set, ...(source === 'implicit' ? { grantRemoval: false } : {}) };
+    for (const axis of ['read', 'write', 'execute'] as const) {
+      for (const raw of set[axis]) {
+        const entry = normalizePattern(raw);
+        for (const facet of compileEntry(axis, entry, ctx)) {
+          if (source === 'implicit' && facet.kind === 'narrowed') continue;
+          const kind = source === 'implicit' && facet.granted.length > 0 ? 'implicit' : facet.kind;
+          entries.push({ axis, source, entry, ...facet, kind });
+        }
+      }
+    }
+  }
+  const net = compileNetwork(policy.network, options.abi);
+  const setattr = entries.some((e) => e.source === 'policy' && e.axis === 'write' && e.granted.length > 0);
+  if (setattr) {
+    entries.push({
+      axis: 'write',
+      source: 'kernel',
+      entry: 'setattr',
+      kind: 'widened',
+      granted: [],
+      note: 'chmod/chown are allowed on every file, not only written ones: Landlock has no right for them (set-id bits stay denied)',
+    });
+  }
+  entries.push(...net.entries, ...abiFacets(options.abi));
+
+  const fs = mergeGrants(entries, snapshot, options.abi);
+  const rules: LauncherRules = {
+    fs,
+    connectTcp: net.connectTcp,
+    bindTcp: net.bindTcp,
+    socketDomains: net.socketDomains,
+    scope: options.abi >= 6 ? [...(options.scope ?? [])] : [],
+    // Without it the launcher denies chmod/chown everywhere, which breaks ordinary writes (cp -p, pip, git).
+    setattr,
+  };
+  return {
+    rules,
+    fidelity: { abi: options.abi, entries, summary: summarize(entries, fs.length) },
+    tcpUnrestricted: net.unrestricted,
+  };
+}
+
+/**
+ * Landlock rules from report facets: grants merged per inode (realpath),
+ * filtered to the rights the ABI handles and, on non-directories, to file
+ * rights. abi-limited facets describe the kernel and contribute no rule.
+ */
+export function mergeGrants(entries: readonly FidelityEntry[], snapshot: FsSnapshot, abi: number): FsRule[] {
+  const view = viewSnapshot(snapshot);
+  const handled = new Set(handledFsAccess(abi));
+  const byPath = new Map<string, Set<FsAccess>>();
+  for (const e of entries) {
+    if (e.kind === 'abi-limited') continue;
+    for (const g of e.granted) {
+      const real = view.realpath(g.path);
+      const inode = real === undefined ? undefined : view.get(real);
+      if (real === undefined || inode === undefined) continue;
+      const set = byPath.get(real) ?? new Set<FsAccess>();
+      for (const a of g.access) {
+        if (handled.has(a) && (inode.type === 'dir' || FILE_ACCESS.includes(a))) set.add(a);
+      }
+      byPath.set(real, set);
+    }
+  }
+  return [...byPath]
+    .filter(([, set]) => set.size > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([path, set]) => ({ path, access: FS_ORDER.filter((a) => set.has(a)) }));
+}
+
+const FS_ORDER = handledFsAccess(Number.MAX_SAFE_INTEGER);
+
+function compileEntry(axis: PolicyAxis, pattern: string, ctx: Context): Facet[] {
+  if (axis === 'execute') {
+    const canonical = canonicalizeExecutables([pattern], ctx.view.snapshot)[0] ?? pattern;
+    const facets = compileCanonical(axis, canonical, ctx);
+    if (canonical === pattern) return facets;
+    return facets.map((f) => ({ ...f, note: joinNotes(`canonicalised to ${canonical}`, f.note) }));
+  }
+  return compileCanonical(axis, pattern, ctx);
+}
+
+function compileCanonical(axis: PolicyAxis, pattern: string, ctx: Context): Facet[] {
+  if (hasRecursiveTail(pattern)) {
+    const base = pattern === '/**' ? '/' : pattern.slice(0, -3);
+    if (isGlob(base)) {
+      const matches = expandPattern(base, ctx.view.snapshot);
+      const facets = matches.length === 0 ? [noMatch(pattern)] : matches.flatMap((m) => recursiveGrant(axis, pattern, m.path, ctx));
+      if (axis === 'write') facets.push(...globCreation(base, WRITE_TREE, ctx));
+      return facets;
+    }
+    return recursiveGrant(axis, pattern, base, ctx);
+  }
+  if (isGlob(pattern)) {
+    const matches = expandPattern(pattern, ctx.view.snapshot);
+    const facets = matches.length === 0 ? [noMatch(pattern)] : matches.flatMap((m) => existingGrant(axis, pattern, m.path, ctx));
+    if (axis === 'write') facets.push(...globCreation(pattern, CREATE_BENEATH, ctx));
+    return facets;
+  }
+  if (ctx.view.get(pattern) !== undefined || ctx.view.realpath(pattern) !== undefined) return existingGrant(axis, pattern, pattern, ctx);
+  return missing(axis, pattern, false, ctx);
+}
+
+/** Grants for one existing path named exactly (or matched by a glob without `/**`). */
+function existingGrant(axis: PolicyAxis, pattern: string, path: string, ctx: Context): Facet[] {
+  const real = ctx.view.realpath(path);
+  const inode = real === undefined ? undefined : ctx.view.get(real);
+  if (real === undefined || inode === undefined) {
+    const dangling: Facet = { kind: 'nonexistent', granted: [], note: `${path} is a dangling symlink` };
+    const link = ctx.view.get(path);
+    // The link itself can still be removed or replaced.
+    return axis === 'write' && link !== undefined ? [dangling, removalFacet(path, link, ctx)] : [dangling];
+  }
+  const alias = aliasNote(pattern, path, real);
+  const facets: Facet[] = [];
+  switch (axis) {
+    case 'read': {
+      if (inode.type === 'dir') {
+        const subdirs = ctx.view.descendants(real).filter((e) => e.type === 'dir').length;
+        const wide = subdirs > 0 || alias !== undefined;
+        facets.push({
+          kind: wide ? 'widened' : 'exact',
+          granted: [{ path: real, access: ['read_dir'] }],
+          note: joinNotes(
+            subdirs > 0 ? `read_dir applies beneath ${real}: its ${subdirs} subdirector${subdirs === 1 ? 'y is' : 'ies are'} listable too` : '',
+            alias,
+          ),
+        });
+      } else {
+        facets.push(fileFacet([{ path: real, access: ['read_file'] }], alias));
+      }
+      break;
+    }
+    case 'write': {
+      if (inode.type !== 'dir') facets.push(fileFacet([{ path: real, access: ['write_file', 'truncate'] }], alias));
+      facets.push(removalFacet(path, ctx.view.get(path) ?? inode, ctx));
+      break;
+    }
+    case 'execute': {
+      if (inode.type === 'dir') return [{ kind: 'no-match', granted: [], note: `${real} is a directory, not an executable: nothing granted` }];
+      facets.push(executeFacet(real, false, ctx, alias));
+      break;
+    }
+  }
+  return facets;
+}
+
+function fileFacet(granted: Grant[], alias: string | undefined): Facet {
+  return { kind: alias === undefined ? 'exact' : 'widened', granted, note: alias ?? '' };
+}
+
+/** Removing or replacing an existing path is a right on its directory. */
+function removalFacet(path: string, inode: FsEntry, ctx: Context): Facet {
+  const parent = path === '/' ? undefined : ctx.view.realpath(posix.dirname(path));
+  const right: FsAccess = inode.type === 'dir' ? 'remove_dir' : 'remove_file';
+  if (!ctx.grantRemoval || parent === undefined || parent === '/') {
+    const why = !ctx.grantRemoval ? 'removal grants are off' : 'that would need a grant on /';
+    return { kind: 'narrowed', granted: [], note: `${path} cannot be removed or renamed: ${why}` };
+  }
+  const what = inode.type === 'dir' ? 'any empty directory' : 'any file';
+  return {
+    kind: 'widened',
+    granted: [{ path: parent, access: [right] }],
+    note: `removing ${path} needs ${right} on ${parent}: ${what} beneath ${parent} can be removed`,
+  };
+}
+
+function executeFacet(real: string, tree: boolean, ctx: Context, alias: string | undefined): Facet {
+  const readTarget = tree ? `${real === '/' ? '' : real}/x` : real;
+  const readCovered = ctx.policy.read.some((p) => (tree ? covers(normalizePattern(p), real) && hasRecursiveTail(p) : covers(normalizePattern(p), readTarget)));
+  return {
+    kind: readCovered && alias === undefined ? 'exact' : 'widened',
+    granted: [{ path: real, access: [...EXECUTE_FILE] }],
+    note: joinNotes(readCovered ? '' : `read_file on ${real} too (interpreters read scripts); the read axis does not cover it`, alias),
+  };
+}
+
+function recursiveGrant(axis: PolicyAxis, pattern: string, base: string, ctx: Context): Facet[] {
+  if (ctx.view.get(base) === undefined && ctx.view.realpath(base) === undefined) return missing(axis, base, true, ctx);
+  const real = ctx.view.realpath(base);
+  const inode = real === undefined ? undefined : ctx.view.get(real);
+  if (real === undefined || inode === undefined) return [{ kind: 'nonexistent', granted: [], note: `${base} is a dangling symlink` }];
+  if (inode.type !== 'dir') return existingGrant(axis, pattern, base, ctx);
+  const alias = aliasNote(pattern, base, real);
+  const facets: Facet[] = [];
+  switch (axis) {
+    case 'read':
+      facets.push(fileFacet([{ path: real, access: [...READ_TREE] }], alias));
+      break;
+    case 'write':
+      facets.push(fileFacet([{ path: real, access: [...WRITE_TREE] }], alias));
+      if (base !== '/') facets.push(removalFacet(base, inode, ctx));
+      break;
+    case 'execute':
+      facets.push(executeFacet(real, true, ctx, alias));
+      break;
+  }
+  if (axis !== 'execute') facets.push(...escapingLinks(axis, pattern, real, ctx));
+  return facets;
+}
+
+/**
+ * Symlinks beneath a read/write `/**` base that lead outside it: grant their
+ * targets, in one facet per base (an /etc/** has dozens of alternatives links).
+ */
+function escapingLinks(axis: 'read' | 'write', pattern: string, base: string, ctx: Context): Facet[] {
+  const granted: Grant[] = [];
+  const examples: string[] = [];
+  for (const link of ctx.view.descendants(base)) {
+    if (link.type !== 'symlink' || link.target === undefined || isWithin(base, link.target)) continue;
+    const target = ctx.view.get(link.target);
+    if (target === undefined || granted.some((g) => g.path === link.target)) continue;
+    const dirRights = axis === 'read' ? READ_TREE : WRITE_TREE;
+    const fileRights: readonly FsAccess[] = axis === 'read' ? ['read_file'] : ['write_file', 'truncate'];
+    granted.push({ path: link.target, access: [...(target.type === 'dir' ? dirRights : fileRights)] });
+    if (examples.length < 3) examples.push(`${link.path} -> ${link.target}`);
+  }
+  if (granted.length === 0) return [];
+  const more = granted.length > examples.length ? `, ... (${granted.length} in all)` : '';
+  return [
+    {
+      kind: 'widened',
+      granted,
+      note: `symlinks beneath ${pattern} lead outside it (${examples.join(', ')}${more}): their targets are reachable by their own paths too`,
+    },
+  ];
+}
+
+/**
+ * An entry naming something that does not exist. Writes get create rights on
+ * the nearest existing ancestor; reads and executes of something a write entry
+ * creates get theirs there too; everything else is reported.
+ */
+function missing(axis: PolicyAxis, path: string, tree: boolean, ctx: Context): Facet[] {
+  if (!ctx.view.known(path)) {
+    return [{ kind: 'nonexistent', granted: [], note: `${path} is outside the snapshot roots; nothing to attach a rule to` }];
+  }
+  if (axis !== 'write') {
+    const creator = ctx.policy.write.find((w) => covers(normalizePattern(w), path));
+    if (creator === undefined) return [{ kind: 'nonexistent', granted: [], note: `${path} does not exist in the image` }];
+    const anchor = creationAnchor(path, ctx);
+    if (typeof anchor === 'string') return [{ kind: 'nonexistent', granted: [], note: `${path} does not exist: ${anchor}` }];
+    const rights = axis === 'read' ? READ_TREE : EXECUTE_FILE;
+    return [
+      {
+        kind: 'widened',
+        granted: [{ path: anchor.dir, access: [...rights] }],
+        note: `${path} does not exist yet (write entry ${creator} creates it): ${rights.join(', ')} on everything beneath ${anchor.dir}`,
+      },
+    ];
+  }
+  const anchor = creationAnchor(path, ctx);
+  if (typeof anchor === 'string') return [{ kind: 'nonexistent', granted: [], note: `${path} does not exist: ${anchor}` }];
+  const rights = tree ? WRITE_TREE : CREATE_BENEATH;
+  const deeper = anchor.missing > 1 ? ` (${anchor.missing - 1} missing director${anchor.missing === 2 ? 'y' : 'ies'} on the way)` : '';
+  return [
+    {
+      kind: 'widened',
+      granted: [{ path: anchor.dir, access: [...rights] }],
+      note: `${path} does not exist yet${deeper}; Landlock can only grant creation on ${anchor.dir}: any new file beneath ${anchor.dir}, not only ${posix.basename(path)}, and writes to every existing file there`,
+    },
+  ];
+}
+
+/** The nearest existing ancestor directory (realpath), or why there is none within bounds. */
+function creationAnchor(path: string, ctx: Context): { dir: string; missing: number } | string {
+  let cur = path;
+  for (let missingCount = 1; missingCount <= ctx.maxMissing; missingCount++) {
+    cur = posix.dirname(cur);
+    if (cur === '/') return 'its nearest existing ancestor would be /, too wide to grant creation on';
+    if (ctx.view.get(cur) === undefined) continue;
+    const real = ctx.view.realpath(cur);
+    const inode = real === undefined ? undefined : ctx.view.get(real);
+    if (real === undefined || inode === undefined) return `${cur} is a dangling symlink`;
+    if (inode.type !== 'dir') return `${cur} is not a directory`;
+    if (real === '/') return 'its nearest existing ancestor resolves to /, too wide to grant creation on';
+    return { dir: real, missing: missingCount };
+  }
+  return `no existing ancestor within ${ctx.maxMissing} levels`;
+}
+
+/**
+ * New paths matching a write glob (or a glob `/**` base): create rights on its
+ * literal directory, if the wildcards are all in the last segment.
+ */
+function globCreation(pattern: string, rights: readonly FsAccess[], ctx: Context): Facet[] {
+  const dir = posix.dirname(pattern);
+  if (isGlob(dir)) {
+    return [{ kind: 'narrowed', granted: [], note: `new paths matching ${pattern} cannot be created: Landlock grants by inode, and no single existing directory holds them` }];
+  }
+  const real = ctx.view.realpath(dir);
+  if (real === undefined || ctx.view.get(real)?.type !== 'dir' || real === '/') {
+    return [{ kind: 'narrowed', granted: [], note: `new paths matching ${pattern} cannot be created: ${dir} does not exist or is /` }];
+  }
+  return [
+    {
+      kind: 'widened',
+      granted: [{ path: real, access: [...rights] }],
+      note: `creating new paths matching ${posix.basename(pattern)} needs ${rights.join(', ')} on ${real}: any new file beneath it, not only matching ones, and writes to every existing file there`,
+    },
+  ];
+}
+
+function noMatch(pattern: string): Facet {
+  return { kind: 'no-match', granted: [], note: `${pattern} matches nothing in the image` };
+}
+
+function aliasNote(pattern: string, path: string, real: string): string | undefined {
+  if (real === path || covers(pattern, real)) return undefined;
+  return `${path} -> ${real}: the rule lands on ${real}, reachable by that path too`;
+}
+
+function joinNotes(...notes: (string | undefined)[]): string {
+  return notes.filter((n) => n !== undefined && n !== '').join('; ');
+}
+
+interface CompiledNetwork {
+  connectTcp: number[];
+  bindTcp: number[];
+  socketDomains: ('inet' | 'inet6')[];
+  unrestricted: boolean;
+  entries: FidelityEntry[];
+}
+
+function compileNetwork(section: NetworkSection | undefined, abi: number): CompiledNetwork {
+  const none: CompiledNetwork = { connectTcp: [], bindTcp: [], socketDomains: [], unrestricted: false, entries: [] };
+  if (section === undefined) return none;
+  const facet = (entry: string, kind: FidelityEntry['kind'], n: Omit<CompiledNetwork, 'unrestricted' | 'entries'>, note: string): FidelityEntry => ({
+    axis: 'network',
+    source: 'policy',
+    entry,
+    kind,
+    granted: [],
+    network: { connectTcp: n.connectTcp, bindTcp: n.bindTcp, socketDomains: n.socketDomains },
+    note,
+  });
+  if (section.allow_all) {
+    const n = { connectTcp: [], bindTcp: [], socketDomains: ['inet', 'inet6'] as ('inet' | 'inet6')[] };
+    return { ...n, unrestricted: true, entries: [facet('allow_all', 'exact', n, 'all sockets, all ports; the launcher must not handle TCP rights')] };
+  }
+  const connectTcp = [...new Set(section.tcp_connect.map((c) => c.port))].sort((a, b) => a - b);
+  const bindTcp = [...new Set(section.tcp_bind)].sort((a, b) => a - b);
+  if (connectTcp.length === 0 && bindTcp.length === 0) return none;
+  const domains = new Set<'inet' | 'inet6'>();
+  for (const c of section.tcp_connect) {
+    if (c.host === '::1' || c.host === 'localhost') domains.add('inet6');
+    if (c.host !== '::1') domains.add('inet');
+  }
+  if (bindTcp.length > 0) domains.add('inet').add('inet6');
+  const socketDomains = (['inet', 'inet6'] as const).filter((d) => domains.has(d));
+  const entries: FidelityEntry[] = [];
+  const limited = abi < 4;
+  for (const c of section.tcp_connect) {
+    const n = { connectTcp: [c.port], bindTcp: [], socketDomains };
+    entries.push(
+      limited
+        ? facet(`tcp_connect ${c.host}:${c.port}`, 'abi-limited', n, `port rules unavailable below Landlock ABI 4 (have ${abi}): all TCP allowed`)
+        : facet(`tcp_connect ${c.host}:${c.port}`, 'widened', n, `Landlock filters TCP by port only: port ${c.port} on any reachable host`),
+    );
+  }
+  for (const port of bindTcp) {
+    const n = { connectTcp: [], bindTcp: [port], socketDomains };
+    entries.push(
+      limited
+        ? facet(`tcp_bind ${port}`, 'abi-limited', n, `port rules unavailable below Landlock ABI 4 (have ${abi}): all TCP allowed`)
+        : facet(`tcp_bind ${port}`, 'exact', n, ''),
+    );
+  }
+  entries.push(
+    facet(`socket ${socketDomains.join(',')}`, 'widened', { connectTcp: [], bindTcp: [], socketDomains }, 'IP sockets allowed for TCP also allow UDP sockets, which Landlock does not restrict'),
+  );
+  return { connectTcp, bindTcp, socketDomains, unrestricted: false, entries };
+}
+
+/** What the kernel cannot enforce at all at this ABI, stated once per run. */
+function abiFacets(abi: number): FidelityEntry[] {
+  const kernel = (entry: string, granted: Grant[], note: string): FidelityEntry => ({ axis: 'kernel', source: 'kernel', entry, kind: 'abi-limited', granted, note });
+  const out: FidelityEntry[] = [];
+  if (abi < 2) out.push(kernel('refer', [], `Landlock ABI ${abi} always denies moving or linking files across directories`));
+  if (abi < 3) out.push(kernel('truncate', [{ path: '/', access: ['truncate'] }], `Landlock ABI ${abi} cannot restrict truncate: any file can be truncated`));
+  if (abi < 5) out.push(kernel('ioctl_dev', [{ path: '/', access: ['ioctl_dev'] }], `Landlock ABI ${abi} cannot restrict ioctl on devices`));
+  return out;
+}

@@ -1,0 +1,4 @@
+export * from './access.ts';
+export * from './fidelity.ts';
+export * from './compile.ts';
+export * from './model.ts';

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, snapshotCommand, viewSnapshot } from './snapshot.ts';
+
+// Literal output of snapshotCommand(['/']) on a small merged-/usr tree (GNU find 4.9).
+const FIND_OUTPUT = [
+  'd 755 /',
+  'd 755 /app',
+  'l 777 /app/dangling', '/nowhere',
+  'd 755 /app/sub',
+  'f 644 /app/a.txt',
+  'f 644 /app/sub/line\nbreak.txt',
+  'd 755 /usr',
+  'd 755 /usr/bin',
+  'f 4755 /usr/bin/dash',
+  'l 777 /usr/bin/sh', 'dash',
+  'l 777 /usr/bin/rsh', '../bin/sh',
+  'l 777 /bin', 'usr/bin',
+  'l 777 /app/tools', '/bin',
+  'd 755 /dev',
+  'c 666 /dev/null',
+  '',
+].join('\0');
+
+describe('snapshotCommand', () => {
+  it('is a pure find argv with NUL-separated records', () => {
+    expect(snapshotCommand(['/', '/dev/'])).toEqual([
+      'find', '/', '/dev', '-xdev', '(', '-type', 'l', '-printf', 'l %m %p\\0%l\\0', ')', '-o', '-printf', '%y %m %p\\0',
+    ]);
+  });
+  it('refuses relative or no roots', () => {
+    expect(() => snapshotCommand([])).toThrow(/at least one root/);
+    expect(() => snapshotCommand(['app'])).toThrow(/not absolute/);
+  });
+});
+
+describe('parseSnapshot', () => {
+  const snap = parseSnapshot(FIND_OUTPUT);
+  const byPath = new Map(snap.entries.map((e) => [e.path, e]));
+
+  it('reads types, octal modes and paths with odd characters', () => {
+    expect(FsSnapshotSchema.parse(snap)).toEqual(snap);
+    expect(byPath.get('/usr/bin/dash')).toEqual({ path: '/usr/bin/dash', type: 'file', mode: 0o4755 });
+    expect(byPath.get('/app/sub')?.type).toBe('dir');
+    expect(byPath.get('/dev/null')?.type).toBe('other');
+    expect(byPath.has('/app/sub/line\nbreak.txt')).toBe(true);
+  });
+
+  it('resolves symlink targets to realpaths: relative, chained, through linked directories', () => {
+    expect(byPath.get('/usr/bin/sh')?.target).toBe('/usr/bin/dash');
+    expect(byPath.get('/usr/bin/rsh')?.target).toBe('/usr/bin/dash');
+    expect(byPath.get('/bin')?.target).toBe('/usr/bin');
+    expect(byPath.get('/app/tools')?.target).toBe('/usr/bin');
+  });
+
+  it('leaves dangling links without a target', () => {
+    expect(byPath.get('/app/dangling')?.type).toBe('symlink');
+    expect(byPath.get('/app/dangling')?.target).toBeUndefined();
+  });
+
+  it('infers roots, or takes them as given', () => {
+    expect(snap.roots).toEqual(['/']);
+    expect(parseSnapshot('d 755 /app\0f 644 /app/x\0d 755 /etc\0').roots).toEqual(['/app', '/etc']);
+    expect(parseSnapshot('d 755 /app\0', ['/app/']).roots).toEqual(['/app']);
+  });
+
+  it('rejects garbage', () => {
+    expect(() => parseSnapshot('hello world\0')).toThrow(/unparseable/);
+  });
+});
+
+describe('viewSnapshot', () => {
+  const view = viewSnapshot(parseSnapshot(FIND_OUTPUT));
+  it.each([
+    ['/bin/sh', '/usr/bin/dash'],
+    ['/app/tools/rsh', '/usr/bin/dash'],
+    ['/app/a.txt', '/app/a.txt'],
+    ['/app/missing', undefined],
+    ['/app/dangling', undefined],
+    ['/', '/'],
+  ])('realpath(%s) = %s', (path, want) => expect(view.realpath(path)).toBe(want));
+
+  it('lists descendants lexically, without siblings sharing a prefix', () => {
+    const snap = buildSnapshot([{ path: '/app/x', type: 'file' }, { path: '/apple', type: 'file' }, { path: '/app/d/y', type: 'file' }]);
+    expect(viewSnapshot(snap).descendants('/app').map((e) => e.path)).toEqual(['/app/d', '/app/d/y', '/app/x']);
+  });
+
+  it('knows which paths are inside its roots', () => {
+    const v = viewSnapshot(buildSnapshot([{ path: '/app/x', type: 'file' }], ['/app']));
+    expect(v.known('/app/y')).toBe(true);
+    expect(v.known('/etc/passwd')).toBe(false);
+    expect(v.realpath('/app/x')).toBe('/app/x');
+  });
+});
+
+describe('expandPattern', () => {
+  const snap = parseSnapshot(FIND_OUTPUT);
+  it.each([
+    ['/app/*.txt', ['/app/a.txt']],
+    ['/app/*', ['/app/a.txt', '/app/dangling', '/app/sub', '/app/tools']],
+    ['/app/sub/**', ['/app/sub', '/app/sub/line\nbreak.txt']],
+    ['/usr/bin/?ash', ['/usr/bin/dash']],
+    ['/bin/*', []], // lexical: the tree behind a symlinked directory is not searched
+    ['/nope/*', []],
+  ])('%s', (pattern, want) => expect(expandPattern(pattern, snap).map((e) => e.path)).toEqual(want));
+});
+
+describe('buildSnapshot', () => {
+  it('implies ancestors and resolves links like a real listing', () => {
+    const snap = buildSnapshot([{ path: '/a/b/c', type: 'file' }, { path: '/l', type: 'symlink', link: 'a/b' }]);
+    expect(snap.entries.map((e) => e.path)).toEqual(['/', '/a', '/a/b', '/a/b/c', '/l']);
+    expect(viewSnapshot(snap).realpath('/l/c')).toBe('/a/b/c');
+  });
+});

@@ -1,0 +1,255 @@
+/**
+ * A snapshot of an image's filesystem under a few roots: what exists, of which
+ * type and mode, and where symlinks really point. Landlock rules attach to
+ * existing inodes and execute-axis paths are realpath'd inside the image, so
+ * both the compiler and the scorer need to know the image's tree — but they
+ * stay pure by taking this snapshot as data. `snapshotCommand` is the argv that
+ * produces it inside a container, `parseSnapshot` turns that output into it.
+ */
+import { posix } from 'node:path';
+import { z } from 'zod';
+import { AuthbenchError } from '../../core/index.ts';
+import { covers, isWithin, normalizePattern, staticPrefix } from './patterns.ts';
+
+export const FsEntrySchema = z
+  .object({
+    path: z.string().startsWith('/').describe('Absolute, normalised path as found (not resolved through symlinks).'),
+    type: z.enum(['file', 'dir', 'symlink', 'other']).describe('Inode type; `other` = device, fifo, socket.'),
+    mode: z.number().int().min(0).max(0o7777).describe('Permission bits (incl. setuid/setgid/sticky), e.g. 0o755.'),
+    target: z
+      .string()
+      .optional()
+      .describe('For symlinks: the realpath of the target inside the image; absent when dangling or unresolvable.'),
+  })
+  .describe('One filesystem entry of an image.');
+
+export const FsSnapshotSchema = z
+  .object({
+    roots: z
+      .array(z.string().startsWith('/'))
+      .describe('Directories that were listed completely; a path under a root and absent from `entries` does not exist.'),
+    entries: z.array(FsEntrySchema).describe('Every entry under the roots (one filesystem each: `find -xdev`).'),
+  })
+  .describe('A listing of an image filesystem under some roots.');
+
+export type FsEntry = z.infer<typeof FsEntrySchema>;
+export type FsSnapshot = z.infer<typeof FsSnapshotSchema>;
+
+/** Linux gives up resolving after 40 nested links (ELOOP); so do we. */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * argv that lists `roots` inside an image, in the format `parseSnapshot` reads:
+ * NUL-separated records `<type> <octal mode> <path>`, and for symlinks one more
+ * field, the raw link text. GNU find only (Debian/Ubuntu images); `-xdev` keeps
+ * /proc and /sys out when a root is `/` — list `/dev` as its own root if needed.
+ */
+export function snapshotCommand(roots: readonly string[]): string[] {
+  if (roots.length === 0) throw new AuthbenchError('INVALID_ARGUMENT', 'snapshotCommand needs at least one root');
+  for (const r of roots) {
+    if (!r.startsWith('/')) throw new AuthbenchError('INVALID_ARGUMENT', `snapshot root is not absolute: ${r}`);
+  }
+  return [
+    'find',
+    ...roots.map(normalizePattern),
+    '-xdev',
+    '(',
+    '-type',
+    'l',
+    '-printf',
+    'l %m %p\\0%l\\0',
+    ')',
+    '-o',
+    '-printf',
+    '%y %m %p\\0',
+  ];
+}
+
+const FIND_TYPES: Record<string, FsEntry['type']> = { f: 'file', d: 'dir', l: 'symlink' };
+
+/**
+ * Parse `snapshotCommand` output. Symlink targets are resolved against the
+ * snapshot itself (relative to the link's directory, through other links);
+ * roots default to the entries whose parent was not listed.
+ */
+export function parseSnapshot(stdout: string, roots?: readonly string[]): FsSnapshot {
+  const fields = stdout.split('\0');
+  const byPath = new Map<string, { type: FsEntry['type']; mode: number; link?: string }>();
+  for (let i = 0; i < fields.length; i++) {
+    const record = fields[i] ?? '';
+    if (record === '') continue;
+    const m = /^(\S) ([0-7]+) (\/.*)$/s.exec(record);
+    if (m === null) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `unparseable snapshot record ${JSON.stringify(record.slice(0, 80))}`);
+    }
+    const [, letter = '', mode = '0', rawPath = '/'] = m;
+    const type = FIND_TYPES[letter] ?? 'other';
+    const entry: { type: FsEntry['type']; mode: number; link?: string } = { type, mode: parseInt(mode, 8) };
+    if (type === 'symlink') {
+      i += 1;
+      entry.link = fields[i] ?? '';
+    }
+    byPath.set(normalizePattern(rawPath), entry);
+  }
+
+  const resolved = new Map<string, string | undefined>();
+  const resolveLink = (linkPath: string, hops: number): string | undefined => {
+    if (resolved.has(linkPath)) return resolved.get(linkPath);
+    const raw = byPath.get(linkPath)?.link;
+    if (raw === undefined || raw === '' || hops > MAX_SYMLINK_HOPS) return undefined;
+    const lexical = raw.startsWith('/') ? normalizePattern(raw) : normalizePattern(posix.join(posix.dirname(linkPath), raw));
+    const real = walk(lexical, hops + 1);
+    resolved.set(linkPath, real);
+    return real;
+  };
+  // Resolve component by component so links inside the target path are followed too.
+  const walk = (path: string, hops: number): string | undefined => {
+    let cur = '/';
+    for (const seg of path.split('/').filter((s) => s !== '')) {
+      const next = cur === '/' ? `/${seg}` : `${cur}/${seg}`;
+      const e = byPath.get(next);
+      if (e === undefined) return undefined;
+      if (e.type === 'symlink') {
+        const t = resolveLink(next, hops);
+        if (t === undefined) return undefined;
+        cur = t;
+      } else {
+        cur = next;
+      }
+    }
+    return cur;
+  };
+
+  const entries: FsEntry[] = [];
+  for (const [path, e] of byPath) {
+    const target = e.type === 'symlink' ? resolveLink(path, 0) : undefined;
+    entries.push({ path, type: e.type, mode: e.mode, ...(target === undefined ? {} : { target }) });
+  }
+  entries.sort((a, b) => compareStrings(a.path, b.path));
+  const inferredRoots = entries.filter((e) => e.path === '/' || !byPath.has(posix.dirname(e.path))).map((e) => e.path);
+  return { roots: (roots ?? inferredRoots).map(normalizePattern), entries };
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Indexed, read-only access to a snapshot. Build once per snapshot with `viewSnapshot`. */
+export interface SnapshotView {
+  readonly snapshot: FsSnapshot;
+  /** The entry at exactly this path, without following a final symlink. */
+  get(path: string): FsEntry | undefined;
+  /** Is the path inside one of the roots, so that absence means nonexistence? */
+  known(path: string): boolean;
+  /** realpath inside the image, following every symlink; undefined when missing or dangling. */
+  realpath(path: string): string | undefined;
+  /** The entry realpath leads to (never a symlink). */
+  resolve(path: string): FsEntry | undefined;
+  /** Every entry strictly below `dir`, lexically (symlinked directories are not descended). */
+  descendants(dir: string): readonly FsEntry[];
+}
+
+const views = new WeakMap<FsSnapshot, SnapshotView>();
+
+export function viewSnapshot(snapshot: FsSnapshot): SnapshotView {
+  const cached = views.get(snapshot);
+  if (cached !== undefined) return cached;
+  const sorted = [...snapshot.entries].sort((a, b) => compareStrings(a.path, b.path));
+  const byPath = new Map(sorted.map((e) => [e.path, e]));
+
+  const realpath = (path: string): string | undefined => {
+    let cur = '/';
+    if (!byPath.has('/') && !snapshot.roots.includes('/')) {
+      // Without `/` listed, walk from the deepest root the path is under.
+      const root = snapshot.roots.filter((r) => isWithin(r, path)).sort((a, b) => b.length - a.length)[0];
+      if (root === undefined) return undefined;
+      if (!byPath.has(root)) return undefined;
+      cur = root;
+      path = path.slice(root.length);
+    }
+    for (const seg of path.split('/').filter((s) => s !== '')) {
+      const next = cur === '/' ? `/${seg}` : `${cur}/${seg}`;
+      const e = byPath.get(next);
+      if (e === undefined) return undefined;
+      if (e.type === 'symlink') {
+        if (e.target === undefined) return undefined;
+        cur = e.target;
+      } else {
+        cur = next;
+      }
+    }
+    return cur;
+  };
+
+  const view: SnapshotView = {
+    snapshot,
+    get: (path) => byPath.get(path),
+    known: (path) => snapshot.roots.some((r) => isWithin(r, path)),
+    realpath,
+    resolve: (path) => {
+      const real = realpath(path);
+      return real === undefined ? undefined : byPath.get(real);
+    },
+    descendants: (dir) => {
+      const prefix = dir === '/' ? '/' : `${dir}/`;
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (compareStrings(sorted[mid]?.path ?? '', prefix) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      const out: FsEntry[] = [];
+      for (let i = lo; i < sorted.length; i++) {
+        const e = sorted[i];
+        if (e === undefined || !e.path.startsWith(prefix)) break;
+        if (e.path !== '/') out.push(e);
+      }
+      return out;
+    },
+  };
+  views.set(snapshot, view);
+  return view;
+}
+
+/**
+ * The snapshot entries a pattern covers (glob expansion against the image).
+ * Lexical, like `covers`: a symlink is returned as the symlink entry, and the
+ * trees behind symlinked directories are not searched.
+ */
+export function expandPattern(pattern: string, snapshot: FsSnapshot): FsEntry[] {
+  const view = viewSnapshot(snapshot);
+  const prefix = staticPrefix(pattern);
+  const candidates = [view.get(prefix), ...view.descendants(prefix)];
+  return candidates.filter((e): e is FsEntry => e !== undefined && covers(pattern, e.path));
+}
+
+export interface TreeEntry {
+  path: string;
+  type: FsEntry['type'];
+  mode?: number;
+  /** Raw link text for symlinks, relative or absolute, as `readlink` would print it. */
+  link?: string;
+}
+
+/**
+ * A snapshot from a literal tree (fixtures, generated trees): written out in
+ * the `snapshotCommand` format and parsed back, so symlink targets are
+ * resolved exactly as for a real image. Ancestor directories are implied.
+ */
+export function buildSnapshot(tree: readonly TreeEntry[], roots: readonly string[] = ['/']): FsSnapshot {
+  const all = new Map<string, TreeEntry>();
+  for (const root of roots) all.set(normalizePattern(root), { path: normalizePattern(root), type: 'dir' });
+  for (const e of tree) {
+    const path = normalizePattern(e.path);
+    for (let dir = posix.dirname(path); dir !== '/' && !all.has(dir); dir = posix.dirname(dir)) all.set(dir, { path: dir, type: 'dir' });
+    all.set(path, { ...e, path });
+  }
+  const letter: Record<FsEntry['type'], string> = { file: 'f', dir: 'd', symlink: 'l', other: 'c' };
+  const records = [...all.values()].map((e) => {
+    const mode = (e.mode ?? (e.type === 'dir' ? 0o755 : e.type === 'symlink' ? 0o777 : 0o644)).toString(8);
+    const head = `${letter[e.type]} ${mode} ${e.path}\0`;
+    return e.type === 'symlink' ? `${head}${e.link ?? ''}\0` : head;
+  });
+  return parseSnapshot(records.join(''), roots);
+}

@@ -1,0 +1,4 @@
+export * from './schema.ts';
+export * from './parse.ts';
+export * from './extract.ts';
+export * from './builtins.ts';

@@ -1,0 +1,27 @@
+export { straceArgv, STRACE_STRING_LIMIT, TRACED_SYSCALLS, type StraceArgvOptions } from './argv.ts';
+export { StraceParser, parseStrace, type StraceParserOptions } from './parser.ts';
+export {
+  TRACE_EVENT_SCHEMA_VERSION,
+  FILE_OPS,
+  NETWORK_OPS,
+  PROCESS_OPS,
+  SOCKET_FAMILIES,
+  TraceEventSchema,
+  ExecEventSchema,
+  FileEventSchema,
+  NetworkEventSchema,
+  ProcessEventSchema,
+  UnparsedEventSchema,
+  isDenial,
+  renderEvent,
+  type TraceEvent,
+  type TraceEventKind,
+  type ExecEvent,
+  type FileEvent,
+  type FileOp,
+  type NetworkEvent,
+  type NetworkOp,
+  type SocketFamily,
+  type ProcessEvent,
+  type UnparsedEvent,
+} from './events.ts';

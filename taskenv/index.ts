@@ -1,0 +1,2 @@
+export * from './image.ts';
+export * from './container.ts';
