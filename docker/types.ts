@@ -6,6 +6,8 @@
  * only Docker faults throw (AuthbenchError with a DOCKER_* code).
  */
 
+import type { BaseMapEntry, BaseMapMode } from './base-map.ts';
+
 /** Labels on everything authbench creates, so `authbench clean` removes exactly that. */
 export const LABELS = {
   managed: 'authbench.managed',
@@ -54,6 +56,13 @@ export interface ContainerSpec {
   /** e.g. "1": pinning makes strace --seccomp-bpf cheap (environment.md). */
   cpusetCpus?: string;
   memoryBytes?: number;
+  /**
+   * Docker security options, e.g. `seccomp=unconfined`. The sandbox self-test uses it so
+   * its control runs measure the launcher alone, not Docker's default profile.
+   */
+  securityOpt?: readonly string[];
+  /** Extra capabilities (e.g. `SYS_ADMIN`), for the same self-test controls. */
+  capAdd?: readonly string[];
 }
 
 export interface Container {
@@ -93,6 +102,14 @@ export interface BuildRequest {
   labels?: Readonly<Record<string, string>>;
   taskId?: string;
   onProgress?: BuildProgress;
+  /** FROM substitution; default: the map file ($AUTHBENCH_BASE_MAP, else docker/base-map.json) in its mode. */
+  baseMap?: {
+    /** Checked before the file's entries (e.g. from `--base-map PATTERN=IMAGE`). */
+    extraEntries?: readonly BaseMapEntry[];
+    mode?: BaseMapMode;
+    /** A map file instead of $AUTHBENCH_BASE_MAP / the default. */
+    file?: string;
+  };
 }
 
 export interface BuildResult {

@@ -3,6 +3,8 @@ import { tasksCommand } from './tasks.ts';
 import { buildCommand } from './build.ts';
 import { baseCommand } from './base.ts';
 import { cleanCommand } from './clean.ts';
+import { verifyCommand } from './verify.ts';
+import { sandboxCommand } from './sandbox.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -12,4 +14,4 @@ import { cleanCommand } from './clean.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, cleanCommand, sandboxCommand];

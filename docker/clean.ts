@@ -1,0 +1,151 @@
+/**
+ * Remove what authbench created — containers and images labelled
+ * authbench.managed=true — and nothing else.
+ *
+ * Labels are inherited: an image someone builds FROM authbench/base, and every
+ * container started from it, carries the base's labels. So a label match alone
+ * is not ownership; see isOwnedContainer / isOwnedImage.
+ */
+import { AuthbenchError } from '../core/index.ts';
+import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
+import type { DockerEngine } from './engine.ts';
+import { LABELS } from './types.ts';
+
+export interface CleanOptions {
+  dryRun?: boolean;
+  /** Keep images labelled kind=base-image (rebuilding them takes minutes). */
+  keepBase?: boolean;
+  /** Further narrow by labels (e.g. one run's `authbench.run=<id>`). */
+  labels?: Readonly<Record<string, string>>;
+}
+
+export interface CleanedContainer {
+  id: string;
+  name: string;
+  image: string;
+  state: string;
+}
+
+export interface CleanedImage {
+  id: string;
+  tags: string[];
+  kind: string;
+}
+
+export interface CleanReport {
+  dryRun: boolean;
+  /** Label matches that are not ours (labels inherited from an authbench image). */
+  skipped: number;
+  containers: CleanedContainer[];
+  images: CleanedImage[];
+  /** Things that matched but could not be removed (e.g. an image still used by a foreign container). */
+  failures: { id: string; message: string }[];
+}
+
+/** Docker label filters: managed plus any extra `key=value` pairs. */
+export function labelFilters(extra: Readonly<Record<string, string>> = {}): string[] {
+  return [`${LABELS.managed}=true`, ...Object.entries(extra).map(([k, v]) => `${k}=${v}`)];
+}
+
+/** startContainer always sets kind=container, overriding whatever the image carried. */
+export function isOwnedContainer(labels: Readonly<Record<string, string>>): boolean {
+  return labels[LABELS.managed] === 'true' && labels[LABELS.kind] === 'container';
+}
+
+/**
+ * A base image we import is a single layer; anything built on top of it has
+ * more. Images we build are tagged `<repository>:<first 16 hex of their content
+ * hash>`, a tag no inheriting image carries.
+ */
+export function isOwnedImage(image: {
+  labels: Readonly<Record<string, string>>;
+  repoTags: readonly string[];
+  layers: number;
+}): boolean {
+  if (image.labels[LABELS.managed] !== 'true') return false;
+  if (image.labels[LABELS.kind] === 'base-image') return image.layers === 1;
+  const hash = image.labels[LABELS.contentHash];
+  return hash !== undefined && image.repoTags.some((t) => t.endsWith(`:${hash.slice(0, 16)}`));
+}
+
+/**
+ * Task images first, base images last: a base with dependent child images
+ * cannot be removed while its children exist.
+ */
+export function removalOrder<T extends { kind: string }>(images: readonly T[]): T[] {
+  const rank = (kind: string): number => (kind === 'base-image' ? 1 : 0);
+  return [...images].sort((a, b) => rank(a.kind) - rank(b.kind));
+}
+
+export async function cleanManaged(engine: DockerEngine, options: CleanOptions = {}): Promise<CleanReport> {
+  const filters = { label: labelFilters(options.labels) };
+  const dryRun = options.dryRun === true;
+  const containers: CleanedContainer[] = [];
+  const images: CleanedImage[] = [];
+  let skipped = 0;
+  try {
+    for (const c of await engine.docker.listContainers({ all: true, filters })) {
+      if (!isOwnedContainer(c.Labels)) {
+        skipped++;
+        continue;
+      }
+      containers.push({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), image: c.Image, state: c.State });
+    }
+    for (const i of await engine.docker.listImages({ all: false, filters })) {
+      const labels = i.Labels ?? {};
+      const repoTags = (i.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+      const layers = await layerCount(engine, i.Id);
+      if (layers === undefined) continue; // removed meanwhile
+      if (!isOwnedImage({ labels, repoTags, layers })) {
+        skipped++;
+        continue;
+      }
+      const kind = labels[LABELS.kind] ?? 'unknown';
+      if (options.keepBase === true && kind === 'base-image') continue;
+      images.push({ id: i.Id, tags: repoTags, kind });
+    }
+  } catch (e) {
+    throw apiError('list authbench resources', e);
+  }
+  const report: CleanReport = { dryRun, skipped, containers: [], images: [], failures: [] };
+  if (dryRun) return { ...report, containers, images: removalOrder(images) };
+
+  for (const c of containers) {
+    try {
+      await engine.docker.getContainer(c.id).remove({ force: true, v: true });
+      report.containers.push(c);
+    } catch (e) {
+      if (dockerStatus(e) === 404) continue;
+      report.failures.push({ id: c.id, message: dockerMessage(e) });
+    }
+  }
+  for (const image of removalOrder(images)) {
+    try {
+      // By ID with force: removes every tag of it, but never an image a
+      // running foreign container uses (Docker refuses that with 409).
+      await engine.docker.getImage(image.id).remove({ force: true });
+      report.images.push(image);
+    } catch (e) {
+      if (dockerStatus(e) === 404) continue;
+      report.failures.push({ id: image.id, message: dockerMessage(e) });
+    }
+  }
+  return report;
+}
+
+async function layerCount(engine: DockerEngine, id: string): Promise<number | undefined> {
+  try {
+    return (await engine.docker.getImage(id).inspect()).RootFS.Layers?.length ?? 0;
+  } catch (e) {
+    if (dockerStatus(e) === 404) return undefined;
+    throw e;
+  }
+}
+
+export function assertCleanSucceeded(report: CleanReport): void {
+  if (report.failures.length > 0) {
+    throw new AuthbenchError('DOCKER_API', `could not remove ${report.failures.length} resource(s)`, {
+      details: report.failures.map((f) => `${f.id.replace(/^sha256:/, '').slice(0, 12)}: ${f.message}`),
+    });
+  }
+}

@@ -1,0 +1,143 @@
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
+import { posix } from 'node:path';
+import type { Readable } from 'node:stream';
+import type Dockerode from 'dockerode';
+import * as tarFs from 'tar-fs';
+import { AuthbenchError } from '../core/index.ts';
+import { apiError, dockerStatus, isMissingPath } from './api-error.ts';
+import { containerPath, firstTarEntry, tarOfFiles } from './archive.ts';
+import { runExec } from './exec.ts';
+import type { Container, ExecOptions, ExecResult } from './types.ts';
+
+/** Symlink hops readFile follows before giving up (a loop, or a very deep chain). */
+const MAX_SYMLINK_HOPS = 16;
+
+export class DockerContainer implements Container {
+  readonly id: string;
+  readonly image: string;
+  private readonly handle: Dockerode.Container;
+  private removed = false;
+
+  constructor(handle: Dockerode.Container, image: string) {
+    this.handle = handle;
+    this.id = handle.id;
+    this.image = image;
+  }
+
+  exec(options: ExecOptions): Promise<ExecResult> {
+    return runExec(this.handle, options);
+  }
+
+  async copyIn(hostPath: string, containerDir: string): Promise<void> {
+    const source = resolve(hostPath);
+    const name = basename(source);
+    await this.putTar(containerPath(containerDir), (prefix) =>
+      tarFs.pack(dirname(source), {
+        entries: [name],
+        umask: 0,
+        map: (header: tarFs.Headers) => ({ ...header, name: posix.join(prefix, header.name) }),
+        // @types/tar-fs predates `umask`; tar-fs v3 streams are pipe-compatible streamx streams.
+      } as tarFs.PackOptions) as unknown as Readable,
+    );
+  }
+
+  async putFiles(
+    containerDir: string,
+    files: Readonly<Record<string, string | Uint8Array>>,
+    mode = 0o644,
+  ): Promise<void> {
+    await this.putTar(containerPath(containerDir), (prefix) => tarOfFiles(prefix, files, mode));
+  }
+
+  async readFile(path: string): Promise<Buffer | undefined> {
+    let target = containerPath(path);
+    for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
+      const archive = await this.getArchive(target);
+      if (archive === undefined) return undefined;
+      const entry = await firstTarEntry(archive);
+      if (entry === undefined) return undefined;
+      switch (entry.type) {
+        case 'file':
+          return entry.content;
+        case 'symlink':
+          // getArchive archives the link itself; follow it as the kernel would.
+          target = posix.resolve(posix.dirname(target), entry.linkname);
+          continue;
+        case 'other':
+          throw new AuthbenchError('INVALID_ARGUMENT', `${path} in container ${this.shortId} is a ${entry.tarType}, not a regular file`);
+      }
+    }
+    throw new AuthbenchError('INVALID_ARGUMENT', `${path} in container ${this.shortId}: too many levels of symbolic links`);
+  }
+
+  async copyOut(path: string, hostDir: string): Promise<void> {
+    const archive = await this.getArchive(containerPath(path));
+    if (archive === undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `${path} does not exist in container ${this.shortId}`);
+    }
+    await mkdir(hostDir, { recursive: true });
+    // Container uids mean nothing on the host; symlinks may point at absolute
+    // container paths, which is legitimate content, not an escape (tar-fs still
+    // refuses to write *through* a symlink).
+    const extract = tarFs.extract(hostDir, { chown: false, validateSymlinks: false, strict: false } as tarFs.ExtractOptions);
+    await new Promise<void>((resolvePromise, reject) => {
+      extract.on('finish', () => resolvePromise());
+      extract.on('error', reject);
+      (archive as Readable).on('error', reject);
+      (archive as Readable).pipe(extract);
+    }).catch((e: unknown) => {
+      throw apiError(`copy ${path} out of container ${this.shortId}`, e);
+    });
+  }
+
+  async remove(): Promise<void> {
+    if (this.removed) return;
+    try {
+      await this.handle.remove({ force: true, v: true });
+    } catch (e) {
+      const status = dockerStatus(e);
+      // 404: already gone; 409: another removal is in progress. Both mean "removed".
+      if (status !== 404 && status !== 409) throw apiError(`remove container ${this.shortId}`, e);
+    }
+    this.removed = true;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.remove();
+  }
+
+  private get shortId(): string {
+    return this.id.slice(0, 12);
+  }
+
+  private async getArchive(path: string): Promise<NodeJS.ReadableStream | undefined> {
+    try {
+      return await this.handle.getArchive({ path });
+    } catch (e) {
+      if (isMissingPath(e)) return undefined;
+      throw apiError(`read ${path} from container ${this.shortId}`, e);
+    }
+  }
+
+  /**
+   * putArchive needs an existing target directory. Try it first (the common
+   * case, one round trip); if it is missing, extract at `/` with the
+   * directory as a name prefix, and the daemon creates the parents (0755).
+   */
+  private async putTar(dir: string, makeTar: (prefix: string) => Readable | Promise<Buffer>): Promise<void> {
+    try {
+      await this.handle.putArchive(await makeTar(''), { path: dir });
+      return;
+    } catch (e) {
+      if (!isMissingPath(e)) {
+        throw apiError(`write into ${dir} in container ${this.shortId}`, e);
+      }
+    }
+    try {
+      await this.handle.putArchive(await makeTar(dir.slice(1)), { path: '/' });
+    } catch (e) {
+      throw apiError(`write into ${dir} in container ${this.shortId}`, e);
+    }
+  }
+}

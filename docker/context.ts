@@ -1,0 +1,205 @@
+/**
+ * The build context: which files are sent (Docker's .dockerignore semantics),
+ * the tar that carries them, and the content hash that names the image.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { join, posix, relative, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import ignore from 'ignore';
+import type { Ignore } from 'ignore';
+import * as tarFs from 'tar-fs';
+import type * as tarStream from 'tar-stream';
+import { AuthbenchError, hashJson } from '../core/index.ts';
+
+export interface IgnoreRule {
+  /** Cleaned pattern as Docker matches it (relative to the context root). */
+  pattern: string;
+  /** `!pattern`: re-include what earlier rules excluded. */
+  negated: boolean;
+  matcher: Ignore;
+}
+
+/**
+ * Parse .dockerignore. Docker's semantics differ from .gitignore: every
+ * pattern is anchored at the context root (`*.pyc` does not match `a/b.pyc`),
+ * and the *last* matching rule decides, so `!dir/keep` re-includes a file even
+ * though `dir` is excluded (git cannot). We use `ignore` for the glob matching
+ * of each single rule (anchored with a leading `/`; a rule covering a
+ * directory covers everything below it, as in Docker) and apply Docker's
+ * last-match-wins ourselves.
+ */
+export function parseDockerignore(text: string): IgnoreRule[] {
+  const rules: IgnoreRule[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    let line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const negated = line.startsWith('!');
+    if (negated) line = line.slice(1).trim();
+    const pattern = posix.normalize(line).replace(/^\/+/, '').replace(/\/+$/, '');
+    if (pattern === '' || pattern === '.') continue;
+    rules.push({ pattern, negated, matcher: ignore().add(`/${pattern}`) });
+  }
+  return rules;
+}
+
+export function isExcluded(rules: readonly IgnoreRule[], relPath: string): boolean {
+  let excluded = false;
+  for (const rule of rules) {
+    if (rule.matcher.ignores(relPath)) excluded = !rule.negated;
+  }
+  return excluded;
+}
+
+export interface ContextEntry {
+  /** Relative to the context root, `/`-separated. */
+  path: string;
+  type: 'file' | 'directory' | 'symlink';
+  /** Permission bits (incl. setuid/setgid/sticky). */
+  mode: number;
+  size: number;
+  linkname?: string;
+}
+
+export interface BuildContext {
+  root: string;
+  /** Sent entries except the Dockerfile, sorted by path. */
+  entries: ContextEntry[];
+  dockerfile: { path: string; mode: number; mtime: Date; text: string };
+}
+
+/** A Dockerfile path relative to the context; it must stay inside it. */
+export function dockerfileRelPath(dockerfile: string | undefined): string {
+  const rel = posix.normalize((dockerfile ?? 'Dockerfile').replaceAll('\\', '/'));
+  if (posix.isAbsolute(rel) || rel === '..' || rel.startsWith('../')) {
+    throw new AuthbenchError('PATH_ESCAPE', `Dockerfile must be inside the build context: ${dockerfile ?? ''}`);
+  }
+  return rel;
+}
+
+/** Walk the context applying .dockerignore; .dockerignore and the Dockerfile are always sent. */
+export async function readBuildContext(contextDir: string, dockerfile?: string): Promise<BuildContext> {
+  const root = resolve(contextDir);
+  const dockerfilePath = dockerfileRelPath(dockerfile);
+  const dockerfileAbs = join(root, ...dockerfilePath.split('/'));
+  let text: string;
+  let mode: number;
+  let mtime: Date;
+  try {
+    text = await readFile(dockerfileAbs, 'utf8');
+    const st = await lstat(dockerfileAbs);
+    mode = st.mode & 0o7777;
+    mtime = st.mtime;
+  } catch (e) {
+    throw new AuthbenchError('INVALID_TASK', `cannot read Dockerfile: ${(e as Error).message}`, { file: dockerfileAbs, cause: e });
+  }
+  const ignoreText = await readFile(join(root, '.dockerignore'), 'utf8').catch(() => '');
+  const rules = parseDockerignore(ignoreText);
+  const hasNegations = rules.some((r) => r.negated);
+  const always = new Set(['.dockerignore', dockerfilePath]);
+
+  const entries: ContextEntry[] = [];
+  // Returns whether anything at or below `rel` is sent.
+  const walk = async (rel: string): Promise<boolean> => {
+    const names = (await readdir(rel === '' ? root : join(root, rel))).sort();
+    let any = false;
+    for (const name of names) {
+      const child = rel === '' ? name : `${rel}/${name}`;
+      const abs = join(root, child);
+      const st = await lstat(abs);
+      const excluded = !always.has(child) && isExcluded(rules, child);
+      if (st.isDirectory()) {
+        // An excluded directory is entered only when a later `!rule` could re-include something in it.
+        if (excluded && !hasNegations) continue;
+        const index = entries.length;
+        const inside = await walk(child);
+        if (!excluded || inside) {
+          entries.splice(index, 0, { path: child, type: 'directory', mode: st.mode & 0o7777, size: 0 });
+          any = true;
+        }
+        continue;
+      }
+      if (excluded || child === dockerfilePath) {
+        if (child === dockerfilePath) any = true;
+        continue;
+      }
+      if (st.isFile()) {
+        entries.push({ path: child, type: 'file', mode: st.mode & 0o7777, size: st.size });
+        any = true;
+      } else if (st.isSymbolicLink()) {
+        entries.push({ path: child, type: 'symlink', mode: st.mode & 0o7777, size: 0, linkname: await readlink(abs) });
+        any = true;
+      }
+      // Sockets, fifos and devices cannot be meaningfully sent; Docker skips them too.
+    }
+    return any;
+  };
+  await walk('');
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { root, entries, dockerfile: { path: dockerfilePath, mode, mtime, text } };
+}
+
+async function fileDigest(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export interface ContentHashInput {
+  files: readonly { path: string; type: ContextEntry['type']; mode: number; digest: string }[];
+  dockerfile: { path: string; text: string };
+  buildArgs: Readonly<Record<string, string>>;
+  /** Resolved image IDs (or `unresolved:<ref>`) of every base image, in FROM order. */
+  baseImageIds: readonly string[];
+  /** Labels set on the image: they are part of the image, so a change must rebuild. */
+  labels: Readonly<Record<string, string>>;
+}
+
+/** Version the recipe so a change in what we hash never reuses an old tag. */
+const HASH_VERSION = 1;
+
+export function contentHash(input: ContentHashInput): string {
+  return hashJson({ v: HASH_VERSION, ...input, files: [...input.files].sort((a, b) => (a.path < b.path ? -1 : 1)) });
+}
+
+/** Per-entry digests: file contents, or the link target for symlinks. */
+export async function contextDigests(context: BuildContext): Promise<ContentHashInput['files']> {
+  const out: { path: string; type: ContextEntry['type']; mode: number; digest: string }[] = [];
+  for (const e of context.entries) {
+    const digest =
+      e.type === 'file'
+        ? await fileDigest(join(context.root, ...e.path.split('/')))
+        : e.type === 'symlink'
+          ? `link:${e.linkname ?? ''}`
+          : '';
+    out.push({ path: e.path, type: e.type, mode: e.mode, digest });
+  }
+  return out;
+}
+
+/**
+ * The context tar: exactly the listed entries (tar-fs), then the Dockerfile
+ * as we will build it (after FROM substitution) under its own name, so
+ * `COPY . /x` sees the same file set as an unsubstituted build would.
+ */
+export function packContext(context: BuildContext, dockerfileText: string): Readable {
+  const keep = new Set(context.entries.map((e) => e.path));
+  const toRel = (abs: string): string => relative(context.root, abs).split(sep).join('/');
+  const options = {
+    ignore: (abs: string) => !keep.has(toRel(abs)),
+    sort: true,
+    umask: 0,
+    finalize: false,
+    finish: (pack: tarStream.Pack) => {
+      const body = Buffer.from(dockerfileText);
+      pack.entry(
+        { name: context.dockerfile.path, mode: context.dockerfile.mode, size: body.length, mtime: context.dockerfile.mtime, type: 'file' },
+        body,
+      );
+      pack.finalize();
+    },
+  };
+  // tar-fs v3 returns a streamx stream (pipe-compatible); @types/tar-fs predates `sort`/`umask`.
+  return tarFs.pack(context.root, options) as unknown as Readable;
+}

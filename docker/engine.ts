@@ -1,0 +1,135 @@
+import Dockerode from 'dockerode';
+import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
+import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
+import { buildImage as buildImageWith } from './build.ts';
+import { DockerContainer } from './container.ts';
+import type { BuildRequest, BuildResult, Container, ContainerSpec, Engine, ImageInfo } from './types.ts';
+import { LABELS } from './types.ts';
+
+const DEFAULT_SOCKET = '/var/run/docker.sock';
+const PING_TIMEOUT_MS = 5_000;
+
+export interface DockerEndpoint {
+  /** As shown to the user. */
+  endpoint: string;
+  options: Dockerode.DockerOptions;
+}
+
+/** DOCKER_HOST forms we support: a unix socket (with or without scheme) and tcp/http(s). */
+export function parseDockerHost(value: string | undefined): DockerEndpoint {
+  if (value === undefined || value === '') {
+    return { endpoint: `unix://${DEFAULT_SOCKET}`, options: { socketPath: DEFAULT_SOCKET } };
+  }
+  if (value.startsWith('unix://')) {
+    const socketPath = value.slice('unix://'.length);
+    return { endpoint: value, options: { socketPath } };
+  }
+  if (value.startsWith('/')) return { endpoint: `unix://${value}`, options: { socketPath: value } };
+  const m = /^(tcp|http|https):\/\/([^:/]+|\[[^\]]+\])(?::(\d+))?\/?$/.exec(value);
+  if (m !== null) {
+    const scheme = m[1] ?? 'tcp';
+    const protocol = scheme === 'https' ? 'https' : 'http';
+    const port = m[3] === undefined ? (protocol === 'https' ? 2376 : 2375) : Number(m[3]);
+    return { endpoint: value, options: { protocol, host: m[2] ?? 'localhost', port } };
+  }
+  throw new AuthbenchError('INVALID_CONFIG', `unsupported ${ENV.DOCKER_HOST}: ${value}`, {
+    hint: 'use unix:///path/to/docker.sock or tcp://host:port',
+  });
+}
+
+export interface ConnectOptions {
+  /** Overrides DOCKER_HOST. */
+  host?: string;
+}
+
+/** Connect and ping; throws DOCKER_UNREACHABLE naming the endpoint tried. */
+export async function connectDocker(options: ConnectOptions = {}): Promise<DockerEngine> {
+  const { endpoint, options: dockerOptions } = parseDockerHost(options.host ?? readEnv(ENV.DOCKER_HOST));
+  const engine = new DockerEngine(new Dockerode(dockerOptions), endpoint);
+  await engine.ping();
+  return engine;
+}
+
+export class DockerEngine implements Engine {
+  readonly endpoint: string;
+  /** The dockerode client, for the docker module's own helpers (base images, clean). */
+  readonly docker: Dockerode;
+  readonly stats = { buildCalls: 0, cacheHits: 0 };
+
+  constructor(docker: Dockerode, endpoint: string) {
+    this.docker = docker;
+    this.endpoint = endpoint;
+  }
+
+  async ping(): Promise<void> {
+    try {
+      // @types/dockerode lags dockerode 5, whose ping takes an abort signal.
+      const ping = this.docker.ping.bind(this.docker) as (opts: { abortSignal: AbortSignal }) => Promise<unknown>;
+      await ping({ abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS) });
+    } catch (e) {
+      const viaSocket = this.endpoint.startsWith('unix://');
+      throw new AuthbenchError('DOCKER_UNREACHABLE', `cannot reach the Docker daemon at ${this.endpoint}: ${dockerMessage(e)}`, {
+        hint: viaSocket
+          ? `start it (e.g. \`dockerd &\` as root, or \`systemctl start docker\`), or point ${ENV.DOCKER_HOST} at a running daemon`
+          : `check that the daemon listens there, or unset ${ENV.DOCKER_HOST} to use the local socket`,
+        cause: e,
+      });
+    }
+  }
+
+  async startContainer(spec: ContainerSpec): Promise<Container> {
+    let handle: Dockerode.Container;
+    try {
+      handle = await this.docker.createContainer({
+        Image: spec.image,
+        // Idle so that all work happens through exec; overriding the entrypoint
+        // keeps images with a server or script ENTRYPOINT idle too.
+        Entrypoint: ['sleep'],
+        Cmd: ['infinity'],
+        Labels: { ...spec.labels, [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
+        ...(spec.name === undefined ? {} : { name: spec.name }),
+        ...(spec.workdir === undefined ? {} : { WorkingDir: spec.workdir }),
+        ...(spec.env === undefined ? {} : { Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`) }),
+        HostConfig: {
+          NetworkMode: spec.network ?? 'none',
+          // docker-init as PID 1 reaps the orphans that exec'd commands leave behind.
+          Init: true,
+          ...(spec.cpusetCpus === undefined ? {} : { CpusetCpus: spec.cpusetCpus }),
+          ...(spec.memoryBytes === undefined ? {} : { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes }),
+          ...(spec.securityOpt === undefined ? {} : { SecurityOpt: [...spec.securityOpt] }),
+          ...(spec.capAdd === undefined ? {} : { CapAdd: [...spec.capAdd] }),
+        },
+      });
+    } catch (e) {
+      if (dockerStatus(e) === 404) {
+        throw new AuthbenchError('IMAGE_NOT_FOUND', `image ${spec.image} does not exist locally`, {
+          hint: 'build it first (`authbench build <task>`; base images: `authbench base build`)',
+          cause: e,
+        });
+      }
+      throw apiError(`create container from ${spec.image}`, e);
+    }
+    const container = new DockerContainer(handle, spec.image);
+    try {
+      await handle.start();
+    } catch (e) {
+      await container.remove().catch(() => undefined);
+      throw apiError(`start container from ${spec.image}`, e);
+    }
+    return container;
+  }
+
+  buildImage(request: BuildRequest): Promise<BuildResult> {
+    return buildImageWith(this, request);
+  }
+
+  async imageInfo(ref: string): Promise<ImageInfo | undefined> {
+    try {
+      const info = await this.docker.getImage(ref).inspect();
+      return { id: info.Id, labels: info.Config.Labels ?? {}, createdAt: info.Created };
+    } catch (e) {
+      if (dockerStatus(e) === 404) return undefined;
+      throw apiError(`inspect image ${ref}`, e);
+    }
+  }
+}

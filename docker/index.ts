@@ -1,0 +1,34 @@
+/**
+ * The docker module: containers, image builds (with base-image substitution),
+ * offline base images and cleanup. Callers code against `Engine`/`Container`;
+ * dockerode never leaks out of this directory.
+ */
+export * from './types.ts';
+export { connectDocker, parseDockerHost, DockerEngine } from './engine.ts';
+export type { ConnectOptions, DockerEndpoint } from './engine.ts';
+export { DEFAULT_OUTPUT_CAP_BYTES } from './exec.ts';
+export {
+  BaseMapEntrySchema,
+  BaseMapFileSchema,
+  BaseMapModeSchema,
+  matchBaseMap,
+  normalizeImageRef,
+  parseBaseMapFlag,
+  parseFromInstructions,
+  substituteBaseImages,
+} from './base-map.ts';
+export type { BaseMapEntry, BaseMapFile, BaseMapMode, FromInstruction, SubstitutionResult } from './base-map.ts';
+export { loadBaseMap, DEFAULT_BASE_MAP_FILE } from './base-map-config.ts';
+export type { BaseMap } from './base-map-config.ts';
+export { taskImageRepository } from './build.ts';
+export {
+  BASE_IMAGE_REF,
+  BASE_RECIPE,
+  ensureBaseImages,
+  mirrorFromAptSources,
+  recipeHash,
+  resolveMirror,
+} from './base-images.ts';
+export type { EnsureBaseOptions, EnsureBaseResult } from './base-images.ts';
+export { assertCleanSucceeded, cleanManaged } from './clean.ts';
+export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';

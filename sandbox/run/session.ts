@@ -1,0 +1,239 @@
+/**
+ * The sandbox primitive: run one command inside a task container under a
+ * policy, enforced by the kernel (ab-launch: Landlock + seccomp +
+ * no_new_privs) and observed by strace. `authbench sandbox run`, gold
+ * derivation and the execution agent all go through `SandboxSession.run`.
+ *
+ * Layering inside the container (argv, never a shell string):
+ *   strace -f --seccomp-bpf … -o <trace> -- ab-launch --rules <r> --report <j> -- <cmd…>
+ * strace sits outside the sandbox (it traces; the launcher's seccomp filter
+ * forbids ptrace only for the command). Events the launcher itself causes
+ * before it execs the command are dropped, so the trace is the command's.
+ */
+import { posix } from 'node:path';
+import { AuthbenchError } from '../../core/index.ts';
+import type { Container, ExecResult } from '../../docker/index.ts';
+import { compilePolicy, type CompileResult, type PatternSet } from '../compile/index.ts';
+import {
+  LAUNCHER_PATH,
+  launcherArgv,
+  launcherFailure,
+  parseLauncherReport,
+  serializeRules,
+  type LauncherReport,
+  type LauncherRules,
+} from '../launcher/index.ts';
+import { parseSnapshot, snapshotCommand, type FsSnapshot } from '../paths/index.ts';
+import type { Policy } from '../policy/index.ts';
+import { parseStrace, straceArgv, type TraceEvent } from '../trace/index.ts';
+
+/** Where per-command files live inside the container; outside every policy's reach by default. */
+export const RUN_DIR = '/opt/authbench/run';
+
+/** The enforcement a command actually ran under; recorded in every result. */
+export interface Enforcement {
+  /** `none`: no launcher (defense none / allow-all without enforcement). */
+  level: 'full' | 'partial' | 'none';
+  landlockAbi: number;
+  seccomp: boolean;
+  bestEffort: boolean;
+}
+
+export type PolicyMode = { kind: 'enforce'; policy: Policy; implicit: PatternSet } | { kind: 'unenforced' };
+
+export interface RunOptions {
+  cmd: readonly string[];
+  mode: PolicyMode;
+  /** Trace with strace (default true). */
+  trace?: boolean;
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+  stdin?: string;
+  timeoutMs?: number;
+  outputCapBytes?: number;
+}
+
+export interface SandboxResult {
+  exec: ExecResult;
+  /** The command's own events (launcher setup removed); empty when untraced. */
+  events: TraceEvent[];
+  /** Events the kernel refused with EACCES/EPERM. */
+  denials: TraceEvent[];
+  enforcement: Enforcement;
+  /** Present when enforcing: the rules sent to the kernel and where they grant more than the policy. */
+  compiled?: CompileResult;
+  /** Set when the launcher itself failed (fail-closed): the command never ran. */
+  launcherError?: string;
+}
+
+export interface SessionOptions {
+  /** Continue when Landlock/seccomp cannot be fully applied (never the default). */
+  bestEffort?: boolean;
+  /** Pin strace's tracee to one CPU (cheap --seccomp-bpf tracing). */
+  pinCpu?: number;
+}
+
+/** File events that change the tree's shape and so invalidate the snapshot. */
+const STRUCTURAL_OPS = new Set(['create', 'unlink', 'rename', 'mkdir', 'rmdir', 'link', 'symlink']);
+
+export class SandboxSession {
+  readonly container: Container;
+  readonly workdir: string;
+  readonly options: SessionOptions;
+  private abi: number | undefined;
+  private snapshot: FsSnapshot | undefined;
+  private counter = 0;
+
+  constructor(container: Container, workdir: string, options: SessionOptions = {}) {
+    this.container = container;
+    this.workdir = workdir;
+    this.options = options;
+  }
+
+  /** Landlock ABI of the kernel, probed once through the launcher itself. */
+  async landlockAbi(): Promise<number> {
+    if (this.abi !== undefined) return this.abi;
+    const dir = await this.nextDir();
+    const rules = `${dir}/rules`;
+    const report = `${dir}/report.json`;
+    await this.container.putFiles(dir, { rules: serializeRules(EMPTY_RULES) });
+    // Nothing is granted, so the exec of `true` is refused; the report is written before that.
+    await this.container.exec({ cmd: launcherArgv({ rulesPath: rules, reportPath: report, bestEffort: true, cmd: ['true'] }) });
+    const text = await this.container.readFile(report);
+    if (text === undefined) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the launcher wrote no report at ${report}`, {
+        hint: `is ${LAUNCHER_PATH} installed in the container (installLauncher)?`,
+      });
+    }
+    this.abi = parseLauncherReport(text.toString('utf8'), report).landlock_abi;
+    return this.abi;
+  }
+
+  /** The image filesystem as the compiler needs it; refreshed when commands changed its shape. */
+  async fsSnapshot(): Promise<FsSnapshot> {
+    if (this.snapshot !== undefined) return this.snapshot;
+    const roots = ['/', '/dev'];
+    const out = await this.container.exec({ cmd: snapshotCommand(roots), outputCapBytes: 256 * 1024 * 1024, timeoutMs: 120_000 });
+    if (out.stdoutTruncated || out.timedOut) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'could not list the container filesystem for the policy compiler', {
+        details: [out.timedOut ? 'find timed out' : 'listing exceeded 256 MiB'],
+      });
+    }
+    this.snapshot = parseSnapshot(out.stdout, roots);
+    return this.snapshot;
+  }
+
+  invalidateSnapshot(): void {
+    this.snapshot = undefined;
+  }
+
+  /** Compile a policy against the current filesystem (what `run` would enforce). */
+  async compile(policy: Policy, implicit: PatternSet): Promise<CompileResult> {
+    return compilePolicy(policy, await this.fsSnapshot(), { implicit, abi: await this.landlockAbi() });
+  }
+
+  async run(options: RunOptions): Promise<SandboxResult> {
+    const trace = options.trace ?? true;
+    const dir = await this.nextDir();
+    const tracePath = `${dir}/trace`;
+    const reportPath = `${dir}/report.json`;
+    let compiled: CompileResult | undefined;
+    let inner: string[] = [...options.cmd];
+
+    if (options.mode.kind === 'enforce') {
+      compiled = await this.compile(options.mode.policy, options.mode.implicit);
+      await this.container.putFiles(dir, { rules: serializeRules(compiled.rules) });
+      inner = launcherArgv({
+        rulesPath: `${dir}/rules`,
+        reportPath,
+        bestEffort: this.options.bestEffort === true,
+        cmd: options.cmd,
+      });
+    }
+    const argv = trace
+      ? straceArgv({ outputPath: tracePath, cmd: inner, ...(this.options.pinCpu === undefined ? {} : { pinCpu: this.options.pinCpu }) })
+      : inner;
+    const exec = await this.container.exec({
+      cmd: argv,
+      workdir: options.workdir ?? this.workdir,
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
+    });
+
+    let enforcement: Enforcement = { level: 'none', landlockAbi: await this.landlockAbi(), seccomp: false, bestEffort: false };
+    let launcherError: string | undefined;
+    if (options.mode.kind === 'enforce') {
+      const reportText = await this.container.readFile(reportPath);
+      const failure = launcherFailure(exec.exitCode, exec.stderr);
+      if (reportText !== undefined) enforcement = enforcementFrom(parseLauncherReport(reportText.toString('utf8'), reportPath), this.options);
+      // Fail closed: a launcher that refused (no report, or its own exit code with its own message) means the command never ran.
+      if (reportText === undefined || (failure !== undefined && failure.name !== 'EXEC_FAILED' && failure.name !== 'NOT_FOUND')) {
+        launcherError = failure?.line ?? `launcher wrote no report (exit ${String(exec.exitCode)}): ${exec.stderr.trim().split('\n').at(-1) ?? ''}`;
+      }
+    }
+
+    let events: TraceEvent[] = [];
+    if (trace) {
+      const raw = await this.container.readFile(tracePath);
+      if (raw === undefined && !exec.timedOut) {
+        throw new AuthbenchError('TRACE_UNREADABLE', `strace wrote no trace at ${tracePath}`, {
+          details: exec.stderr.trim().split('\n').slice(-5),
+          hint: 'the image needs strace on PATH',
+        });
+      }
+      const all = raw === undefined ? [] : parseStrace(raw.toString('utf8'), { cwd: options.workdir ?? this.workdir });
+      events = options.mode.kind === 'enforce' ? dropLauncherSetup(all) : all;
+    }
+    if (!trace || events.some((e) => e.kind === 'file' && (STRUCTURAL_OPS.has(e.op) || e.may_create === true))) {
+      this.invalidateSnapshot();
+    }
+    const denials = events.filter((e) => e.kind !== 'unparsed' && e.kind !== 'process' && e.denied);
+    return {
+      exec,
+      events,
+      denials,
+      enforcement,
+      ...(compiled === undefined ? {} : { compiled }),
+      ...(launcherError === undefined ? {} : { launcherError }),
+    };
+  }
+
+  private async nextDir(): Promise<string> {
+    this.counter += 1;
+    const dir = posix.join(RUN_DIR, String(this.counter));
+    return dir;
+  }
+}
+
+const EMPTY_RULES: LauncherRules = { fs: [], connectTcp: [], bindTcp: [], socketDomains: [], scope: [] };
+
+function enforcementFrom(report: LauncherReport, options: SessionOptions): Enforcement {
+  return {
+    level: report.enforcement,
+    landlockAbi: report.landlock_abi,
+    seccomp: report.seccomp,
+    bestEffort: options.bestEffort === true,
+  };
+}
+
+/**
+ * Drop what the launcher did before exec'ing the command: strace's first exec
+ * is ab-launch itself; everything that pid did until its next exec is setup.
+ */
+export function dropLauncherSetup(events: readonly TraceEvent[]): TraceEvent[] {
+  const first = events.find((e) => e.kind === 'exec');
+  if (first === undefined || first.kind !== 'exec' || first.path !== LAUNCHER_PATH) return [...events];
+  const pid = first.pid;
+  let inSetup = true;
+  const out: TraceEvent[] = [];
+  for (const e of events) {
+    if (inSetup && e.pid === pid) {
+      if (e.kind === 'exec' && e !== first && e.result === 0) inSetup = false;
+      else continue;
+    }
+    out.push(e);
+  }
+  return out;
+}
