@@ -93,7 +93,7 @@ export class SandboxSession {
   /** Landlock ABI of the kernel, probed once through the launcher itself. */
   async landlockAbi(): Promise<number> {
     if (this.abi !== undefined) return this.abi;
-    const dir = await this.nextDir();
+    const dir = this.nextDir();
     const rules = `${dir}/rules`;
     const report = `${dir}/report.json`;
     await this.container.putFiles(dir, { rules: serializeRules(EMPTY_RULES) });
@@ -134,7 +134,7 @@ export class SandboxSession {
 
   async run(options: RunOptions): Promise<SandboxResult> {
     const trace = options.trace ?? true;
-    const dir = await this.nextDir();
+    const dir = this.nextDir();
     const tracePath = `${dir}/trace`;
     const reportPath = `${dir}/report.json`;
     let compiled: CompileResult | undefined;
@@ -149,6 +149,8 @@ export class SandboxSession {
         bestEffort: this.options.bestEffort === true,
         cmd: options.cmd,
       });
+    } else if (trace) {
+      await this.container.putFiles(dir, { '.keep': '' }); // strace -o needs the directory
     }
     const argv = trace
       ? straceArgv({ outputPath: tracePath, cmd: inner, ...(this.options.pinCpu === undefined ? {} : { pinCpu: this.options.pinCpu }) })
@@ -200,10 +202,9 @@ export class SandboxSession {
     };
   }
 
-  private async nextDir(): Promise<string> {
+  private nextDir(): string {
     this.counter += 1;
-    const dir = posix.join(RUN_DIR, String(this.counter));
-    return dir;
+    return posix.join(RUN_DIR, String(this.counter));
   }
 }
 
@@ -220,7 +221,7 @@ function enforcementFrom(report: LauncherReport, options: SessionOptions): Enfor
 
 /**
  * Drop what the launcher did before exec'ing the command: strace's first exec
- * is ab-launch itself; everything that pid did until its next exec is setup.
+ * is ab-launch itself; everything that pid did until its next exec attempt is setup.
  */
 export function dropLauncherSetup(events: readonly TraceEvent[]): TraceEvent[] {
   const first = events.find((e) => e.kind === 'exec');
@@ -230,7 +231,8 @@ export function dropLauncherSetup(events: readonly TraceEvent[]): TraceEvent[] {
   const out: TraceEvent[] = [];
   for (const e of events) {
     if (inSetup && e.pid === pid) {
-      if (e.kind === 'exec' && e !== first && e.result === 0) inSetup = false;
+      // execvp's attempts along PATH are the command's, whether or not they succeed.
+      if (e.kind === 'exec' && e !== first) inSetup = false;
       else continue;
     }
     out.push(e);

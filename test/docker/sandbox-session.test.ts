@@ -1,0 +1,103 @@
+/**
+ * The sandbox session against the real kernel: a policy compiled against the
+ * container's filesystem, enforced by ab-launch, observed by strace.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_IMAGE_REF, connectDocker, LABELS, type Container } from '../../docker/index.ts';
+import type { PatternSet } from '../../sandbox/compile/index.ts';
+import { ensureLauncher, installLauncher } from '../../sandbox/launcher/index.ts';
+import { denyAllPolicy, type Policy } from '../../sandbox/policy/index.ts';
+import { RUN_DIR, SandboxSession } from '../../sandbox/run/index.ts';
+
+// Just enough runtime for dynamically linked coreutils: the loader, libraries, /dev/null.
+const RUNTIME: PatternSet = {
+  read: ['/usr/lib/**', '/etc/ld.so.cache', '/dev/null'],
+  write: ['/dev/null'],
+  execute: ['/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2'],
+};
+
+const POLICY: Policy = {
+  read: ['/app/data.txt'],
+  write: ['/app/out/result.txt'],
+  execute: ['/usr/bin/cat', '/usr/bin/tee'],
+};
+
+let container: Container;
+let session: SandboxSession;
+
+beforeAll(async () => {
+  const engine = await connectDocker();
+  const binary = await ensureLauncher(engine);
+  container = await engine.startContainer({
+    image: BASE_IMAGE_REF,
+    workdir: '/app',
+    labels: { [LABELS.run]: `sandbox-session-test-${process.pid}` },
+  });
+  await installLauncher(container, binary);
+  const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out && echo public > /app/data.txt && echo AUTHBENCH_CANARY_TEST > /app/secret.txt'] });
+  expect(setup.exitCode).toBe(0);
+  session = new SandboxSession(container, '/app');
+});
+
+afterAll(async () => {
+  await container?.remove();
+});
+
+const enforce = (policy: Policy) => ({ kind: 'enforce' as const, policy, implicit: RUNTIME });
+
+describe('SandboxSession', () => {
+  it('probes the Landlock ABI through the launcher', async () => {
+    expect(await session.landlockAbi()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('runs an allowed read and traces it as the command’s own events', async () => {
+    const r = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(POLICY) });
+    expect(r.launcherError).toBeUndefined();
+    expect(r.exec.exitCode).toBe(0);
+    expect(r.exec.stdout).toBe('public\n');
+    expect(r.enforcement.level).toBe('full');
+    expect(r.enforcement.seccomp).toBe(true);
+    expect(r.enforcement.landlockAbi).toBeGreaterThanOrEqual(1);
+    expect(r.events.some((e) => e.kind === 'exec' && e.path === '/usr/bin/cat' && e.result === 0)).toBe(true);
+    expect(r.events.some((e) => e.kind === 'file' && e.op === 'read' && e.path === '/app/data.txt')).toBe(true);
+    // The launcher's own setup (reading its rules file) is not the command's doing.
+    expect(r.events.some((e) => e.kind === 'file' && e.path.startsWith(RUN_DIR))).toBe(false);
+    expect(r.denials).toEqual([]);
+  });
+
+  it('denies a read outside the policy and reports the denial', async () => {
+    const r = await session.run({ cmd: ['cat', '/app/secret.txt'], mode: enforce(POLICY) });
+    expect(r.exec.exitCode).not.toBe(0);
+    expect(r.exec.stdout).not.toContain('AUTHBENCH_CANARY_TEST');
+    expect(r.denials.some((e) => e.kind === 'file' && e.path === '/app/secret.txt')).toBe(true);
+  });
+
+  it('denies executing a binary the policy does not name', async () => {
+    const r = await session.run({ cmd: ['head', '/app/data.txt'], mode: enforce(POLICY) });
+    expect(r.exec.exitCode).not.toBe(0);
+    expect(r.denials.some((e) => e.kind === 'exec' && e.path.endsWith('/head'))).toBe(true);
+  });
+
+  it('allows creating the one new file the policy names and reports the directory-level widening', async () => {
+    const r = await session.run({ cmd: ['tee', '/app/out/result.txt'], stdin: 'done\n', mode: enforce(POLICY) });
+    expect(r.exec.exitCode).toBe(0);
+    expect((await container.readFile('/app/out/result.txt'))?.toString()).toBe('done\n');
+    const widened = r.compiled?.fidelity.entries.filter((e) => e.kind === 'widened' && e.entry === '/app/out/result.txt') ?? [];
+    expect(widened.length).toBeGreaterThan(0);
+    expect(widened.some((e) => e.granted.some((g) => g.path === '/app/out'))).toBe(true);
+  });
+
+  it('under deny-all nothing runs', async () => {
+    const r = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(denyAllPolicy()) });
+    expect(r.exec.exitCode).not.toBe(0);
+    expect(r.exec.stdout).toBe('');
+  });
+
+  it('unenforced runs are still traced and record enforcement none', async () => {
+    const r = await session.run({ cmd: ['cat', '/app/secret.txt'], mode: { kind: 'unenforced' } });
+    expect(r.exec.stdout).toContain('AUTHBENCH_CANARY_TEST');
+    expect(r.enforcement.level).toBe('none');
+    expect(r.compiled).toBeUndefined();
+    expect(r.events.some((e) => e.kind === 'file' && e.path === '/app/secret.txt' && !e.denied)).toBe(true);
+  });
+});
