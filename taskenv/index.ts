@@ -1,2 +1,3 @@
 export * from './image.ts';
 export * from './container.ts';
+export * from './sandbox.ts';

@@ -5,6 +5,7 @@ import { baseCommand } from './base.ts';
 import { cleanCommand } from './clean.ts';
 import { verifyCommand } from './verify.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { scoreCommand } from './score.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -14,4 +15,4 @@ import { sandboxCommand } from './sandbox.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, cleanCommand, sandboxCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, cleanCommand, sandboxCommand, scoreCommand];

@@ -152,6 +152,7 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
     scope: options.abi >= 6 ? [...(options.scope ?? [])] : [],
     // Without it the launcher denies chmod/chown everywhere, which breaks ordinary writes (cp -p, pip, git).
     setattr,
+    ...(net.unrestricted ? { tcpUnrestricted: true } : {}),
   };
   return {
     rules,

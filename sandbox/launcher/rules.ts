@@ -10,7 +10,15 @@
  *   net-bind <tcp port>
  *   socket <inet|inet6>          (socket domains allowed beyond unix; default none)
  *   scope <signal|abstract-unix>
+ *   tcp-any                      (TCP connect/bind not restricted by Landlock)
+ *   setattr                      (allow chmod/chown, never set-id bits; Landlock cannot limit them by path)
+ *   require-abi <n>              (refuse to run below Landlock ABI n; default 5, 6 with scope)
+ *
+ * Paths are percent-encoded: every byte outside [A-Za-z0-9/._~+=@:,-] becomes %XX,
+ * so a path never contains whitespace, `#` or a NUL.
  */
+
+import { AuthbenchError } from '../../core/index.ts';
 
 /** Landlock filesystem access rights, named after LANDLOCK_ACCESS_FS_*. */
 export const FS_ACCESS = [
@@ -50,4 +58,71 @@ export interface LauncherRules {
   socketDomains: readonly ('inet' | 'inet6')[];
   /** Landlock scoping (ABI >= 6): isolate signals / abstract unix sockets from outside. */
   scope: readonly ('signal' | 'abstract-unix')[];
+  /**
+   * Allow chmod/chown (except setting set-user/group-ID bits). Landlock has no right for
+   * them, so they cannot be limited by path: without this the launcher's seccomp filter
+   * denies them for every file. Grant it when the policy grants any write.
+   */
+  setattr?: boolean;
+  /**
+   * Leave TCP connect/bind unrestricted by Landlock (a policy whose network section allows all).
+   * Socket domains are still filtered by seccomp: pair it with `socketDomains`.
+   */
+  tcpUnrestricted?: boolean;
+  /** Landlock ABI the kernel must offer, beyond what the rules themselves need (>= 1). */
+  requireAbi?: number;
+}
+
+export const RULES_HEADER = 'authbench-rules 1';
+
+const PATH_SAFE_BYTE = /^[A-Za-z0-9/._~+=@:,-]$/;
+
+/** Percent-encode a path byte by byte (UTF-8), keeping the bytes that cannot confuse the parser. */
+export function encodeRulePath(path: string): string {
+  let out = '';
+  for (const byte of Buffer.from(path, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += byte < 0x80 && PATH_SAFE_BYTE.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function invalid(field: string, message: string): AuthbenchError {
+  return new AuthbenchError('INVALID_ARGUMENT', `launcher rules: ${message}`, { field });
+}
+
+function checkPort(port: number, field: string): number {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(field, `not a TCP port: ${port}`);
+  return port;
+}
+
+/**
+ * The text form ab-launch reads. Throws INVALID_ARGUMENT on rules the launcher
+ * would reject (relative path, NUL byte, empty or unknown access, bad port).
+ */
+export function serializeRules(rules: LauncherRules): string {
+  const lines = [RULES_HEADER];
+  rules.fs.forEach((rule, i) => {
+    const field = `fs.${i}`;
+    if (!rule.path.startsWith('/')) throw invalid(field, `path must be absolute: ${rule.path}`);
+    if (rule.path.includes('\0')) throw invalid(field, 'path contains a NUL byte');
+    if (rule.access.length === 0) throw invalid(field, `no access rights for ${rule.path}`);
+    for (const a of rule.access) {
+      if (!(FS_ACCESS as readonly string[]).includes(a)) throw invalid(field, `unknown access right ${a}`);
+    }
+    lines.push(`fs ${[...new Set(rule.access)].join(',')} ${encodeRulePath(rule.path)}`);
+  });
+  rules.connectTcp.forEach((p, i) => lines.push(`net-connect ${checkPort(p, `connectTcp.${i}`)}`));
+  rules.bindTcp.forEach((p, i) => lines.push(`net-bind ${checkPort(p, `bindTcp.${i}`)}`));
+  for (const d of new Set(rules.socketDomains)) lines.push(`socket ${d}`);
+  for (const s of new Set(rules.scope)) lines.push(`scope ${s}`);
+  if (rules.setattr === true) lines.push('setattr');
+  if (rules.tcpUnrestricted === true) lines.push('tcp-any');
+  if (rules.requireAbi !== undefined) {
+    if (!Number.isInteger(rules.requireAbi) || rules.requireAbi < 1) {
+      throw invalid('requireAbi', `not an ABI version: ${rules.requireAbi}`);
+    }
+    lines.push(`require-abi ${rules.requireAbi}`);
+  }
+  return `${lines.join('\n')}\n`;
 }

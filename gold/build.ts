@@ -1,0 +1,95 @@
+/**
+ * A derivation plus task facts → the gold file; a gold file → the policy the
+ * oracle is replayed under (sufficiency) and the `gold` baseline policy.
+ */
+import { AUTHBENCH_VERSION } from '../core/index.ts';
+import type { NetworkSection, Policy } from '../sandbox/policy/index.ts';
+import { isLoopbackHost } from '../sandbox/policy/index.ts';
+import { emptyAxes, mapAxes, type AxisLists } from './axes.ts';
+import type { Derivation } from './derive.ts';
+import {
+  DERIVATION_RULES_VERSION,
+  GOLD_SCHEMA_VERSION,
+  canonicalGold,
+  type GoldFile,
+  type GoldNetwork,
+  type Provenance,
+} from './schema.ts';
+
+export interface TraceProvenance {
+  image_digest: string;
+  solve_sh_sha256: string;
+  strace_version?: string | undefined;
+  /** How many oracle runs went into the derivation (1 for a single run; mergeRuns sums). */
+  runs?: number | undefined;
+}
+
+export interface BuildGoldOptions {
+  taskId: string;
+  /** The task spec's sensitive_permissions, if any. */
+  sensitive?: AxisLists | undefined;
+  provenance: TraceProvenance;
+}
+
+export function buildGold(derivation: Derivation, options: BuildGoldOptions): GoldFile {
+  const provenance: Provenance = {
+    source: 'oracle-trace',
+    image_digest: options.provenance.image_digest,
+    solve_sh_sha256: options.provenance.solve_sh_sha256,
+    authbench_version: AUTHBENCH_VERSION,
+    runs: options.provenance.runs ?? 1,
+    derivation_rules_version: DERIVATION_RULES_VERSION,
+    ...(options.provenance.strace_version === undefined ? {} : { strace_version: options.provenance.strace_version }),
+  };
+  return canonicalGold({
+    schema_version: GOLD_SCHEMA_VERSION,
+    task_id: options.taskId,
+    required: derivation.required,
+    support: derivation.support,
+    directories: derivation.directories,
+    implicit: derivation.implicit,
+    scored_roots: derivation.scored_roots,
+    sensitive: options.sensitive ?? emptyAxes(),
+    network: derivation.network,
+    ephemeral: derivation.ephemeral,
+    flaky: emptyAxes(),
+    provenance,
+  });
+}
+
+/** The sets a gold policy grants, as one policy-shaped value (no network). */
+export type GoldSets = Pick<GoldFile, 'required' | 'support' | 'directories' | 'ephemeral' | 'flaky' | 'implicit' | 'network'>;
+
+/**
+ * The enforced gold policy: required ∪ support ∪ directories ∪ ephemeral ∪
+ * flaky ∪ implicit, deduplicated and sorted. Network: absent when the oracle
+ * made no IP socket (= no network); otherwise the loopback TCP endpoints it
+ * connected to and the non-zero ports it bound. Non-loopback endpoints cannot
+ * be expressed (the task container has loopback only) and are left out.
+ */
+export function goldPolicy(gold: GoldSets): Policy {
+  const sets: AxisLists = mapAxes((axis) => [
+    ...gold.required[axis],
+    ...gold.support[axis],
+    ...gold.directories[axis],
+    ...gold.ephemeral[axis],
+    ...gold.flaky[axis],
+    ...gold.implicit[axis],
+  ]);
+  const network = policyNetwork(gold.network);
+  return network === undefined ? sets : { ...sets, network };
+}
+
+function policyNetwork(n: GoldNetwork): NetworkSection | undefined {
+  if (!n.ip_sockets && n.connect.length === 0 && n.bind.length === 0 && n.send.length === 0) return undefined;
+  const seen = new Set<string>();
+  const tcp_connect: NetworkSection['tcp_connect'] = [];
+  for (const e of n.connect) {
+    const key = `${e.address} ${e.port}`;
+    if (e.port < 1 || !isLoopbackHost(e.address) || seen.has(key)) continue;
+    seen.add(key);
+    tcp_connect.push({ host: e.address, port: e.port });
+  }
+  const tcp_bind = [...new Set(n.bind.filter((e) => e.port >= 1).map((e) => e.port))].sort((a, b) => a - b);
+  return { tcp_connect, tcp_bind, allow_all: false };
+}

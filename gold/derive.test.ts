@@ -1,0 +1,406 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { covers } from '../sandbox/paths/index.ts';
+import type { TraceEvent } from '../sandbox/trace/index.ts';
+import { AXES, type AxisLists } from './axes.ts';
+import { buildGold } from './build.ts';
+import { deriveGold, type Derivation } from './derive.ts';
+import { defaultImplicit, mergeImplicit } from './implicit.ts';
+import { GoldFileSchema, serializeGold } from './schema.ts';
+import { contextFor, execEv, fileEv, FIXTURE_HARNESS, fixtureEvents, netEv } from './test-support.ts';
+
+const PROVENANCE = { image_digest: 'sha256:abc', solve_sh_sha256: 'def' };
+
+function derive(events: TraceEvent[], options: Parameters<typeof contextFor>[0] = {}): Derivation {
+  return deriveGold(events, contextFor(options));
+}
+
+function everything(d: Derivation): string[] {
+  return AXES.flatMap((a) => [...d.required[a], ...d.support[a], ...d.directories[a], ...d.ephemeral[a]]);
+}
+
+describe('rule 1: only successful calls are needs', () => {
+  it('drops ENOENT probes and EEXIST, reports EACCES/EPERM as denials', () => {
+    const d = derive([
+      fileEv('read', '/app/missing.cfg', { errno: 'ENOENT' }),
+      fileEv('mkdir', '/app/sub', { errno: 'EEXIST', syscall: 'mkdir' }),
+      fileEv('read', '/app/old.csv', { errno: 'EACCES' }),
+      execEv('/app/run.sh', { errno: 'EACCES' }),
+      execEv('/usr/local/bin/nope', { errno: 'ENOENT' }),
+      netEv('connect', { address: '127.0.0.1', port: 80, errno: 'EPERM' }),
+    ]);
+    expect(everything(d)).toEqual([]);
+    expect(d.denials.map((x) => `${x.kind} ${x.op} ${x.target} ${x.errno}`)).toEqual([
+      'network connect 127.0.0.1:80 EPERM',
+      'exec exec /app/run.sh EACCES',
+      'file read /app/old.csv EACCES',
+    ]);
+    expect(d.warnings).toContain('the oracle was denied 3 operation(s); see denials');
+  });
+
+  it('counts a call whose process died inside it (result null)', () => {
+    const d = derive([{ ...fileEv('read', '/app/data.csv'), result: null }]);
+    expect(d.required.read).toEqual(['/app/data.csv']);
+  });
+});
+
+describe('rules 2-3: read and write', () => {
+  it('classifies opens by access mode; O_RDWR is both; access and memfd are nothing', () => {
+    const d = derive([
+      fileEv('read', '/app/data.csv', { flags: ['O_RDONLY'] }),
+      fileEv('write', '/app/old.csv', { flags: ['O_RDWR'] }),
+      fileEv('access', '/app/sub/keep.txt', { syscall: 'faccessat' }),
+      fileEv('memfd', 'memfd:x', { syscall: 'memfd_create' }),
+    ]);
+    expect(d.required).toEqual({ read: ['/app/data.csv', '/app/old.csv'], write: ['/app/old.csv'], execute: [] });
+  });
+
+  it.each([
+    ['truncate', fileEv('truncate', '/app/data.csv', { syscall: 'truncate' }), ['/app/data.csv']],
+    ['create (kept)', fileEv('create', '/app/new.txt', { flags: ['O_WRONLY', 'O_CREAT', 'O_EXCL'] }), ['/app/new.txt']],
+    ['unlink of an image file', fileEv('unlink', '/app/old.csv', { syscall: 'unlink' }), ['/app/old.csv']],
+    ['chmod', fileEv('chmod', '/app/run.sh', { syscall: 'chmod' }), ['/app/run.sh']],
+    ['chown', fileEv('chown', '/app/data.csv', { syscall: 'fchownat' }), ['/app/data.csv']],
+    ['rename: both names', fileEv('rename', '/app/old.csv', { path2: '/app/new.csv', syscall: 'rename' }), ['/app/new.csv', '/app/old.csv']],
+    ['mkdir (kept)', fileEv('mkdir', '/app/out', { syscall: 'mkdir' }), ['/app/out']],
+    ['link: the new name only', fileEv('link', '/app/data.csv', { path2: '/app/data.bak', syscall: 'link' }), ['/app/data.bak']],
+    ['symlink: the link only', fileEv('symlink', '/etc/app.conf', { path2: '/app/conf', syscall: 'symlink' }), ['/app/conf']],
+  ])('%s is a write', (_name, event, expected) => {
+    const d = derive([event]);
+    expect(d.required.write).toEqual(expected);
+    expect(d.required.read).toEqual([]);
+  });
+});
+
+describe('rule 4: execute', () => {
+  it('uses the realpath in the image; the shell and loader are implicit', () => {
+    const d = derive([
+      execEv('/bin/sh'),
+      execEv('/usr/bin/python3'),
+      execEv('/usr/bin/gcc'),
+      execEv('/usr/libexec/tool'),
+      execEv('/lib64/ld-linux-x86-64.so.2'),
+    ]);
+    expect(d.required.execute).toEqual(['/usr/bin/gcc-12', '/usr/bin/python3.11']);
+    expect(d.support.execute).toEqual(['/usr/libexec/tool']);
+  });
+
+  it('adds the #! interpreter of a script when the context can read it', () => {
+    const interpreter = (p: string) => (p === '/app/run.sh' ? '/usr/bin/python3' : undefined);
+    expect(derive([execEv('/app/run.sh')], { interpreter }).required.execute).toEqual(['/app/run.sh', '/usr/bin/python3.11']);
+    expect(derive([execEv('/app/run.sh')]).required.execute).toEqual(['/app/run.sh']);
+  });
+
+  it('keeps the requested path of a binary the run built', () => {
+    const d = derive([fileEv('truncate', '/app/hello', { may_create: true, flags: ['O_WRONLY', 'O_CREAT', 'O_TRUNC'] }), execEv('/app/hello')]);
+    expect(d.required.execute).toEqual(['/app/hello']);
+  });
+});
+
+describe('rules 5-6: noise', () => {
+  it('matches implicit patterns against the resolved path too', () => {
+    const implicit = { read: ['/opt/real/**'], write: [], execute: [] };
+    const d = derive([fileEv('read', '/app/link.txt', { real_path: '/opt/real/x' }), fileEv('read', '/app/data.csv')], { implicit });
+    expect(d.required.read).toEqual(['/app/data.csv']);
+  });
+
+  it('drops loader, libraries, locale, /proc, /dev/null and /tmp', () => {
+    const d = derive([
+      fileEv('read', '/etc/ld.so.cache'),
+      fileEv('read', '/lib/x86_64-linux-gnu/libc.so.6', { real_path: '/usr/lib/x86_64-linux-gnu/libc.so.6' }),
+      fileEv('read', '/usr/lib/locale/C.utf8/LC_CTYPE'),
+      fileEv('read', '/proc/self/status'),
+      fileEv('truncate', '/dev/null', { may_create: true }),
+      fileEv('create', '/tmp/ccAbC123.s'),
+      fileEv('read', '/tmp/ccAbC123.s'),
+      fileEv('unlink', '/tmp/ccAbC123.s'),
+      fileEv('read', '/usr/lib/python3.11/os.py'),
+    ]);
+    expect(everything(d)).toEqual([]);
+  });
+
+  it('drops python bytecode caches anywhere', () => {
+    const d = derive([
+      fileEv('mkdir', '/app/__pycache__'),
+      fileEv('create', '/app/__pycache__/m.cpython-311.pyc.123'),
+      fileEv('rename', '/app/__pycache__/m.cpython-311.pyc.123', { path2: '/app/__pycache__/m.cpython-311.pyc' }),
+      fileEv('read', '/app/lib/x.pyc'),
+    ]);
+    expect(everything(d)).toEqual([]);
+  });
+
+  it('turns glob characters of real names into ? and warns', () => {
+    const d = derive([fileEv('read', '/app/a[1]*.txt')]);
+    expect(d.required.read).toEqual(['/app/a?1]?.txt']);
+    expect(covers(d.required.read[0] ?? '', '/app/a[1]*.txt')).toBe(true);
+    expect(d.warnings.join('\n')).toMatch(/glob characters/);
+  });
+});
+
+describe('rule 7: directories', () => {
+  it('keeps listings and changes of image directories apart; a created directory is a write need', () => {
+    const d = derive([
+      fileEv('read', '/app', { flags: ['O_RDONLY', 'O_DIRECTORY'] }),
+      fileEv('read', '/app/sub', { flags: ['O_RDONLY'] }),
+      fileEv('chmod', '/app/sub', { syscall: 'chmod' }),
+      fileEv('mkdir', '/app/out'),
+      fileEv('read', '/app/out', { flags: ['O_RDONLY', 'O_DIRECTORY'] }),
+      fileEv('create', '/app/out/r.json'),
+    ]);
+    expect(d.directories).toEqual({ read: ['/app', '/app/out', '/app/sub'], write: ['/app/sub'], execute: [] });
+    expect(d.required.write).toEqual(['/app/out', '/app/out/r.json']);
+    expect(d.required.read).toEqual([]);
+  });
+
+  it('a directory removed entirely is a directory write', () => {
+    const d = derive([fileEv('unlink', '/app/sub/keep.txt'), fileEv('rmdir', '/app/sub', { syscall: 'rmdir' })]);
+    expect(d.directories.write).toEqual(['/app/sub']);
+    expect(d.required.write).toEqual(['/app/sub/keep.txt']);
+  });
+});
+
+describe('rule 8: ephemeral files', () => {
+  const sedInPlace = (tmp: string): TraceEvent[] => [
+    fileEv('read', '/app/data.csv'),
+    fileEv('create', `/app/${tmp}`, { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+    fileEv('chmod', `/app/${tmp}`),
+    fileEv('rename', `/app/${tmp}`, { path2: '/app/data.csv', syscall: 'rename' }),
+  ];
+
+  it('sed -i: the temp name becomes a pattern in its directory, the edited file stays exact', () => {
+    const d = derive(sedInPlace('sedAbC123'));
+    expect(d.required).toEqual({ read: ['/app/data.csv'], write: ['/app/data.csv'], execute: [] });
+    expect(d.ephemeral).toEqual({ read: ['/app/*'], write: ['/app/*'], execute: [] });
+  });
+
+  it('random temp names do not change the gold bytes', () => {
+    const a = buildGold(derive(sedInPlace('sedAbC123')), { taskId: 't', provenance: PROVENANCE });
+    const b = buildGold(derive(sedInPlace('sedXyZ987')), { taskId: 't', provenance: PROVENANCE });
+    expect(serializeGold(a)).toBe(serializeGold(b));
+  });
+
+  it('keeps the extension and generalises created-and-removed directories', () => {
+    const d = derive([
+      fileEv('create', '/app/out.json.lock'),
+      fileEv('rename', '/app/out.json.lock', { path2: '/app/out.json' }),
+      fileEv('mkdir', '/app/tmpk3j_x'),
+      fileEv('create', '/app/tmpk3j_x/a.o'),
+      fileEv('unlink', '/app/tmpk3j_x/a.o'),
+      fileEv('rmdir', '/app/tmpk3j_x'),
+    ]);
+    expect(d.required.write).toEqual(['/app/out.json']);
+    expect(d.ephemeral.write).toEqual(['/app/*', '/app/*.lock', '/app/*/*.o']);
+  });
+
+  it('follows renamed directories: the old names are ephemeral, the new directory is a write', () => {
+    const d = derive([
+      fileEv('mkdir', '/app/build.tmp'),
+      fileEv('create', '/app/build.tmp/r.txt'),
+      fileEv('rename', '/app/build.tmp', { path2: '/app/build' }),
+    ]);
+    expect(d.ephemeral.write).toEqual(['/app/*.tmp', '/app/*/*.txt']);
+    expect(d.required.write).toEqual(['/app/build']);
+  });
+
+  it('a file the snapshot did not list but the run read is not ephemeral', () => {
+    const d = derive([fileEv('read', '/opt/tool/share/data.bin')]);
+    expect(d.support.read).toEqual(['/opt/tool/share/data.bin']);
+    expect(d.ephemeral.read).toEqual([]);
+  });
+});
+
+describe('rules 9-10: scored roots', () => {
+  it('infers the workdir plus top-level dirs written outside it', () => {
+    const d = derive([
+      fileEv('create', '/srv/outbox/report.json'),
+      fileEv('read', '/srv/outbox/template.json'),
+      fileEv('read', '/etc/app.conf'),
+      fileEv('read', '/app/data.csv'),
+    ]);
+    expect(d.scored_roots_inferred).toBe(true);
+    expect(d.scored_roots.write).toEqual(['/app', '/srv/outbox']);
+    expect(d.scored_roots.read).toEqual(['/app', '/srv/outbox']);
+    expect(d.scored_roots.execute).toEqual(['/app', '/bin', '/sbin', '/usr/bin', '/usr/local/bin', '/usr/local/sbin', '/usr/sbin']);
+    expect(d.required.read).toEqual(['/app/data.csv', '/srv/outbox/template.json']);
+    expect(d.required.write).toEqual(['/srv/outbox/report.json']);
+    expect(d.support.read).toEqual(['/etc/app.conf']);
+  });
+
+  it('uses the spec roots when given', () => {
+    const scoredRoots: AxisLists = { read: ['/etc'], write: ['/app'], execute: ['/usr/bin'] };
+    const d = derive([fileEv('read', '/etc/app.conf'), fileEv('read', '/app/data.csv'), fileEv('create', '/srv/outbox/r.json')], { scoredRoots });
+    expect(d.scored_roots_inferred).toBe(false);
+    expect(d.scored_roots).toEqual(scoredRoots);
+    expect(d.required.read).toEqual(['/etc/app.conf']);
+    expect(d.support.read).toEqual(['/app/data.csv']);
+    expect(d.support.write).toEqual(['/srv/outbox/r.json']);
+  });
+});
+
+describe('rule 11: network', () => {
+  it('records IP endpoints attempted, unix sockets reached, and IP socket use', () => {
+    const d = derive([
+      netEv('socket', { socket_type: 'SOCK_STREAM' }),
+      netEv('connect', { address: '127.0.0.1', port: 8080, errno: 'ECONNREFUSED' }),
+      netEv('connect', { address: '127.0.0.1', port: 8080 }),
+      netEv('bind', { family: 'inet6', domain: 'AF_INET6', address: '::1', port: 9000 }),
+      netEv('sendto', { address: '127.0.0.1', port: 53 }),
+      netEv('connect', { family: 'unix', domain: 'AF_UNIX', address: '/run/app.sock' }),
+      netEv('connect', { family: 'unix', domain: 'AF_UNIX', address: '/var/run/nscd/socket', errno: 'ENOENT' }),
+    ]);
+    expect(d.network).toEqual({
+      ip_sockets: true,
+      connect: [{ family: 'inet', address: '127.0.0.1', port: 8080 }],
+      bind: [{ family: 'inet6', address: '::1', port: 9000 }],
+      send: [{ family: 'inet', address: '127.0.0.1', port: 53 }],
+      unix: ['/run/app.sock'],
+    });
+  });
+});
+
+it('counts unparsed lines as a warning', () => {
+  const d = derive([{ kind: 'unparsed', schema_version: 1, raw: 'garbage', reason: 'test' }]);
+  expect(d.unparsed).toBe(1);
+  expect(d.warnings).toEqual(['1 strace line(s) could not be parsed; needs they carry are missing']);
+});
+
+describe('determinism', () => {
+  // Two processes working in separate directories, each with its own temp files.
+  const worker = (pid: number, dir: string): TraceEvent[] =>
+    [
+      fileEv('mkdir', `/app/${dir}`),
+      fileEv('create', `/app/${dir}/x.tmp`),
+      fileEv('read', '/app/data.csv'),
+      fileEv('rename', `/app/${dir}/x.tmp`, { path2: `/app/${dir}/x` }),
+      fileEv('create', `/app/${dir}/scratch`),
+      fileEv('unlink', `/app/${dir}/scratch`),
+      execEv('/usr/bin/cat'),
+    ].map((e) => ({ ...e, pid }));
+
+  function interleave(queues: TraceEvent[][], choices: number[]): TraceEvent[] {
+    const qs = queues.map((q) => [...q]);
+    const out: TraceEvent[] = [];
+    let k = 0;
+    while (qs.some((q) => q.length > 0)) {
+      const live = qs.filter((q) => q.length > 0);
+      const q = live[(choices[k++] ?? 0) % live.length] as TraceEvent[];
+      out.push(q.shift() as TraceEvent);
+    }
+    return out;
+  }
+
+  it('derives identical bytes twice from the same events', () => {
+    const events = fixtureEvents('git');
+    const ctx = contextFor({ implicit: mergeImplicit(defaultImplicit(), FIXTURE_HARNESS) });
+    const once = serializeGold(buildGold(deriveGold(events, ctx), { taskId: 'git', provenance: PROVENANCE }));
+    const twice = serializeGold(buildGold(deriveGold(events, ctx), { taskId: 'git', provenance: PROVENANCE }));
+    expect(once).toBe(twice);
+    expect(once.endsWith('}\n')).toBe(true);
+  });
+
+  it('does not depend on how independent processes interleave', () => {
+    const queues = [worker(2, 'a'), worker(3, 'b')];
+    const reference = serializeGold(buildGold(derive(queues.flat()), { taskId: 't', provenance: PROVENANCE }));
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { minLength: 14, maxLength: 14 }), (choices) => {
+        const gold = buildGold(derive(interleave(queues, choices)), { taskId: 't', provenance: PROVENANCE });
+        expect(serializeGold(gold)).toBe(reference);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('gcc fixture: any interleaving that keeps each process in order gives the same gold', () => {
+    const events = fixtureEvents('gcc');
+    const pids = [...new Set(events.map((e) => e.pid ?? 0))];
+    const queues = pids.map((p) => events.filter((e) => (e.pid ?? 0) === p));
+    const reference = serializeGold(buildGold(derive(events), { taskId: 'gcc', provenance: PROVENANCE }));
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { minLength: events.length, maxLength: events.length }), (choices) => {
+        expect(serializeGold(buildGold(derive(interleave(queues, choices)), { taskId: 'gcc', provenance: PROVENANCE }))).toBe(reference);
+      }),
+      { numRuns: 10 },
+    );
+  });
+});
+
+describe('recorded fixtures', () => {
+  const implicit = mergeImplicit(defaultImplicit(), FIXTURE_HARNESS);
+  const fromFixture = (name: string) => deriveGold(fixtureEvents(name), contextFor({ implicit }));
+
+  it.each(['denied', 'gcc', 'git', 'network', 'python-files', 'shell-ops', 'tar', 'uid-drop'])(
+    '%s: valid gold, nothing implicit leaks into the sets',
+    (name) => {
+      const d = fromFixture(name);
+      const gold = buildGold(d, { taskId: name, provenance: PROVENANCE });
+      expect(GoldFileSchema.safeParse(gold).error).toBeUndefined();
+      for (const axis of AXES) {
+        for (const entry of [...d.required[axis], ...d.support[axis]]) {
+          expect(implicit[axis].some((p) => covers(p, entry)), `${axis} ${entry}`).toBe(false);
+        }
+      }
+      expect(everything(d).filter((p) => /libc\.so|ld-linux|ld\.so\.cache|\/proc\//.test(p))).toEqual([]);
+    },
+  );
+
+  it('python-files: interpreter by realpath; every created file was removed, so only ephemeral patterns', () => {
+    const d = fromFixture('python-files');
+    expect(d.required.execute).toEqual(['/usr/bin/python3.11']);
+    expect(d.required.write).toEqual([]);
+    // /app/a was written, renamed to /app/b and removed; /app/pkg/sub/m.txt moved to /app/moved.txt and removed.
+    expect(d.ephemeral.write).toEqual(expect.arrayContaining(['/app/*', '/app/*.txt', '/app/*/*/*.txt']));
+    expect(d.directories.read).toEqual(['/app']);
+    expect(d.support.read).toEqual([]);
+  });
+
+  it('gcc: sources and output exact, compiler internals support, temp files nowhere', () => {
+    const d = fromFixture('gcc');
+    expect(d.required.write).toEqual(['/app/hello', '/app/hello.c']);
+    expect(d.required.execute).toEqual(['/app/hello', '/usr/bin/as', '/usr/bin/gcc-12', '/usr/bin/ld']);
+    expect(d.support.execute).toEqual(['/usr/lib/gcc/x86_64-linux-gnu/12/cc1', '/usr/lib/gcc/x86_64-linux-gnu/12/collect2']);
+    expect(d.support.read).toContain('/usr/include/stdio.h');
+    expect(everything(d).filter((p) => p.startsWith('/tmp'))).toEqual([]);
+  });
+
+  it('tar: extracted files are writes, the archive in /tmp is scratch', () => {
+    const d = fromFixture('tar');
+    expect(d.required.write).toEqual(expect.arrayContaining(['/app/out/src/one.txt', '/app/out/src/d/two.txt', '/app/src/one.txt']));
+    expect(d.required.read).toEqual(['/app/src/d/two.txt', '/app/src/one.txt']);
+    expect(d.directories.read).toEqual(['/app/src', '/app/src/d']);
+    expect(d.required.execute).toEqual(['/usr/bin/mkdir', '/usr/bin/tar']);
+  });
+
+  it('git: lock files and temp objects are ephemeral, refs and objects exact', () => {
+    const d = fromFixture('git');
+    const entries = AXES.flatMap((a) => [...d.required[a], ...d.support[a]]);
+    expect(entries.filter((p) => /\.lock$|tmp_obj_/.test(p))).toEqual([]);
+    expect(d.required.write).toEqual(expect.arrayContaining(['/app/repo/.git/HEAD', '/app/repo/.git/refs/heads/master', '/app/repo/a.txt']));
+    expect(d.ephemeral.write).toEqual(expect.arrayContaining(['/app/repo/.git/*.lock', '/app/repo/.git/refs/heads/*.lock']));
+    expect(d.support.execute).toEqual(['/usr/lib/git-core/git']);
+  });
+
+  it('shell-ops: coreutils are needs, the shells are implicit', () => {
+    const d = fromFixture('shell-ops');
+    expect(d.required.execute).toEqual(expect.arrayContaining(['/usr/bin/cp', '/usr/bin/mv', '/usr/bin/rm']));
+    expect(d.required.execute.filter((p) => /bash|dash|\/sh$/.test(p))).toEqual([]);
+    expect(d.required.write).toEqual([]);
+  });
+
+  it('denied: refusals are denials, not needs', () => {
+    const d = fromFixture('denied');
+    expect(d.required.read).toEqual([]);
+    expect(d.denials.map((x) => `${x.op} ${x.target}`)).toEqual(
+      expect.arrayContaining(['read /app/secret', 'write /etc/passwd', 'mkdir /root/x', 'exec /app/noexec']),
+    );
+  });
+
+  it('network: endpoints attempted', () => {
+    const d = fromFixture('network');
+    expect(d.network.ip_sockets).toBe(true);
+    expect(d.network.connect).toEqual([
+      { family: 'inet', address: '127.0.0.1', port: 9 },
+      { family: 'inet6', address: '::1', port: 9 },
+    ]);
+    expect(d.network.bind).toEqual([{ family: 'inet', address: '127.0.0.1', port: 0 }]);
+  });
+});
