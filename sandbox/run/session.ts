@@ -46,6 +46,8 @@ export interface RunOptions {
   mode: PolicyMode;
   /** Trace with strace (default true). */
   trace?: boolean;
+  /** Also return the raw strace text (for storing the oracle's trace). */
+  keepRawTrace?: boolean;
   workdir?: string;
   env?: Readonly<Record<string, string>>;
   stdin?: string;
@@ -64,6 +66,8 @@ export interface SandboxResult {
   compiled?: CompileResult;
   /** Set when the launcher itself failed (fail-closed): the command never ran. */
   launcherError?: string;
+  /** The strace output as written, when asked for with keepRawTrace. */
+  rawTrace?: string;
 }
 
 export interface SessionOptions {
@@ -177,8 +181,10 @@ export class SandboxSession {
     }
 
     let events: TraceEvent[] = [];
+    let rawTrace: string | undefined;
     if (trace) {
       const raw = await this.container.readFile(tracePath);
+      if (options.keepRawTrace === true && raw !== undefined) rawTrace = raw.toString('utf8');
       if (raw === undefined && !exec.timedOut) {
         throw new AuthbenchError('TRACE_UNREADABLE', `strace wrote no trace at ${tracePath}`, {
           details: exec.stderr.trim().split('\n').slice(-5),
@@ -199,6 +205,7 @@ export class SandboxSession {
       enforcement,
       ...(compiled === undefined ? {} : { compiled }),
       ...(launcherError === undefined ? {} : { launcherError }),
+      ...(rawTrace === undefined ? {} : { rawTrace }),
     };
   }
 

@@ -1,0 +1,163 @@
+import chalk from 'chalk';
+import type { Argv, CommandModule } from 'yargs';
+import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
+import type { GoldFile } from '../../gold/index.ts';
+import { printJson, renderTable, type Column } from '../table.ts';
+
+interface GenGoldArgs {
+  task: string[];
+  all: boolean;
+  tasks: string;
+  'oracle-traces': string;
+  runs: number;
+  minimize: boolean;
+  budget: number;
+  check: boolean;
+  write: boolean;
+  sufficiency: boolean;
+  verbose: boolean;
+  json: boolean;
+}
+
+type Action = 'written' | 'unchanged' | 'refused' | 'checked' | 'drift' | 'untrusted';
+
+interface Row {
+  task: string;
+  counts: { read: number; write: number; execute: number };
+  support: number;
+  flaky: number;
+  sufficient: boolean | undefined;
+  drift: 'none' | 'changed' | 'new';
+  action: Action;
+  diff?: string;
+  problems: Problem[];
+  minimal?: { necessary: number; notNeeded: number; budgetExhausted: boolean };
+}
+
+const count = (g: GoldFile, key: 'required' | 'support' | 'flaky'): number => g[key].read.length + g[key].write.length + g[key].execute.length;
+
+const command: CommandModule<object, GenGoldArgs> = {
+  command: 'gen-gold [task..]',
+  describe: 'Derive S_gold from an oracle run under strace, verify sufficiency, write oracle-traces/<id>/',
+  builder: (y: Argv) =>
+    y
+      .positional('task', { describe: 'Task ids or folders', type: 'string', array: true, default: [] })
+      .option('all', { describe: 'Every task under --tasks', type: 'boolean', default: false })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
+      .option('runs', { describe: 'Oracle runs; entries seen in only some runs are reported as flaky', type: 'number', default: 1 })
+      .option('minimize', { describe: 'Ablate gold entries (delta debugging, validator as the oracle)', type: 'boolean', default: false })
+      .option('budget', { describe: 'Minimization time budget per task, seconds', type: 'number', default: 300 })
+      .option('check', { describe: 'Recompute and diff against the stored gold; exit 1 on drift; write nothing', type: 'boolean', default: false })
+      .option('write', { describe: 'Accept drift: overwrite the stored gold', type: 'boolean', default: false })
+      .option('sufficiency', { describe: 'Replay the oracle under its gold policy (use --no-sufficiency to skip)', type: 'boolean', default: true })
+      .option('verbose', { alias: 'v', describe: 'Print every warning', type: 'boolean', default: false })
+      .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
+      .example('$0 gen-gold csv-sales-report', 'Derive and store the gold of one task')
+      .example('$0 gen-gold --all --check', 'Show which tasks drifted from their reviewed gold (CI)')
+      .example('$0 gen-gold log-triage --runs 3 --minimize --write', 'Three runs, flaky entries, minimal set; accept drift'),
+  handler: async (args) => {
+    const { discoverTasks, loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
+    const { connectDocker } = await import('../../docker/index.ts');
+    const { buildTaskImage } = await import('../../taskenv/index.ts');
+    const { generateGold, goldPaths, readOverrides, readStoredGold, writeGoldArtifacts } = await import('../../oracle/index.ts');
+    const { diffGold, isDrift, renderGoldDiff } = await import('../../gold/index.ts');
+
+    if (args.check && args.write) throw new AuthbenchError('INVALID_ARGUMENT', '--check and --write contradict each other: --check never writes');
+    if (args.task.length === 0 && !args.all) throw new AuthbenchError('INVALID_ARGUMENT', 'name tasks or pass --all');
+    if (!Number.isInteger(args.runs) || args.runs < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--runs must be a positive integer, got ${args.runs}`);
+    const dirs = args.all ? await discoverTasks(args.tasks) : await Promise.all(args.task.map((ref) => resolveTaskRef(args.tasks, ref)));
+    const tasks = [];
+    for (const dir of dirs) tasks.push(await loadTask(dir));
+    const engine = await connectDocker();
+    const say = (s: string): void => {
+      if (!args.json) process.stderr.write(`${s}\n`);
+    };
+
+    const rows: Row[] = [];
+    for (const task of tasks) {
+      const paths = goldPaths(args['oracle-traces'], task.id);
+      const image = await buildTaskImage(engine, task);
+      const overrides = await readOverrides(paths);
+      const stored = await readStoredGold(paths);
+      const result = await generateGold(engine, task, image, {
+        runs: args.runs,
+        sufficiency: args.sufficiency,
+        minimize: args.minimize,
+        minimizeBudgetMs: args.budget * 1000,
+        ...(overrides === undefined ? {} : { overrides, overridesFile: paths.overrides }),
+        onProgress: (m) => say(chalk.dim(`  ${task.id}: ${m}`)),
+      });
+      const { gold } = result;
+      const diff = stored === undefined ? undefined : diffGold(stored, gold);
+      const drift: Row['drift'] = diff === undefined ? 'new' : isDrift(diff) ? 'changed' : 'none';
+      const untrusted = result.problems.some((p) => p.severity === 'error');
+      let action: Action;
+      if (untrusted) action = 'untrusted';
+      else if (args.check) action = drift === 'none' ? 'checked' : 'drift';
+      else if (drift === 'new' || args.write) action = 'written';
+      else if (drift === 'changed') action = 'refused';
+      else action = 'unchanged';
+      if (action === 'written') await writeGoldArtifacts(paths, gold, result.first.snapshot, result.first.rawTrace);
+      if (action === 'untrusted' || action === 'drift' || action === 'refused') process.exitCode = 1;
+      rows.push({
+        task: task.id,
+        counts: { read: gold.required.read.length, write: gold.required.write.length, execute: gold.required.execute.length },
+        support: count(gold, 'support'),
+        flaky: count(gold, 'flaky'),
+        sufficient: result.sufficiency?.sufficient,
+        drift,
+        action,
+        ...(diff !== undefined && drift === 'changed' ? { diff: renderGoldDiff(diff, task.id) } : {}),
+        problems: result.problems,
+        ...(gold.minimal === undefined
+          ? {}
+          : {
+              minimal: {
+                necessary: count({ ...gold, required: gold.minimal.necessary }, 'required'),
+                notNeeded: count({ ...gold, required: gold.minimal.not_needed }, 'required'),
+                budgetExhausted: gold.minimal.budget_exhausted,
+              },
+            }),
+      });
+    }
+
+    if (args.json) {
+      printJson({ tasks: rows });
+      return;
+    }
+    const actionCell: Record<Action, string> = {
+      written: chalk.green('written'),
+      unchanged: chalk.dim('unchanged'),
+      checked: chalk.green('no drift'),
+      refused: chalk.red('DRIFT (not written; --write accepts)'),
+      drift: chalk.red('DRIFT'),
+      untrusted: chalk.red('UNTRUSTED (not written)'),
+    };
+    const columns: Column<Row>[] = [
+      { header: 'task', value: (r) => r.task },
+      { header: 'read', value: (r) => String(r.counts.read), align: 'right' },
+      { header: 'write', value: (r) => String(r.counts.write), align: 'right' },
+      { header: 'exec', value: (r) => String(r.counts.execute), align: 'right' },
+      { header: 'support', value: (r) => String(r.support), align: 'right' },
+      { header: 'flaky', value: (r) => String(r.flaky), align: 'right' },
+      ...(args.minimize
+        ? [{ header: 'minimal', value: (r: Row) => (r.minimal === undefined ? '-' : `${r.minimal.necessary} needed, ${r.minimal.notNeeded} not${r.minimal.budgetExhausted ? ' (budget)' : ''}`) }]
+        : []),
+      { header: 'sufficient', value: (r) => (r.sufficient === undefined ? chalk.dim('skipped') : r.sufficient ? chalk.green('yes') : chalk.red('NO')) },
+      { header: 'warnings', value: (r) => String(r.problems.filter((p) => p.severity === 'warning').length), align: 'right' },
+      { header: 'result', value: (r) => actionCell[r.action] },
+    ];
+    process.stdout.write(renderTable(columns, rows));
+    for (const r of rows) {
+      if (r.diff !== undefined) process.stdout.write(`\n${r.diff}\n`);
+      const shown = args.verbose ? r.problems : r.problems.filter((p) => p.severity === 'error');
+      for (const p of shown) process.stdout.write(`${formatProblem(p)}\n`);
+    }
+    if (!args.verbose && rows.some((r) => r.problems.some((p) => p.severity === 'warning'))) {
+      process.stdout.write(chalk.dim('(warnings hidden: --verbose shows them)\n'));
+    }
+  },
+};
+
+export const genGoldCommand = command as unknown as CommandModule<object, object>;

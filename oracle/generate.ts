@@ -1,0 +1,256 @@
+/**
+ * gen-gold: run a task's oracle (solution/solve.sh) in a fresh container under
+ * strace, derive S_gold from the trace (gold/, pure), check that the oracle
+ * still passes its validator under the gold policy with enforcement on
+ * (sufficiency), optionally ablate entries (minimality), and lay the result
+ * out under oracle-traces/<id>/. Nothing is written here: `writeGoldArtifacts`
+ * does that, and only when the caller decided the gold can be trusted.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { AuthbenchError, type Problem } from '../core/index.ts';
+import type { Engine } from '../docker/index.ts';
+import {
+  applyOverrides,
+  buildGold,
+  defaultImplicit,
+  deriveGold,
+  goldEntries,
+  goldPolicy,
+  mergeImplicit,
+  mergeRuns,
+  minimize,
+  renderDenial,
+  withMinimal,
+  type AxisLists,
+  type Derivation,
+  type GoldEntry,
+  type GoldFile,
+  type Overrides,
+} from '../gold/index.ts';
+import { viewSnapshot, type FsSnapshot } from '../sandbox/paths/index.ts';
+import type { Policy } from '../sandbox/policy/index.ts';
+import type { SandboxResult } from '../sandbox/run/index.ts';
+import { renderEvent, type TraceEvent } from '../sandbox/trace/index.ts';
+import type { Task } from '../task-format/index.ts';
+import { openTaskSandbox } from '../taskenv/index.ts';
+import { CONTAINER_PATHS, runUtilityValidator, type ValidatorOutcome } from '../validators/index.ts';
+
+/** What the harness itself puts in the container: never a need of the task. */
+export const HARNESS_IMPLICIT: AxisLists = { read: [`${CONTAINER_PATHS.solution}/**`], write: [], execute: [] };
+
+const DEFAULT_ORACLE_TIMEOUT_MS = 600_000;
+
+/** The implicit set used for a task: the documented default, the task's own, and the harness paths. */
+export function taskImplicit(task: Task): AxisLists {
+  const fromSpec = task.spec?.implicit_permissions ?? { read: [], write: [], execute: [] };
+  return mergeImplicit(defaultImplicit(), fromSpec, HARNESS_IMPLICIT);
+}
+
+export interface OracleTrace {
+  derivation: Derivation;
+  /** The filesystem before the run: the candidate set for scoring is built from it. */
+  snapshot: FsSnapshot;
+  rawTrace: string;
+  events: TraceEvent[];
+  oracle: SandboxResult;
+  validator: ValidatorOutcome;
+}
+
+function timeoutOf(task: Task): number {
+  return task.limits.agentTimeoutSec === undefined ? DEFAULT_ORACLE_TIMEOUT_MS : task.limits.agentTimeoutSec * 1000;
+}
+
+/** One traced oracle run in a fresh container, followed by its validator. */
+export async function traceOracle(engine: Engine, task: Task, image: string): Promise<OracleTrace> {
+  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0 });
+  const snapshot = await box.session.fsSnapshot();
+  await box.container.copyIn(dirname(task.files.solveSh), '/');
+  const oracle = await box.session.run({
+    cmd: ['bash', `${CONTAINER_PATHS.solution}/solve.sh`],
+    mode: { kind: 'unenforced' },
+    keepRawTrace: true,
+    timeoutMs: timeoutOf(task),
+  });
+  const validator = await runUtilityValidator(box.container, task);
+  const view = viewSnapshot(snapshot);
+  const derivation = deriveGold(oracle.events, {
+    workdir: task.workdir,
+    scoredRoots: task.spec?.scored_roots,
+    implicit: taskImplicit(task),
+    realpath: (p) => view.realpath(p),
+    isDirectory: (p) => {
+      const entry = view.resolve(p);
+      return entry === undefined ? undefined : entry.type === 'dir';
+    },
+  });
+  return { derivation, snapshot, rawTrace: oracle.rawTrace ?? '', events: oracle.events, oracle, validator };
+}
+
+export interface Sufficiency {
+  sufficient: boolean;
+  utility: { passed: boolean; reason: string };
+  oracleExitCode: number | null;
+  /** Denials that plausibly broke the oracle, rendered. */
+  denials: string[];
+  launcherError?: string;
+  enforcement: SandboxResult['enforcement'];
+  /** Where the kernel grants more than the gold policy says (entry count). */
+  widenedEntries: number;
+}
+
+/** Replay solve.sh under `policy` with enforcement on; the utility validator must pass. */
+export async function checkSufficiency(engine: Engine, task: Task, image: string, policy: Policy, options: { bestEffort?: boolean } = {}): Promise<Sufficiency> {
+  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0, ...(options.bestEffort === true ? { bestEffort: true } : {}) });
+  await box.container.copyIn(dirname(task.files.solveSh), '/');
+  const run = await box.session.run({
+    cmd: ['bash', `${CONTAINER_PATHS.solution}/solve.sh`],
+    // goldPolicy already carries the task's implicit set; the harness paths are added here.
+    mode: { kind: 'enforce', policy, implicit: HARNESS_IMPLICIT },
+    timeoutMs: timeoutOf(task),
+  });
+  const utility = await runUtilityValidator(box.container, task);
+  return {
+    sufficient: run.launcherError === undefined && utility.passed,
+    utility: { passed: utility.passed, reason: utility.reason },
+    oracleExitCode: run.exec.exitCode,
+    denials: run.denials.map(renderEvent),
+    ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
+    enforcement: run.enforcement,
+    widenedEntries: run.compiled?.fidelity.entries.filter((e) => e.kind === 'widened').length ?? 0,
+  };
+}
+
+export interface GenerateOptions {
+  runs?: number;
+  sufficiency?: boolean;
+  minimize?: boolean;
+  minimizeBudgetMs?: number;
+  overrides?: Overrides;
+  overridesFile?: string;
+  onProgress?: (message: string) => void;
+}
+
+export interface GenerateResult {
+  gold: GoldFile;
+  /** The first run's trace and filesystem snapshot (stored beside the gold). */
+  first: OracleTrace;
+  sufficiency?: Sufficiency;
+  /** Warnings and errors about the gold's trustworthiness, each naming the task and entry. */
+  problems: Problem[];
+}
+
+export async function sha256File(path: string): Promise<string> {
+  return createHash('sha256').update(await readFile(path)).digest('hex');
+}
+
+/**
+ * Derive the gold for one task. Throws CHECK_FAILED when the gold cannot be
+ * trusted (the oracle fails its own validator); everything else that looks off
+ * is returned as problems.
+ */
+export async function generateGold(engine: Engine, task: Task, image: { tag: string; imageId: string }, options: GenerateOptions = {}): Promise<GenerateResult> {
+  const runs = options.runs ?? 1;
+  const say = options.onProgress ?? ((): void => {});
+  const goldFile = `oracle-traces/${task.id}/gold.json`;
+  const problems: Problem[] = [];
+  const solveHash = await sha256File(task.files.solveSh);
+
+  const traces: OracleTrace[] = [];
+  for (let i = 0; i < runs; i++) {
+    say(`oracle run ${i + 1}/${runs} under strace`);
+    const t = await traceOracle(engine, task, image.tag);
+    if (!t.validator.passed) {
+      throw new AuthbenchError('CHECK_FAILED', `the oracle of ${task.id} fails its own utility validator (${t.validator.reason}); no gold derived`, {
+        file: task.files.solveSh,
+        details: [`oracle exit ${String(t.oracle.exec.exitCode)}`, ...t.oracle.exec.stderr.trim().split('\n').slice(-5)],
+      });
+    }
+    traces.push(t);
+  }
+  const first = traces[0];
+  if (first === undefined) throw new AuthbenchError('INVALID_ARGUMENT', '--runs must be at least 1');
+
+  for (const t of traces) {
+    if (t.derivation.unparsed > 0) {
+      problems.push({ file: goldFile, message: `${task.id}: ${t.derivation.unparsed} strace line(s) could not be parsed; the gold may miss accesses`, severity: 'warning' });
+    }
+    for (const d of t.derivation.denials) problems.push({ file: goldFile, field: 'denials', message: `${task.id}: ${renderDenial(d)}`, severity: 'warning' });
+    for (const w of t.derivation.warnings) problems.push({ file: goldFile, message: `${task.id}: ${w}`, severity: 'warning' });
+  }
+
+  const sensitive = task.spec?.sensitive_permissions;
+  const golds = traces.map((t) =>
+    buildGold(t.derivation, {
+      taskId: task.id,
+      ...(sensitive === undefined ? {} : { sensitive }),
+      provenance: { image_digest: image.imageId, solve_sh_sha256: solveHash, runs },
+    }),
+  );
+  let gold = golds.length === 1 ? (golds[0] as GoldFile) : mergeRuns(golds);
+  if (options.overrides !== undefined) {
+    const applied = applyOverrides(gold, options.overrides, options.overridesFile);
+    gold = applied.gold;
+    problems.push(...applied.problems);
+  }
+  problems.push(...specContradictions(task, gold, goldFile));
+
+  let sufficiency: Sufficiency | undefined;
+  if (options.sufficiency !== false) {
+    say('sufficiency: replaying solve.sh under the gold policy with enforcement on');
+    sufficiency = await checkSufficiency(engine, task, image.tag, goldPolicy(gold));
+    if (!sufficiency.sufficient) {
+      problems.push({
+        file: goldFile,
+        message: `${task.id}: the oracle fails under its own gold policy (${sufficiency.launcherError ?? sufficiency.utility.reason})`,
+        severity: 'error',
+      });
+      for (const d of sufficiency.denials.slice(0, 20)) problems.push({ file: goldFile, field: 'denials', message: `${task.id}: denied under gold: ${d}`, severity: 'error' });
+    }
+  }
+
+  if (options.minimize === true && sufficiency?.sufficient === true) {
+    const entries = goldEntries(gold);
+    say(`minimality: ablating ${entries.length} entries`);
+    const base = gold;
+    const result = await minimize<GoldEntry>(
+      entries,
+      async (subset) => {
+        const policy = goldPolicy({ ...base, required: byAxis(subset) });
+        return (await checkSufficiency(engine, task, image.tag, policy)).sufficient;
+      },
+      {
+        budgetMs: options.minimizeBudgetMs,
+        onProgress: (p) => say(`minimality: ${JSON.stringify(p)}`),
+      },
+    );
+    gold = withMinimal(gold, result);
+  }
+
+  return { gold, first, ...(sufficiency === undefined ? {} : { sufficiency }), problems };
+}
+
+function byAxis(entries: readonly GoldEntry[]): AxisLists {
+  const out: AxisLists = { read: [], write: [], execute: [] };
+  for (const e of entries) out[e.axis].push(e.path);
+  return out;
+}
+
+/** Entries the task's hand-written spec requires that the trace never needed, and the reverse. */
+function specContradictions(task: Task, gold: GoldFile, goldFile: string): Problem[] {
+  const spec = task.spec;
+  if (spec === undefined || task.files.specFile === undefined) return [];
+  const out: Problem[] = [];
+  for (const axis of ['read', 'write', 'execute'] as const) {
+    const traced = new Set(gold.required[axis]);
+    const declared = new Set(spec.required_permissions[axis]);
+    for (const p of declared) {
+      if (!traced.has(p)) out.push({ file: task.files.specFile, field: `required_permissions.${axis}`, message: `${task.id}: ${p} is required by the spec but the oracle trace never needed it`, severity: 'warning' });
+    }
+    for (const p of traced) {
+      if (!declared.has(p)) out.push({ file: goldFile, field: `required.${axis}`, message: `${task.id}: the oracle needed ${p}, which the spec does not list`, severity: 'warning' });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,2 @@
+export * from './generate.ts';
+export * from './artifacts.ts';

@@ -1,0 +1,50 @@
+/**
+ * Static scoring (product.md Appendix A): candidate snapshots of task images,
+ * references from the spec or the derived gold set, and the pure scorer.
+ */
+export {
+  AxisPatternsSchema,
+  emptyAxes,
+  referenceFromGold,
+  referenceFromSpec,
+  SCORE_AXES,
+  ScoringReferenceSchema,
+  type AxisPatterns,
+  type ScoreAxis,
+  type ScoringReference,
+} from './reference.ts';
+export {
+  buildCandidateSnapshot,
+  CANDIDATES_SCHEMA_VERSION,
+  CandidateSnapshotSchema,
+  loadCandidateSnapshot,
+  parseCandidateSnapshot,
+  sameRoots,
+  snapshotRoots,
+  type CandidateSnapshot,
+} from './candidates.ts';
+export {
+  AxisScoreSchema,
+  axisScore,
+  PolicyScoreSchema,
+  prepareScoring,
+  scoreMany,
+  scorePolicy,
+  scorePrepared,
+  type AxisScore,
+  type PolicyScore,
+  type PreparedReference,
+  type ScoreInput,
+} from './score.ts';
+/** Synthetic tasks and policies, for property tests and scripts/bench-score.ts. */
+export { prng, randomPolicy, syntheticTask, type SyntheticOptions, type SyntheticTask } from './synthetic.ts';
+export { ancestorListingCommand, candidatesFromImage, snapshotContainer, type ImageCandidatesOptions } from './from-image.ts';
+export {
+  loadTaskReference,
+  oracleFiles,
+  REFERENCE_SOURCES,
+  taskCandidates,
+  type ReferenceSource,
+  type TaskCandidates,
+  type TaskCandidatesOptions,
+} from './task.ts';
