@@ -11,6 +11,8 @@ export function createCli(argv: readonly string[]): Argv {
   let cli = yargs([...argv])
     .scriptName('authbench')
     .version(AUTHBENCH_VERSION)
+    // Arguments after `--` are a command to run (sandbox run), never flags of ours.
+    .parserConfiguration({ 'populate--': true })
     .strict()
     .demandCommand(1, 'Name a command; see authbench --help.')
     .recommendCommands()

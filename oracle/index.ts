@@ -1,2 +1,3 @@
 export * from './generate.ts';
 export * from './artifacts.ts';
+export * from './policy-source.ts';

@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 import type { SelftestRow } from '../../sandbox/selftest/index.ts';
+import { sandboxRunCommand } from './sandbox-run.ts';
 
 interface SelftestArgs {
   json: boolean;
@@ -50,7 +51,7 @@ const selftestCommand: CommandModule<object, SelftestArgs> = {
 
 /** `authbench sandbox <subcommand>`; add a subcommand by adding it to SUBCOMMANDS. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const SUBCOMMANDS: CommandModule<object, any>[] = [selftestCommand];
+const SUBCOMMANDS: CommandModule<object, any>[] = [sandboxRunCommand, selftestCommand];
 
 export const sandboxCommand: CommandModule<object, object> = {
   command: 'sandbox',

@@ -1,0 +1,53 @@
+/**
+ * `authbench sandbox run` on every starter task, through the real CLI: a
+ * command inside the gold policy runs with full enforcement; under deny-all a
+ * write into the workdir is refused and shows up as a denial.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { discoverTasks, loadTask } from '../../task-format/index.ts';
+
+const tasks = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
+const scratch = mkdtempSync(join(tmpdir(), 'authbench-sandbox-run-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface RunJson {
+  exec: { exitCode: number | null; stdout: string };
+  enforcement: { level: string; landlockAbi: number; seccomp: boolean };
+  denials: { kind: string; path?: string }[];
+  events: { count: number; file?: string };
+}
+
+function sandboxRun(taskId: string, policy: string, cmd: string[]): { status: number | null; json: RunJson; stderr: string } {
+  const events = join(scratch, `${taskId}-${policy}.jsonl`);
+  const r = spawnSync(process.execPath, ['bin/authbench.ts', 'sandbox', 'run', '--task', taskId, '--policy', policy, '--events', events, '--json', '--', ...cmd], {
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
+  return { status: r.status, json: JSON.parse(r.stdout) as RunJson, stderr: r.stderr };
+}
+
+describe.each(tasks.map((t) => [t.id, t.workdir] as const))('sandbox run on %s', (id, workdir) => {
+  it('runs a command inside the gold policy under full enforcement and writes its events', () => {
+    const r = sandboxRun(id, 'gold', ['bash', '-c', 'echo inside']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.json.exec.stdout).toBe('inside\n');
+    expect(r.json.enforcement.level).toBe('full');
+    expect(r.json.enforcement.seccomp).toBe(true);
+    expect(r.json.enforcement.landlockAbi).toBeGreaterThanOrEqual(1);
+    expect(r.json.events.count).toBeGreaterThan(0);
+    const lines = readFileSync(r.json.events.file ?? '', 'utf8').trim().split('\n');
+    expect(lines.length).toBe(r.json.events.count);
+    expect(lines.every((l) => (JSON.parse(l) as { schema_version: number }).schema_version === 1)).toBe(true);
+  });
+
+  it('under deny-all refuses a write into the workdir and reports it', () => {
+    const target = `${workdir}/authbench-deny-probe`;
+    const r = sandboxRun(id, 'deny-all', ['bash', '-c', `echo x > ${target}`]);
+    expect(r.status).not.toBe(0);
+    expect(r.json.denials.some((d) => d.kind === 'file' && d.path === target)).toBe(true);
+  });
+});
