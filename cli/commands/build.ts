@@ -1,7 +1,7 @@
-import { relative } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
+import { formatAuthbenchError } from '../render-error.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
 interface BuildArgs {
@@ -18,6 +18,7 @@ interface Row {
   built: boolean;
   seconds: number;
   substitutions: { from: string; to: string }[];
+  error?: string;
 }
 
 /** `K=V` flags; the value may itself contain `=`. */
@@ -51,7 +52,8 @@ const command: CommandModule<object, BuildArgs> = {
       .example('$0 build --tasks my-tasks --build-arg PY=3.11 --json', 'Another suite, a build arg, JSON output'),
   handler: async (args) => {
     const { discoverTasks, loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
-    const { connectDocker, parseBaseMapFlag, taskImageRepository } = await import('../../docker/index.ts');
+    const { connectDocker, parseBaseMapFlag } = await import('../../docker/index.ts');
+    const { buildTaskImage } = await import('../../taskenv/index.ts');
 
     const extraEntries = args['base-map'].map((flag) => {
       const entry = parseBaseMapFlag(flag);
@@ -69,25 +71,22 @@ const command: CommandModule<object, BuildArgs> = {
 
     const engine = await connectDocker();
     const rows: Row[] = [];
+    // A task whose image fails to build is reported and the others still build.
     for (const task of tasks) {
       const started = performance.now();
-      const result = await engine.buildImage({
-        repository: taskImageRepository(task.id),
-        kind: 'task-image',
-        contextDir: task.files.contextDir,
-        dockerfile: relative(task.files.contextDir, task.files.dockerfile),
-        buildArgs,
-        taskId: task.id,
-        baseMap: { extraEntries },
-        ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
-      });
-      rows.push({
-        task: task.id,
-        tag: result.tag,
-        built: result.built,
-        seconds: (performance.now() - started) / 1000,
-        substitutions: [...result.substitutions],
-      });
+      try {
+        const result = await buildTaskImage(engine, task, {
+          baseMapEntries: extraEntries,
+          buildArgs,
+          ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
+        });
+        rows.push({ task: task.id, tag: result.tag, built: result.built, seconds: (performance.now() - started) / 1000, substitutions: [...result.substitutions] });
+      } catch (e) {
+        if (!(e instanceof AuthbenchError) || e.code !== 'IMAGE_BUILD_FAILED') throw e;
+        process.exitCode = 125;
+        process.stderr.write(formatAuthbenchError(e));
+        rows.push({ task: task.id, tag: '', built: false, seconds: (performance.now() - started) / 1000, substitutions: [], error: e.message });
+      }
     }
 
     if (args.json) {
@@ -97,7 +96,7 @@ const command: CommandModule<object, BuildArgs> = {
     const columns: Column<Row>[] = [
       { header: 'task', value: (r) => r.task },
       { header: 'image', value: (r) => r.tag },
-      { header: 'status', value: (r) => (r.built ? chalk.green('built') : chalk.dim('cached')) },
+      { header: 'status', value: (r) => (r.error !== undefined ? chalk.red('FAILED') : r.built ? chalk.green('built') : chalk.dim('cached')) },
       { header: 'seconds', value: (r) => r.seconds.toFixed(1), align: 'right' },
       { header: 'substitutions', value: (r) => r.substitutions.map((s) => `${s.from} → ${s.to}`).join(', ') || chalk.dim('-') },
     ];
