@@ -2,8 +2,8 @@
  * Landlock's access rights by ABI, and which of them a rule on a non-directory
  * may carry (the kernel rejects directory-only rights on a file with EINVAL).
  */
-import { FS_ACCESS } from '../launcher/rules.ts';
-import type { FsAccess } from '../launcher/rules.ts';
+import { FS_ACCESS } from '../launcher/index.ts';
+import type { FsAccess } from '../launcher/index.ts';
 
 export const LATEST_LANDLOCK_ABI = 7;
 

@@ -55,7 +55,7 @@ import {
   viewSnapshot,
 } from '../paths/index.ts';
 import type { FsEntry, FsSnapshot, SnapshotView } from '../paths/index.ts';
-import type { FsAccess, FsRule, LauncherRules } from '../launcher/rules.ts';
+import type { FsAccess, FsRule, LauncherRules } from '../launcher/index.ts';
 import type { NetworkSection, Policy, PolicyAxis } from '../policy/index.ts';
 import { CREATE_BENEATH, EXECUTE_FILE, FILE_ACCESS, READ_TREE, WRITE_TREE, handledFsAccess } from './access.ts';
 import { summarize } from './fidelity.ts';

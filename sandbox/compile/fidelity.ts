@@ -8,7 +8,7 @@
  * and shown, never hidden.
  */
 import { z } from 'zod';
-import { FS_ACCESS } from '../launcher/rules.ts';
+import { FS_ACCESS } from '../launcher/index.ts';
 
 export const FIDELITY_KINDS = ['exact', 'widened', 'narrowed', 'nonexistent', 'no-match', 'implicit', 'abi-limited'] as const;
 

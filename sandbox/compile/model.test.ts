@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../paths/index.ts';
-import type { FsRule } from '../launcher/rules.ts';
+import type { FsRule } from '../launcher/index.ts';
 import { compilePolicy } from './compile.ts';
 import { explainAccess, kernelAllows, policyAllows, requirements } from './model.ts';
 import type { FsOp } from './model.ts';

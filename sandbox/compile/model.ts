@@ -25,7 +25,7 @@
 import { covers, canonicalizeExecutables, normalizePattern, isWithin, viewSnapshot } from '../paths/index.ts';
 import type { FsSnapshot, SnapshotView } from '../paths/index.ts';
 import type { Policy, PolicyAxis } from '../policy/index.ts';
-import type { FsAccess, FsRule } from '../launcher/rules.ts';
+import type { FsAccess, FsRule } from '../launcher/index.ts';
 import { LATEST_LANDLOCK_ABI, handledFsAccess } from './access.ts';
 import type { FidelityEntry, FidelityReport } from './fidelity.ts';
 import { posix } from 'node:path';

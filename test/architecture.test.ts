@@ -1,0 +1,75 @@
+/**
+ * The module rules the README's architecture section states, checked: every
+ * cross-module import goes through the module's index.ts, and dependencies
+ * only point the ways the table allows (nothing imports cli).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ALLOWED: Record<string, readonly string[]> = {
+  core: [],
+  docker: ['core'],
+  'sandbox/paths': ['core'],
+  'sandbox/trace': ['core'],
+  'sandbox/policy': ['core', 'sandbox/paths'],
+  'sandbox/launcher': ['core', 'docker'],
+  'sandbox/compile': ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/launcher'],
+  'sandbox/run': ['core', 'docker', 'sandbox/compile', 'sandbox/launcher', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace'],
+  'sandbox/selftest': ['core', 'docker', 'sandbox/launcher'],
+  'task-format': ['core', 'sandbox/paths'],
+  models: ['core'],
+  gold: ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
+  score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format'],
+  taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
+  validators: ['core', 'docker', 'task-format', 'taskenv'],
+  oracle: ['core', 'docker', 'gold', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'score', 'task-format', 'taskenv', 'validators'],
+};
+// cli may import every module above; bin only cli; scripts and tests anything.
+
+const SKIP = new Set(['node_modules', '.git', 'tasks', 'oracle-traces', 'jobs', 'test', 'scripts', 'bin', 'coverage']);
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (SKIP.has(name) && dir === '.') continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
+    else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.config.ts')) out.push(path);
+  }
+  return out;
+}
+
+function moduleOf(path: string): string {
+  const parts = normalize(path).split('/');
+  return parts[0] === 'sandbox' && parts.length > 2 ? `sandbox/${parts[1]}` : (parts[0] ?? '');
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
+const edges = sourceFiles('.').flatMap((file) =>
+  [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => {
+    const target = normalize(join(dirname(file), m[1] ?? m[2] ?? ''));
+    return { file, target, from: moduleOf(file), to: moduleOf(target) };
+  }),
+);
+
+describe('architecture', () => {
+  it('finds the modules it checks', () => {
+    const seen = new Set(edges.map((e) => e.from));
+    for (const m of [...Object.keys(ALLOWED).filter((m) => m !== 'core'), 'cli']) expect(seen, m).toContain(m);
+  });
+
+  it('imports other modules only through their index.ts', () => {
+    const offenders = edges.filter((e) => e.from !== e.to && !e.target.endsWith('/index.ts')).map((e) => `${e.file} -> ${relative('.', e.target)}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('points dependencies only the ways the README allows', () => {
+    const offenders = edges
+      .filter((e) => e.from !== e.to && e.from !== 'cli')
+      .filter((e) => !(ALLOWED[e.from] ?? []).includes(e.to))
+      .map((e) => `${e.file}: ${e.from} -> ${e.to}`);
+    expect(offenders).toEqual([]);
+  });
+});
