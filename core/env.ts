@@ -18,6 +18,13 @@ export const ENV = {
   OPENAI_API_KEY: 'OPENAI_API_KEY',
   OPENAI_BASE_URL: 'OPENAI_BASE_URL',
   ANTHROPIC_API_KEY: 'ANTHROPIC_API_KEY',
+  ANTHROPIC_BASE_URL: 'ANTHROPIC_BASE_URL',
+  /** Base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp) for `openai-compatible/<name>`. */
+  OPENAI_COMPATIBLE_BASE_URL: 'OPENAI_COMPATIBLE_BASE_URL',
+  /** Key for the OpenAI-compatible server, if it wants one (never falls back to OPENAI_API_KEY). */
+  OPENAI_COMPATIBLE_API_KEY: 'OPENAI_COMPATIBLE_API_KEY',
+  /** A pricing JSON file merged over the bundled models/pricing.json. */
+  AUTHBENCH_PRICING: 'AUTHBENCH_PRICING',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   TASK_NOT_FOUND: 'task not found',
   PATH_ESCAPE: 'path escapes its root',
   CHECK_FAILED: 'check failed',
+  MODEL_REQUEST_FAILED: 'model request rejected',
   // infrastructure: exit 125
   DOCKER_UNREACHABLE: 'Docker daemon unreachable',
   DOCKER_API: 'Docker API error',
@@ -26,6 +27,7 @@ export const ERROR_CODES = {
   BASE_IMAGE_FAILED: 'base image build failed',
   SANDBOX_UNAVAILABLE: 'sandbox enforcement unavailable',
   TRACE_UNREADABLE: 'trace unreadable',
+  MODEL_UNAVAILABLE: 'model provider unavailable',
   INTERNAL: 'internal error',
 } as const;
 
@@ -39,6 +41,7 @@ const INFRA_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'BASE_IMAGE_FAILED',
   'SANDBOX_UNAVAILABLE',
   'TRACE_UNREADABLE',
+  'MODEL_UNAVAILABLE',
   'INTERNAL',
 ]);
 
