@@ -214,6 +214,8 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
     const entries = goldEntries(gold);
     say(`minimality: ablating ${entries.length} entries`);
     const base = gold;
+    const started = performance.now();
+    const budget = options.minimizeBudgetMs === undefined ? '' : `/${Math.round(options.minimizeBudgetMs / 1000)}`;
     const result = await minimize<GoldEntry>(
       entries,
       async (subset) => {
@@ -222,7 +224,11 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
       },
       {
         budgetMs: options.minimizeBudgetMs,
-        onProgress: (p) => say(`minimality: ${JSON.stringify(p)}`),
+        onProgress: (p) =>
+          say(
+            `minimality [${p.phase}] ${p.tests} replays, smallest sufficient set ${p.size}/${entries.length} entries, ` +
+              `${Math.round((performance.now() - started) / 1000)}${budget} s`,
+          ),
       },
     );
     gold = withMinimal(gold, result);
