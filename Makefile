@@ -17,8 +17,10 @@ help:
 host:
 	@bash scripts/setup-host.sh
 
+# `npm install` rather than `npm ci`: the lock pins every version, but vite lists a Windows-only
+# optional package the registry mirror does not serve, which `npm ci` treats as a lock mismatch.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $@
 
 deps: node_modules/.installed
