@@ -300,8 +300,8 @@ function recursiveGrant(axis: PolicyAxis, pattern: string, base: string, ctx: Co
   if (ctx.view.get(base) === undefined && ctx.view.realpath(base) === undefined) return missing(axis, base, true, ctx);
   const real = ctx.view.realpath(base);
   const inode = real === undefined ? undefined : ctx.view.get(real);
-  if (real === undefined || inode === undefined) return [{ kind: 'nonexistent', granted: [], note: `${base} is a dangling symlink` }];
-  if (inode.type !== 'dir') return existingGrant(axis, pattern, base, ctx);
+  // A dangling link or a file: handled as named exactly (a dangling link can still be removed).
+  if (real === undefined || inode === undefined || inode.type !== 'dir') return existingGrant(axis, pattern, base, ctx);
   const alias = aliasNote(pattern, base, real);
   const facets: Facet[] = [];
   switch (axis) {
@@ -310,7 +310,8 @@ function recursiveGrant(axis: PolicyAxis, pattern: string, base: string, ctx: Co
       break;
     case 'write':
       facets.push(fileFacet([{ path: real, access: [...WRITE_TREE] }], alias));
-      if (base !== '/') facets.push(removalFacet(base, inode, ctx));
+      // Removing the base removes the name itself: a symlink to a directory is unlinked (remove_file), not rmdir'd.
+      if (base !== '/') facets.push(removalFacet(base, ctx.view.get(base) ?? inode, ctx));
       break;
     case 'execute':
       facets.push(executeFacet(real, true, ctx, alias));

@@ -186,8 +186,22 @@ const AXIS_OF: Record<ProbeOp, PolicyAxis> = {
   chmod: 'write',
 };
 
-/** Report kinds that say the kernel denies part of what the policy allows. */
-const LIMITING: ReadonlySet<FidelityEntry['kind']> = new Set(['narrowed', 'nonexistent', 'no-match', 'abi-limited']);
+/**
+ * Report kinds that may explain a denial of what the policy allows, by op.
+ * Opening an existing file never loses access (the compiler always grants the
+ * inode itself); creating may fail where nothing can carry the grant; removing
+ * only where removal grants are off or would land on `/`.
+ */
+const LIMITING: Record<ProbeOp, ReadonlySet<FidelityEntry['kind']>> = {
+  read: new Set(),
+  write: new Set(),
+  truncate: new Set(),
+  execute: new Set(),
+  chmod: new Set(),
+  create: new Set(['narrowed', 'nonexistent', 'no-match']),
+  mkdir: new Set(['narrowed', 'nonexistent', 'no-match']),
+  remove: new Set(['narrowed']),
+};
 /** Report kinds that say the kernel allows more than the policy. */
 const WIDENING: ReadonlySet<FidelityEntry['kind']> = new Set(['widened', 'implicit', 'abi-limited']);
 
@@ -245,7 +259,7 @@ export function judgeAttempt(
   return { attempt, outcome, static: stat, model, kernel, explained, problems };
 }
 
-/** Facets on the op's axis whose pattern covers the path (as written, resolved or placed) and that report a loss. */
+/** Facets on the op's axis whose pattern covers the path (as written, resolved or placed) and that report a loss the op can suffer. */
 function limitingFacets(entries: readonly FidelityEntry[], snapshot: FsSnapshot, path: string, op: ProbeOp, abi: number): FidelityEntry[] {
   const view = viewSnapshot(snapshot);
   const p = normalizePattern(path);
@@ -253,8 +267,7 @@ function limitingFacets(entries: readonly FidelityEntry[], snapshot: FsSnapshot,
   const handled = new Set(handledFsAccess(abi));
   const needs = op === 'chmod' ? [] : (requirements(snapshot, p, op) ?? []);
   return entries.filter((e) => {
-    if (!LIMITING.has(e.kind)) return false;
-    if (e.axis === 'kernel') return needs.some((n) => !handled.has(n.access) && e.entry === n.access);
-    return e.axis === AXIS_OF[op] && names.some((n) => covers(e.entry, n));
+    if (e.kind === 'abi-limited' && e.axis === 'kernel') return needs.some((n) => !handled.has(n.access) && e.entry === n.access);
+    return LIMITING[op].has(e.kind) && e.axis === AXIS_OF[op] && names.some((n) => covers(e.entry, n));
   });
 }

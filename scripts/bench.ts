@@ -1,0 +1,180 @@
+/**
+ * Overhead benchmark (`make bench`): what the sandbox costs per command.
+ *   (a) launcher (Landlock + seccomp) vs bare exec, (b) strace + launcher vs bare
+ *       — timed inside one container pinned to a CPU, and traced again unpinned;
+ *   (c) the per-command round trip from the host: bare dockerode exec,
+ *       Container.exec, SandboxSession.run (enforced + traced), and a long-lived
+ *       in-container agent;
+ * then static-scoring throughput (scripts/bench-score.ts).
+ * Prints ratios beside informational targets and always exits 0 unless
+ * something broke: it is a benchmark, not a test.
+ *
+ *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { AuthbenchError } from '../core/index.ts';
+import { BASE_IMAGE_REF, connectDocker, ensureBaseImages, type Container, type DockerEngine } from '../docker/index.ts';
+import { ensureLauncher } from '../sandbox/launcher/index.ts';
+import { measureAgent, type AgentResult } from './bench/agent.ts';
+import { measureWorkload, prepareBenchContainer } from './bench/in-container.ts';
+import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport, type WorkloadResult } from './bench/report.ts';
+import { measureRoundTrips } from './bench/round-trip.ts';
+import { plan, type Plan, type Rounds } from './bench/plan.ts';
+import type { Summary } from './bench/stats.ts';
+import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
+
+const PINNED_CPU = '0';
+const LABELS = { 'authbench.kind-detail': 'bench' } as const;
+const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score]';
+
+const started = performance.now();
+const progress = (line: string): void => {
+  process.stderr.write(`bench [${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+};
+
+async function gccImage(engine: DockerEngine): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'authbench-bench-'));
+  try {
+    await writeFile(join(dir, 'Dockerfile'), gccDockerfile(BASE_IMAGE_REF));
+    const built = await engine.buildImage({ repository: 'authbench/bench-gcc', kind: 'builder-image', contextDir: dir });
+    return built.tag;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new AuthbenchError('INTERNAL', `bench: no ${what}`);
+  return value;
+}
+
+async function measureWorkloads(pinned: Container, unpinned: Container, p: Plan): Promise<WorkloadResult[]> {
+  const out: WorkloadResult[] = [];
+  const all: readonly Variant[] = ['bare', 'launcher', 'launcher+strace'];
+  for (const w of WORKLOADS) {
+    progress(`${w.label}: pinned to CPU ${PINNED_CPU}`);
+    const a = await measureWorkload(pinned, w, all, p.pinned);
+    progress(`${w.label}: unpinned`);
+    const b = await measureWorkload(unpinned, w, ['bare', 'launcher+strace'], p.unpinned);
+    const get = (s: Partial<Record<Variant, Summary>>, v: Variant): Summary => need(s[v], `${v} result for ${w.id}`);
+    out.push({
+      id: w.id,
+      label: w.label,
+      cmd: [...w.cmd],
+      pinned: { bare: get(a, 'bare'), launcher: get(a, 'launcher'), 'launcher+strace': get(a, 'launcher+strace') },
+      unpinned: { bare: get(b, 'bare'), 'launcher+strace': get(b, 'launcher+strace') },
+      ...(w.tracedTarget === undefined ? {} : { traced_target: w.tracedTarget }),
+    });
+  }
+  return out;
+}
+
+async function agentResult(engine: DockerEngine, rounds: Rounds): Promise<BenchReport['round_trip']['agent']> {
+  let container: Container | undefined;
+  try {
+    container = await engine.startContainer({ image: BASE_IMAGE_REF, network: 'bridge', cpusetCpus: PINNED_CPU, labels: LABELS });
+    const r: AgentResult = await measureAgent(container, rounds);
+    return r.measured ? { measured: true, ping: r.ping, run_true: r.runTrue } : r;
+  } catch (e) {
+    return { measured: false, reason: e instanceof Error ? e.message : String(e) };
+  } finally {
+    await container?.remove();
+  }
+}
+
+function runScoreBench(json: boolean): NonNullable<BenchReport['score']> {
+  const script = fileURLToPath(new URL('./bench-score.ts', import.meta.url));
+  if (!json) {
+    process.stdout.write('\nstatic-scoring throughput (scripts/bench-score.ts)\n');
+    const r = spawnSync(process.execPath, [script], { stdio: 'inherit' });
+    return { exit_code: r.status, output: [] };
+  }
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return { exit_code: r.status, output: r.stdout.split('\n').filter((l) => l !== '') };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      reps: { type: 'string', default: '15' },
+      quick: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      'skip-score': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n`);
+    return;
+  }
+  const reps = Number(values.reps);
+  if (!Number.isInteger(reps) || reps < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--reps must be a positive integer, got ${values.reps}`, { hint: USAGE });
+  const p = plan(reps, values.quick);
+  const startLoad = loadavg();
+
+  const engine = await connectDocker();
+  progress('base image, gcc image and launcher');
+  await ensureBaseImages(engine, { onProgress: progress });
+  const image = await gccImage(engine);
+  const launcher = await ensureLauncher(engine);
+
+  const containers: Container[] = [];
+  let report: BenchReport;
+  try {
+    const pinned = await engine.startContainer({ image, network: 'none', cpusetCpus: PINNED_CPU, labels: LABELS });
+    containers.push(pinned);
+    const unpinned = await engine.startContainer({ image, network: 'none', labels: LABELS });
+    containers.push(unpinned);
+    await prepareBenchContainer(pinned, launcher);
+    await prepareBenchContainer(unpinned, launcher);
+
+    const workloads = await measureWorkloads(pinned, unpinned, p);
+    progress('host round trips');
+    const rt = await measureRoundTrips(pinned, p.roundTrip);
+    progress('long-lived in-container agent');
+    const agent = await agentResult(engine, p.roundTrip);
+    report = BenchReportSchema.parse({
+      version: BENCH_REPORT_VERSION,
+      config: {
+        reps: p.pinned.reps,
+        warmup: p.pinned.warmup,
+        unpinned_reps: p.unpinned.reps,
+        round_trip_reps: p.roundTrip.reps,
+        cpuset: PINNED_CPU,
+      },
+      host: { cpus: cpus().length, loadavg: startLoad },
+      workloads,
+      round_trip: {
+        raw_exec: rt.rawExec,
+        container_exec: rt.containerExec,
+        session_run: rt.session,
+        session_compile: rt.compile,
+        session_ops: rt.sessionOps,
+        session_first_ms: rt.sessionFirstMs,
+        agent,
+      },
+    } satisfies BenchReport);
+  } finally {
+    for (const c of containers) await c.remove();
+  }
+
+  progress('done');
+  if (!values.json) process.stdout.write(renderReport(report));
+  const score = values['skip-score'] ? undefined : runScoreBench(values.json);
+  if (values.json) process.stdout.write(`${JSON.stringify(score === undefined ? report : { ...report, score }, null, 2)}\n`);
+}
+
+try {
+  await main();
+} catch (e) {
+  const err = e instanceof AuthbenchError ? e : undefined;
+  process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+  for (const d of err?.details ?? []) process.stderr.write(`  ${d}\n`);
+  if (err?.hint !== undefined) process.stderr.write(`  hint: ${err.hint}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { BENCH_REPORT_VERSION, BenchReportSchema, fmtDelta, fmtMs, fmtRatio, renderReport, spread, textTable, type BenchReport } from './report.ts';
+import { summarize } from './stats.ts';
+
+const s = (ms: number): ReturnType<typeof summarize> => summarize([ms, ms, ms]);
+
+function report(overrides: Partial<BenchReport['round_trip']> = {}): BenchReport {
+  return BenchReportSchema.parse({
+    version: BENCH_REPORT_VERSION,
+    config: { reps: 15, warmup: 2, unpinned_reps: 8, round_trip_reps: 15, cpuset: '0' },
+    host: { cpus: 2, loadavg: [1, 2, 3] },
+    workloads: [
+      {
+        id: 'python-imports',
+        label: 'python3 imports',
+        cmd: ['python3'],
+        pinned: { bare: s(100), launcher: s(101), 'launcher+strace': s(130) },
+        unpinned: { bare: s(100), 'launcher+strace': s(470) },
+        traced_target: 1.5,
+      },
+      {
+        id: 'gcc',
+        label: 'gcc',
+        cmd: ['gcc'],
+        pinned: { bare: s(200), launcher: s(202), 'launcher+strace': s(400) },
+        unpinned: { bare: s(200), 'launcher+strace': s(1600) },
+        traced_target: 1.5,
+      },
+      {
+        id: 'find-usr',
+        label: 'find',
+        cmd: ['find'],
+        pinned: { bare: s(50), launcher: s(51), 'launcher+strace': s(380) },
+        unpinned: { bare: s(50), 'launcher+strace': s(5000) },
+      },
+    ],
+    round_trip: {
+      raw_exec: s(60),
+      container_exec: s(62),
+      session_run: s(300),
+      session_compile: s(20),
+      session_ops: 4,
+      session_first_ms: 2000,
+      agent: { measured: true, ping: s(0.3), run_true: s(1.2) },
+      ...overrides,
+    },
+  } satisfies BenchReport);
+}
+
+const line = (text: string, start: string): string => text.split('\n').find((l) => l.startsWith(start)) ?? '';
+
+describe('renderReport', () => {
+  const text = renderReport(report());
+
+  it('prints ratios of medians with the informational verdicts', () => {
+    expect(line(text, 'python3 imports')).toMatch(/1\.01×.*1\.30×\s+±0%\s+≤ 1\.5×\s+ok$/);
+    expect(line(text, 'gcc')).toMatch(/2\.00×\s+±0%\s+≤ 1\.5×\s+over$/);
+    expect(line(text, 'find')).toMatch(/7\.60×\s+±0%\s+–$/);
+  });
+
+  it('compares unpinned with pinned tracing', () => {
+    const unpinned = text.split('unpinned container')[1] ?? '';
+    expect(line(unpinned, 'find')).toMatch(/100\.0×\s+7\.60×$/);
+  });
+
+  it('judges harness overhead per command against a bare exec', () => {
+    expect(line(text, 'Container.exec')).toMatch(/1\.03×\s+1\s+\+2\.00 ms\s+well under 60 ms\s+ok$/);
+    expect(line(text, 'SandboxSession.run')).toMatch(/5\.00×\s+4\s+\+240 ms\s+well under 60 ms\s+over$/);
+    expect(line(text, 'long-lived in-container agent: ping')).toMatch(/0\.30 ms/);
+  });
+
+  it('says so when the agent could not be measured', () => {
+    const t = renderReport(report({ agent: { measured: false, reason: 'no route' } }));
+    expect(t).toContain('long-lived in-container agent: not measured — no route');
+    expect(t).not.toMatch(/agent: ping/);
+  });
+});
+
+describe('formatting', () => {
+  it('spread is half the widest interquartile range over its median', () => {
+    expect(spread([summarize([80, 90, 100, 110, 120]), summarize([100, 100, 100])])).toBe('±10%');
+    expect(spread([summarize([0])])).toBe('±0%');
+  });
+
+  it.each([
+    [0.256, '0.26 ms'],
+    [12.34, '12.3 ms'],
+    [1234.5, '1235 ms'],
+    [Number.NaN, '–'],
+  ])('fmtMs(%d) = %s', (ms, expected) => expect(fmtMs(ms)).toBe(expected));
+
+  it('formats deltas with a sign and ratios with ×', () => {
+    expect(fmtDelta(-1.5)).toBe('−1.50 ms');
+    expect(fmtDelta(240)).toBe('+240 ms');
+    expect(fmtRatio(1.234)).toBe('1.23×');
+    expect(fmtRatio(0.005)).toBe('0.0050×');
+    expect(fmtRatio(Number.POSITIVE_INFINITY)).toBe('–');
+  });
+
+  it('aligns columns, numbers to the right', () => {
+    const t = textTable([{ title: 'name' }, { title: 'n', right: true }], [['a', '1'], ['long', '100']]).split('\n');
+    expect(t).toEqual(['name    n', '────  ───', 'a       1', 'long  100']);
+  });
+});
