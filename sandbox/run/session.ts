@@ -26,6 +26,7 @@ import {
 import { parseSnapshot, snapshotCommand, type FsSnapshot } from '../paths/index.ts';
 import type { Policy } from '../policy/index.ts';
 import { parseStrace, straceArgv, type TraceEvent } from '../trace/index.ts';
+import { applyFileEvents } from './patch.ts';
 
 /** Where per-command files live inside the container; outside every policy's reach by default. */
 export const RUN_DIR = '/opt/authbench/run';
@@ -131,6 +132,19 @@ export class SandboxSession {
     this.snapshot = undefined;
   }
 
+  /**
+   * After a command: patch the snapshot from its trace (what it created,
+   * removed, renamed) instead of listing the container again. An untraced
+   * command, or a tree-changing call whose outcome strace could not see,
+   * forces a fresh listing before the next compile.
+   */
+  private updateSnapshot(traced: boolean, events: readonly TraceEvent[]): void {
+    if (this.snapshot === undefined) return;
+    const unknownOutcome = events.some((e) => e.kind === 'file' && e.result === null && STRUCTURAL_OPS.has(e.op));
+    if (!traced || unknownOutcome) this.invalidateSnapshot();
+    else this.snapshot = applyFileEvents(this.snapshot, events);
+  }
+
   /** Compile a policy against the current filesystem (what `run` would enforce). */
   async compile(policy: Policy, implicit: PatternSet): Promise<CompileResult> {
     return compilePolicy(policy, await this.fsSnapshot(), { implicit, abi: await this.landlockAbi() });
@@ -194,9 +208,7 @@ export class SandboxSession {
       const all = raw === undefined ? [] : parseStrace(raw.toString('utf8'), { cwd: options.workdir ?? this.workdir });
       events = options.mode.kind === 'enforce' ? dropLauncherSetup(all) : all;
     }
-    if (!trace || events.some((e) => e.kind === 'file' && (STRUCTURAL_OPS.has(e.op) || e.may_create === true))) {
-      this.invalidateSnapshot();
-    }
+    this.updateSnapshot(trace, events);
     const denials = events.filter((e) => e.kind !== 'unparsed' && e.kind !== 'process' && e.denied);
     return {
       exec,

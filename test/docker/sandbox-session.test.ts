@@ -87,6 +87,13 @@ describe('SandboxSession', () => {
     expect(widened.some((e) => e.granted.some((g) => g.path === '/app/out'))).toBe(true);
   });
 
+  it('knows about the file an earlier command created (snapshot patched from the trace)', async () => {
+    const r = await session.run({ cmd: ['cat', '/app/out/result.txt'], mode: enforce({ ...POLICY, read: ['/app/out/result.txt'] }) });
+    expect(r.exec.stdout).toBe('done\n');
+    const entry = r.compiled?.fidelity.entries.find((e) => e.axis === 'read' && e.entry === '/app/out/result.txt');
+    expect(entry?.kind).toBe('exact');
+  });
+
   it('under deny-all nothing runs', async () => {
     const r = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(denyAllPolicy()) });
     expect(r.exec.exitCode).not.toBe(0);
