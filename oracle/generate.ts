@@ -35,6 +35,7 @@ import type { SandboxResult } from '../sandbox/run/index.ts';
 import { renderEvent, type TraceEvent } from '../sandbox/trace/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { openTaskSandbox } from '../taskenv/index.ts';
+import { readShebangs } from './shebang.ts';
 import { CONTAINER_PATHS, runUtilityValidator, type ValidatorOutcome } from '../validators/index.ts';
 
 /** What the harness itself puts in the container: never a need of the task. */
@@ -73,13 +74,16 @@ export async function traceOracle(engine: Engine, task: Task, image: string): Pr
     keepRawTrace: true,
     timeoutMs: timeoutOf(task),
   });
-  const validator = await runUtilityValidator(box.container, task);
   const view = viewSnapshot(snapshot);
+  const executed = [...new Set(oracle.events.flatMap((e) => (e.kind === 'exec' && e.result === 0 ? [view.realpath(e.path) ?? e.path] : [])))];
+  const shebangs = await readShebangs(box.container, executed);
+  const validator = await runUtilityValidator(box.container, task);
   const derivation = deriveGold(oracle.events, {
     workdir: task.workdir,
     scoredRoots: task.spec?.scored_roots,
     implicit: taskImplicit(task),
     realpath: (p) => view.realpath(p),
+    interpreter: (real) => shebangs.get(real),
     isDirectory: (p) => {
       const entry = view.resolve(p);
       return entry === undefined ? undefined : entry.type === 'dir';

@@ -267,3 +267,15 @@ describe('fidelity report', () => {
     expect(diff).toContain('/app/out/result.txt');
   });
 });
+
+describe('implicit entries', () => {
+  it('never widen: a missing implicit write base grants nothing on its parent', () => {
+    const snap = buildSnapshot([
+      { path: '/root/.ssh/authorized_keys', type: 'file' },
+      { path: '/tmp', type: 'dir' },
+    ]);
+    const out = compilePolicy(policy({}), snap, { implicit: { read: [], write: ['/root/.cache/**', '/tmp/**'], execute: [] }, abi: 7 });
+    expect(out.rules.fs.map((r) => r.path)).toEqual(['/tmp']);
+    expect(out.fidelity.entries.some((e) => e.granted.some((g) => g.path === '/root'))).toBe(false);
+  });
+});

@@ -123,6 +123,9 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
         const entry = normalizePattern(raw);
         for (const facet of compileEntry(axis, entry, ctx)) {
           if (source === 'implicit' && facet.kind === 'narrowed') continue;
+          // Runtime noise grants only what exists: widening a missing `/root/.cache/**` to its
+          // parent would open all of /root (~/.ssh, ~/.config) to every command.
+          if (source === 'implicit' && facet.kind === 'widened') continue;
           const kind = source === 'implicit' && facet.granted.length > 0 ? 'implicit' : facet.kind;
           entries.push({ axis, source, entry, ...facet, kind });
         }
