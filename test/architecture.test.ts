@@ -24,6 +24,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
   validators: ['core', 'docker', 'task-format', 'taskenv'],
   oracle: ['core', 'docker', 'gold', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'score', 'task-format', 'taskenv', 'validators'],
+  agent: ['core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
 

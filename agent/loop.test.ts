@@ -1,0 +1,271 @@
+/**
+ * The loop's logic against a recording fake session (no container): what runs,
+ * what never runs, how episodes end. The fake records calls; it stands in for
+ * the sandbox only where the question is "was this executed at all".
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../core/index.ts';
+import { ModelInfraError, ModelRequestError, type ModelRequest, type ModelResponse, type ToolCall } from '../models/index.ts';
+import type { Policy } from '../sandbox/policy/index.ts';
+import type { RunOptions, SandboxResult } from '../sandbox/run/index.ts';
+import type { TraceEvent } from '../sandbox/trace/index.ts';
+import { loadTask, type Task } from '../task-format/index.ts';
+import { getDefense, noneDefense, type Defense } from './defenses/index.ts';
+import { runEpisode, type AgentModel, type CommandRunner } from './loop.ts';
+import { EpisodeSchema } from './schema.ts';
+import { scriptedResponse } from './scripted/index.ts';
+
+let task: Task;
+beforeAll(async () => {
+  task = await loadTask(new URL('../tasks/sensitive-release-bump', import.meta.url).pathname);
+});
+
+const POLICY: Policy = { read: ['/app/**'], write: ['/app/CHANGELOG.md', '/root/.cache/**'], execute: ['/usr/bin/bash'] };
+
+function result(over: Partial<SandboxResult['exec']> = {}, extra: Partial<SandboxResult> = {}): SandboxResult {
+  return {
+    exec: { exitCode: 0, timedOut: false, stdout: '', stderr: '', stdoutTruncated: false, stderrTruncated: false, durationMs: 5, ...over },
+    events: [],
+    denials: [],
+    enforcement: { level: 'none', landlockAbi: 7, seccomp: false, bestEffort: false },
+    ...extra,
+  };
+}
+
+class RecordingSession implements CommandRunner {
+  readonly calls: RunOptions[] = [];
+  readonly respond: (options: RunOptions) => SandboxResult | Promise<SandboxResult>;
+  constructor(respond: (options: RunOptions) => SandboxResult | Promise<SandboxResult> = () => result({ stdout: 'ok' })) {
+    this.respond = respond;
+  }
+  run(options: RunOptions): Promise<SandboxResult> {
+    this.calls.push(options);
+    return Promise.resolve(this.respond(options));
+  }
+  commands(): string[] {
+    return this.calls.map((c) => c.cmd.at(-1) ?? '');
+  }
+}
+
+/** A model that plays fixed turns and records every request it got. */
+function playbook(turns: readonly (ModelResponse | Error)[]): AgentModel & { requests: ModelRequest[] } {
+  const requests: ModelRequest[] = [];
+  let i = 0;
+  return {
+    ref: { provider: 'scripted', name: 'playbook' },
+    requests,
+    complete: (request) => {
+      requests.push(structuredClone(request));
+      const turn = turns[Math.min(i++, turns.length - 1)];
+      return turn instanceof Error ? Promise.reject(turn) : Promise.resolve(turn as ModelResponse);
+    },
+  };
+}
+
+const call = (id: string, args: unknown, name = 'shell', parseError?: string): ToolCall => ({ id, name, args, ...(parseError === undefined ? {} : { parseError }) });
+
+describe('invalid tool calls', () => {
+  it('are recorded, answered with an error and never executed', async () => {
+    const session = new RecordingSession();
+    const model = playbook([
+      scriptedResponse('', [
+        call('c1', { command: 'rm -rf /app' }, 'bash'),
+        call('c2', '{"command": "rm -rf /app"', 'shell', 'JSON parse error'),
+        call('c3', { cmd: 'rm -rf /app' }),
+        call('c4', { command: 'rm -rf /app', timeout_sec: 'soon' }),
+        call('c5', { command: 'echo fine' }),
+      ]),
+      scriptedResponse('finished'),
+    ]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+
+    expect(session.commands()).toEqual(['echo fine']);
+    const proposals = episode.steps[0]?.proposals ?? [];
+    expect(proposals.map((p) => [p.id, p.valid, p.result === undefined, p.decision?.rule_id])).toEqual([
+      ['c1', false, true, undefined],
+      ['c2', false, true, undefined],
+      ['c3', false, true, undefined],
+      ['c4', false, true, undefined],
+      ['c5', true, false, 'none/allow'],
+    ]);
+    expect(proposals[0]?.invalid_reason).toMatch(/unknown tool "bash"/);
+    expect(proposals[1]?.invalid_reason).toMatch(/JSON parse error/);
+    // Every call is answered, in order, so the provider transcript stays well-formed.
+    const answers = model.requests[1]?.messages.filter((m) => m.role === 'tool') ?? [];
+    expect(answers.map((m) => [m.toolCallId, m.isError === true])).toEqual([
+      ['c1', true],
+      ['c2', true],
+      ['c3', true],
+      ['c4', true],
+      ['c5', false],
+    ]);
+    expect(answers[0]?.content).toMatch(/^invalid tool call, not executed: unknown tool/);
+    expect(episode.totals).toMatchObject({ proposals: 5, valid_proposals: 1, invalid_proposals: 4, executed: 1 });
+    expect(episode.end_reason).toBe('done');
+    expect(episode.final_text).toBe('finished');
+    expect(() => EpisodeSchema.parse(episode)).not.toThrow();
+  });
+});
+
+describe('defense decisions', () => {
+  it('a blocked proposal never runs and the model is told why', async () => {
+    const session = new RecordingSession();
+    const blockRm: Defense = {
+      ...noneDefense,
+      name: 'test-block-rm',
+      decide: (p) =>
+        p.args.command.startsWith('rm ')
+          ? { action: 'block', rule_id: 'test/rm', reason: 'no removals' }
+          : { action: 'allow', rule_id: 'test/allow', reason: 'fine' },
+    };
+    const model = playbook([scriptedResponse('', [call('a', { command: 'rm -f x' }), call('b', { command: 'ls' })]), scriptedResponse('ok')]);
+    const episode = await runEpisode({ task, session, model, defense: blockRm });
+    expect(session.commands()).toEqual(['ls']);
+    expect(episode.totals).toMatchObject({ blocked: 1, executed: 1 });
+    const answer = model.requests[1]?.messages.find((m) => m.role === 'tool' && m.toolCallId === 'a');
+    expect(answer?.content).toBe('blocked by the test-block-rm defense (test/rm): no removals. The command did not run.');
+  });
+
+  it('sees earlier proposals of the episode in its context', async () => {
+    const seen: number[] = [];
+    const counting: Defense = { ...noneDefense, decide: (_p, ctx) => (seen.push(ctx.history.length), { action: 'allow', rule_id: 'x', reason: '' }) };
+    const model = playbook([scriptedResponse('', [call('a', { command: 'one' }), call('b', { command: 'two' })]), scriptedResponse('', [call('c', { command: 'three' })]), scriptedResponse('done')]);
+    await runEpisode({ task, session: new RecordingSession(), model, defense: counting });
+    expect(seen).toEqual([0, 1, 2]);
+  });
+});
+
+describe('defenses', () => {
+  it('none runs commands unenforced but traced', async () => {
+    const session = new RecordingSession();
+    await runEpisode({ task, session, model: playbook([scriptedResponse('', [call('a', { command: 'ls' })]), scriptedResponse('ok')]), defense: getDefense('none') });
+    expect(session.calls[0]).toMatchObject({ cmd: ['bash', '-c', 'ls'], mode: { kind: 'unenforced' }, trace: true });
+  });
+
+  it('prompt-only puts the policy in the system prompt and enforces nothing', async () => {
+    const session = new RecordingSession();
+    const model = playbook([scriptedResponse('', [call('a', { command: 'ls' })]), scriptedResponse('ok')]);
+    const episode = await runEpisode({ task, session, model, defense: getDefense('prompt-only'), policy: POLICY });
+    expect(model.requests[0]?.system).toContain('"/app/CHANGELOG.md"');
+    expect(model.requests[0]?.messages[0]).toEqual({ role: 'user', content: task.instruction });
+    expect(session.calls[0]?.mode).toEqual({ kind: 'unenforced' });
+    expect(episode.steps[0]?.proposals[0]?.decision?.rule_id).toBe('prompt-only/allow');
+  });
+
+  it('tool-boundary enforces the policy per command, after creating missing write-subtree bases', async () => {
+    const session = new RecordingSession((o) =>
+      o.trace === false ? result({ stdout: '/root/.cache\n' }) : result({}, { enforcement: { level: 'full', landlockAbi: 7, seccomp: true, bestEffort: false } }),
+    );
+    const implicit = { read: [], write: ['/tmp/**'], execute: [] };
+    const model = playbook([scriptedResponse('', [call('a', { command: 'ls' })]), scriptedResponse('ok')]);
+    const episode = await runEpisode({ task, session, model, defense: getDefense('tool-boundary'), policy: POLICY, implicit });
+    expect(session.calls[0]?.cmd.slice(3)).toEqual(['materialize', '/root/.cache', '/tmp']);
+    expect(session.calls[0]?.mode).toEqual({ kind: 'unenforced' });
+    expect(session.calls[1]?.mode).toEqual({ kind: 'enforce', policy: POLICY, implicit });
+    expect(model.requests[0]?.system).not.toContain('CHANGELOG');
+    expect(episode.setup.created_dirs).toEqual(['/root/.cache']);
+    expect(episode.enforcement).toEqual({ level: 'full', landlock_abi: 7, seccomp: true, best_effort: false });
+    expect(episode.steps[0]?.proposals[0]?.decision?.rule_id).toBe('tool-boundary/kernel');
+  });
+
+  it('tool-boundary without a policy is a usage error before any model call', async () => {
+    const model = playbook([scriptedResponse('ok')]);
+    await expect(runEpisode({ task, session: new RecordingSession(), model, defense: getDefense('tool-boundary') })).rejects.toThrow(/needs a policy/);
+    expect(model.requests).toHaveLength(0);
+  });
+});
+
+describe('observations', () => {
+  it('caps output and lists denials in the tool result and the record', async () => {
+    const denial: TraceEvent = { kind: 'file', schema_version: 1, pid: 9, ts: 1, syscall: 'openat', result: -1, errno: 'EACCES', denied: true, op: 'read', path: '/root/.config/acme/token' };
+    const session = new RecordingSession(() => result({ exitCode: 1, stdout: 'x'.repeat(20_000), stderr: 'cp: Permission denied' }, { events: [denial], denials: [denial] }));
+    const model = playbook([scriptedResponse('', [call('a', { command: 'cp token /srv/outbox' })]), scriptedResponse('ok')]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense, observationCapBytes: 1000 });
+    const answer = model.requests[1]?.messages.at(-1);
+    expect(answer).toMatchObject({ role: 'tool', toolCallId: 'a', isError: true });
+    expect(answer?.content).toContain('[... 19000 bytes truncated (20000 total) ...]');
+    expect(answer?.content).toContain('operations denied (EACCES/EPERM):\n  read /root/.config/acme/token -> DENIED EACCES');
+    const r = episode.steps[0]?.proposals[0]?.result;
+    expect(r).toMatchObject({ exit_code: 1, stdout_bytes: 20_000, denial_count: 1, event_count: 1, denials: ['read /root/.config/acme/token -> DENIED EACCES'] });
+    expect(episode.steps[0]?.proposals[0]?.events).toEqual([denial]);
+    expect(episode.totals.denials).toBe(1);
+  });
+
+  it('passes the requested timeout, capped, and never past the episode deadline', async () => {
+    const session = new RecordingSession();
+    const model = playbook([
+      scriptedResponse('', [call('a', { command: 'slow', timeout_sec: 5 }), call('b', { command: 'slower', timeout_sec: 3000 }), call('c', { command: 'default' })]),
+      scriptedResponse('ok'),
+    ]);
+    await runEpisode({ task, session, model, defense: noneDefense, commandTimeoutMs: 7000, maxCommandTimeoutMs: 60_000, episodeTimeoutMs: 3_600_000 });
+    expect(session.calls.map((c) => c.timeoutMs)).toEqual([5000, 60_000, 7000]);
+  });
+});
+
+describe('how episodes end', () => {
+  it('max_turns when the model keeps calling tools', async () => {
+    const model = playbook([scriptedResponse('', [call('a', { command: 'true' })])]);
+    const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense, maxTurns: 3 });
+    expect(episode.end_reason).toBe('max_turns');
+    expect(episode.steps).toHaveLength(3);
+  });
+
+  it('infra_error when the provider fails after retries, keeping the steps so far', async () => {
+    const model = playbook([
+      scriptedResponse('', [call('a', { command: 'true' })]),
+      new ModelInfraError('rate_limit', 'openai/gpt-5: rate_limit: 429 (after 6 attempts)', { model: 'openai/gpt-5', status: 429, attempts: 6 }),
+    ]);
+    const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense });
+    expect(episode.end_reason).toBe('infra_error');
+    expect(episode.infra_error).toEqual({ source: 'model', code: 'MODEL_UNAVAILABLE', reason: 'rate_limit', message: 'openai/gpt-5: rate_limit: 429 (after 6 attempts)' });
+    expect(episode.steps).toHaveLength(1);
+    expect(episode.final_text).toBeUndefined();
+  });
+
+  it('a rejected request (bad key, replay miss) is not an episode outcome: it throws', async () => {
+    const model = playbook([new ModelRequestError('auth', 'bad key', { model: 'openai/gpt-5', attempts: 1 })]);
+    await expect(runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense })).rejects.toThrow('bad key');
+  });
+
+  it('infra_error when Docker fails under a command; later calls of the step are skipped', async () => {
+    const session = new RecordingSession(() => {
+      throw new AuthbenchError('DOCKER_API', 'exec failed: 500');
+    });
+    const model = playbook([scriptedResponse('', [call('a', { command: 'one' }), call('b', { command: 'two' })])]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+    expect(episode.end_reason).toBe('infra_error');
+    expect(episode.infra_error).toMatchObject({ source: 'sandbox', code: 'DOCKER_API' });
+    expect(session.calls).toHaveLength(1);
+    expect(episode.steps[0]?.proposals.map((p) => p.skipped)).toEqual(['infra_error', 'infra_error']);
+  });
+
+  it('infra_error when the launcher refuses to start a command', async () => {
+    const session = new RecordingSession(() => result({ exitCode: 71 }, { launcherError: 'ab-launch: landlock unavailable' }));
+    const model = playbook([scriptedResponse('', [call('a', { command: 'ls' })]), scriptedResponse('ok')]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+    expect(episode.end_reason).toBe('infra_error');
+    expect(episode.infra_error).toMatchObject({ source: 'sandbox', reason: 'launcher', message: 'ab-launch: landlock unavailable' });
+    expect(episode.steps[0]?.proposals[0]?.result?.launcher_error).toBe('ab-launch: landlock unavailable');
+  });
+
+  it('episode_timeout when the clock runs out, commands never run past the deadline', async () => {
+    let clock = 0;
+    const session = new RecordingSession((o) => {
+      clock += o.timeoutMs ?? 0;
+      return result({ exitCode: null, timedOut: true });
+    });
+    const model = playbook([scriptedResponse('', [call('a', { command: 'sleep 100' }), call('b', { command: 'ls' })])]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense, episodeTimeoutMs: 10_000, commandTimeoutMs: 60_000, now: () => clock });
+    expect(session.calls.map((c) => c.timeoutMs)).toEqual([10_000]);
+    expect(episode.end_reason).toBe('episode_timeout');
+    expect(episode.steps[0]?.proposals[1]?.skipped).toBe('episode_timeout');
+  });
+
+  it('sums usage and cost, null when any call did not know', async () => {
+    const priced = (cost: number | null): ModelResponse => ({ ...scriptedResponse('', [call('a', { command: 'true' })]), costUsd: cost, usage: { inputTokens: 10, outputTokens: 2 }, latencyMs: 100 });
+    const known = await runEpisode({ task, session: new RecordingSession(), model: playbook([priced(0.5), { ...priced(0.25), toolCalls: [] }]), defense: noneDefense });
+    expect(known.totals).toMatchObject({ turns: 2, input_tokens: 20, output_tokens: 4, cost_usd: 0.75, model_latency_ms: 200 });
+    const unknown = await runEpisode({ task, session: new RecordingSession(), model: playbook([priced(null), { ...priced(0.25), toolCalls: [] }]), defense: noneDefense });
+    expect(unknown.totals.cost_usd).toBeNull();
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * The record of one agent episode: what the model was asked, what it
+ * proposed, what each defense decided and what each command did. The trace
+ * writer and the metrics read this, so it is one zod schema with snake_case
+ * fields like the trace events it embeds.
+ */
+import { z } from 'zod';
+import { FINISH_REASONS } from '../models/index.ts';
+import { TraceEventSchema } from '../sandbox/trace/index.ts';
+
+export const EPISODE_SCHEMA_VERSION = 1 as const;
+
+export const DECISION_ACTIONS = ['allow', 'block'] as const;
+
+export const DecisionSchema = z
+  .object({
+    action: z.enum(DECISION_ACTIONS).describe('allow: the command runs (the kernel may still deny parts); block: it never runs'),
+    rule_id: z.string().min(1).describe('Which rule of the defense decided, e.g. `none/allow`, `tool-boundary/kernel`'),
+    reason: z.string().describe('Why, for a human'),
+  })
+  .describe('What a defense decided about one valid proposal, before it ran');
+export type Decision = z.infer<typeof DecisionSchema>;
+
+export const EnforcementSchema = z
+  .object({
+    level: z.enum(['full', 'partial', 'none']).describe('none: no launcher (unenforced); partial: best effort with features missing'),
+    landlock_abi: z.number().int().nonnegative().describe('Landlock ABI of the kernel that ran the command'),
+    seccomp: z.boolean().describe('The seccomp filter was installed'),
+    best_effort: z.boolean().describe('The session allowed running with incomplete enforcement'),
+  })
+  .describe('The enforcement a command actually ran under');
+export type EnforcementRecord = z.infer<typeof EnforcementSchema>;
+
+export const CommandResultSchema = z
+  .object({
+    exit_code: z.number().int().nullable().describe('null when the command was killed by its timeout'),
+    timed_out: z.boolean(),
+    timeout_ms: z.number().int().positive().describe('The wall-clock limit the command ran with'),
+    duration_ms: z.number().nonnegative(),
+    stdout: z.string().describe('stdout as the model saw it (capped, with a truncation note)'),
+    stderr: z.string().describe('stderr as the model saw it (capped, with a truncation note)'),
+    stdout_bytes: z.number().int().nonnegative().describe('Size of the captured stdout before the observation cap'),
+    stderr_bytes: z.number().int().nonnegative().describe('Size of the captured stderr before the observation cap'),
+    denials: z.array(z.string()).describe('Denied syscalls, one line each (repeats counted), as the model saw them'),
+    denial_count: z.number().int().nonnegative().describe('Denied syscall events, before deduplication'),
+    event_count: z.number().int().nonnegative().describe('Trace events the command produced'),
+    enforcement: EnforcementSchema,
+    widened_entries: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Enforced runs: policy entries the kernel had to grant more broadly than written'),
+    launcher_error: z.string().optional().describe('The launcher refused to start the command (fail closed): it never ran'),
+  })
+  .describe('What an executed command did');
+export type CommandResult = z.infer<typeof CommandResultSchema>;
+
+export const ProposalSchema = z
+  .object({
+    id: z.string().describe('The tool call id the model assigned'),
+    tool: z.string().describe('Tool name as the model sent it'),
+    args: z.unknown().describe('Arguments as the model sent them'),
+    valid: z.boolean().describe('Names a known tool with arguments that validate; invalid proposals are never executed'),
+    invalid_reason: z.string().optional().describe('Why the proposal is invalid'),
+    decision: DecisionSchema.optional().describe('The defense decision; absent for invalid proposals (they never reach it)'),
+    result: CommandResultSchema.optional().describe('Present when the command was executed'),
+    skipped: z
+      .enum(['episode_timeout', 'infra_error'])
+      .optional()
+      .describe('A valid, allowed proposal that never ran because the episode ended first'),
+    events: z.array(TraceEventSchema).describe("The command's trace events (empty when it did not run)"),
+  })
+  .describe('One tool call the model proposed');
+export type Proposal = z.infer<typeof ProposalSchema>;
+
+export const ModelCallSchema = z
+  .object({
+    usage: z.object({
+      input_tokens: z.number().int().nonnegative().nullable(),
+      output_tokens: z.number().int().nonnegative().nullable(),
+    }),
+    cost_usd: z.number().nonnegative().nullable().describe('null when the price or usage is unknown'),
+    latency_ms: z.number().nonnegative(),
+    cached: z.boolean(),
+    finish_reason: z.enum(FINISH_REASONS),
+  })
+  .describe('Accounting for one model call');
+
+export const StepSchema = z
+  .object({
+    turn: z.number().int().positive().describe('1-based model call number'),
+    started_at: z.string().describe('ISO time the model call started'),
+    model_call: ModelCallSchema,
+    text: z.string().describe('Text the model wrote in this turn'),
+    proposals: z.array(ProposalSchema).describe('Tool calls in the order the model made them'),
+  })
+  .describe('One model call and the tool calls it proposed');
+export type Step = z.infer<typeof StepSchema>;
+
+export const END_REASONS = ['done', 'max_turns', 'episode_timeout', 'infra_error'] as const;
+export type EndReason = (typeof END_REASONS)[number];
+
+export const InfraErrorSchema = z
+  .object({
+    source: z.enum(['model', 'sandbox']).describe('Which side failed'),
+    code: z.string().describe('AuthbenchError code, e.g. MODEL_UNAVAILABLE'),
+    reason: z.string().optional().describe('Finer reason when known (rate_limit, server, timeout, launcher)'),
+    message: z.string(),
+  })
+  .describe('An infrastructure failure that ended the episode; says nothing about the agent');
+
+export const TotalsSchema = z
+  .object({
+    turns: z.number().int().nonnegative(),
+    proposals: z.number().int().nonnegative(),
+    valid_proposals: z.number().int().nonnegative(),
+    invalid_proposals: z.number().int().nonnegative(),
+    blocked: z.number().int().nonnegative().describe('Valid proposals the defense blocked'),
+    executed: z.number().int().nonnegative(),
+    denials: z.number().int().nonnegative().describe('Denied syscall events over all commands'),
+    input_tokens: z.number().int().nonnegative().nullable().describe('null when any call did not report usage'),
+    output_tokens: z.number().int().nonnegative().nullable(),
+    cost_usd: z.number().nonnegative().nullable().describe('null when any call had an unknown cost'),
+    model_latency_ms: z.number().nonnegative(),
+    duration_ms: z.number().nonnegative().describe('Wall time of the whole episode'),
+  })
+  .describe('Episode totals');
+export type Totals = z.infer<typeof TotalsSchema>;
+
+export const EpisodeSchema = z
+  .object({
+    schema_version: z.literal(EPISODE_SCHEMA_VERSION),
+    task_id: z.string(),
+    model: z.string().describe('The model that acted, e.g. `openai/gpt-5` or `scripted/oracle`'),
+    defense: z.object({ name: z.string(), version: z.string() }).describe('The runtime defense'),
+    started_at: z.string(),
+    setup: z
+      .object({
+        created_dirs: z
+          .array(z.string())
+          .describe('Missing bases of write subtrees the harness created before enforcing, so grants were not widened to their parents'),
+      })
+      .describe('What the harness did to the container before the first turn'),
+    steps: z.array(StepSchema),
+    end_reason: z.enum(END_REASONS),
+    infra_error: InfraErrorSchema.optional().describe('Set exactly when end_reason is infra_error'),
+    final_text: z.string().optional().describe('The answer the model ended with (end_reason done)'),
+    enforcement: EnforcementSchema.nullable().describe(
+      'The weakest enforcement any executed command ran under; null when no command ran',
+    ),
+    totals: TotalsSchema,
+  })
+  .describe('One agent episode on one task');
+export type Episode = z.infer<typeof EpisodeSchema>;

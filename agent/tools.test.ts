@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { checkToolCall, SHELL_TOOL_SPEC, shellArgv } from './tools.ts';
+
+describe('checkToolCall', () => {
+  it.each([
+    [{ id: 'a', name: 'shell', args: { command: 'ls' } }, { valid: true, args: { command: 'ls' } }],
+    [{ id: 'a', name: 'shell', args: { command: 'sleep 1', timeout_sec: 5 } }, { valid: true, args: { command: 'sleep 1', timeout_sec: 5 } }],
+  ])('accepts %j', (call, expected) => {
+    expect(checkToolCall(call)).toEqual(expected);
+  });
+
+  it.each([
+    [{ id: 'a', name: 'bash', args: { command: 'ls' } }, /unknown tool "bash"/],
+    [{ id: 'a', name: 'shell', args: '{"command": "ls"', parseError: 'Unexpected end of JSON input' }, /could not be parsed: Unexpected end/],
+    [{ id: 'a', name: 'shell', args: {} }, /command/],
+    [{ id: 'a', name: 'shell', args: { command: '   ' } }, /command: must not be empty/],
+    [{ id: 'a', name: 'shell', args: { command: 42 } }, /command/],
+    [{ id: 'a', name: 'shell', args: { command: 'ls', timeout_sec: -1 } }, /timeout_sec/],
+    [{ id: 'a', name: 'shell', args: { command: 'ls', cwd: '/tmp' } }, /cwd/],
+    [{ id: 'a', name: 'shell', args: ['ls'] }, /invalid arguments/],
+  ])('rejects %j', (call, reason) => {
+    const checked = checkToolCall(call);
+    expect(checked.valid).toBe(false);
+    if (!checked.valid) expect(checked.reason).toMatch(reason);
+  });
+});
+
+describe('the shell tool', () => {
+  it('runs the command through bash -c as one argv element', () => {
+    expect(shellArgv({ command: 'echo "a b" | wc -c' })).toEqual(['bash', '-c', 'echo "a b" | wc -c']);
+  });
+
+  it('offers a JSON schema with command required and no $schema keyword', () => {
+    expect(SHELL_TOOL_SPEC.parameters).toMatchObject({ type: 'object', required: ['command'], additionalProperties: false });
+    expect(SHELL_TOOL_SPEC.parameters).not.toHaveProperty('$schema');
+  });
+});
