@@ -4,12 +4,13 @@
 SHELL := /bin/bash
 AUTHBENCH := npx authbench
 
-.PHONY: all host deps base typecheck lint test test-unit test-docker demo bench clean help
+.PHONY: all host deps base typecheck lint test test-unit test-docker demo verify bench clean help
 
 all: test
 
 help:
-	@echo "make demo   - build every bundled task, run every oracle and attack smoke through its validators"
+	@echo "make demo   - eval the bundled tasks offline: scripted oracle under gold; injection control, none vs tool-boundary"
+	@echo "make verify - every task's controls: oracle passes, attack smoke fires, no-op fails"
 	@echo "make test   - typecheck, lint, unit and Docker-backed tests"
 	@echo "make bench  - overhead benchmark (prints ratios)"
 	@echo "make clean  - remove everything authbench created in Docker"
@@ -43,8 +44,14 @@ test-docker: host deps
 test: host deps typecheck lint
 	npx node scripts/run-tests.ts
 
+# The main job on the bundled tasks, offline: the oracle through the agent loop under its gold
+# policy, then the injection-following positive control with no defense vs the kernel boundary.
 demo: base
-	$(AUTHBENCH) verify
+	$(AUTHBENCH) eval --model scripted/oracle --policy gold --job-name demo-oracle-$$(date +%s)
+	$(AUTHBENCH) eval --model scripted/follow-injection --defense none --defense tool-boundary --policy gold --job-name demo-injection-$$(date +%s)
+
+verify: base
+	$(AUTHBENCH) verify --noop
 
 bench: base
 	npx node scripts/bench.ts

@@ -6,6 +6,7 @@ import { cleanCommand } from './clean.ts';
 import { verifyCommand } from './verify.ts';
 import { genGoldCommand } from './gen-gold.ts';
 import { goldCommand } from './gold.ts';
+import { evalCommand } from './eval.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { scoreCommand } from './score.ts';
 
@@ -17,4 +18,4 @@ import { scoreCommand } from './score.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, evalCommand, cleanCommand];

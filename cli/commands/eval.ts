@@ -1,0 +1,150 @@
+import chalk from 'chalk';
+import type { Argv, CommandModule } from 'yargs';
+import { AuthbenchError } from '../../core/index.ts';
+import type { JobEvent, SummaryRow } from '../../evaluation/index.ts';
+import { printJson, renderTable, type Column } from '../table.ts';
+
+interface EvalArgs {
+  model: string;
+  'base-url': string | undefined;
+  tasks: string;
+  'oracle-traces': string;
+  include: string[];
+  exclude: string[];
+  policy: string[];
+  defense: string[];
+  concurrency: number;
+  attempts: number;
+  seed: number;
+  'max-turns': number;
+  'jobs-dir': string;
+  'job-name': string | undefined;
+  resume: boolean;
+  cache: string;
+  'model-timeout': number;
+  'model-retries': number;
+  json: boolean;
+}
+
+const pct = (x: number | null): string => (x === null ? chalk.dim('N/A') : `${(x * 100).toFixed(1)}%`);
+const num = (x: number | null): string => (x === null ? chalk.dim('N/A') : x.toFixed(2));
+
+const command: CommandModule<object, EvalArgs> = {
+  command: 'eval',
+  describe: 'Run the execution agent on every task × policy source × defense × attempt, validate, and summarize',
+  builder: (y: Argv) =>
+    y
+      .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection', type: 'string', demandOption: true })
+      .option('base-url', { describe: 'Base URL for openai-compatible providers (vLLM, Ollama, llama.cpp)', type: 'string' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
+      .option('include', { alias: 'i', describe: 'Task id glob to keep (repeatable)', type: 'string', array: true, default: [] })
+      .option('exclude', { alias: 'x', describe: 'Task id glob to drop (repeatable)', type: 'string', array: true, default: [] })
+      .option('policy', { describe: 'Policy source: gold | allow-all | deny-all (repeatable)', type: 'string', array: true, default: ['gold'] })
+      .option('defense', { describe: 'Defense: none | prompt-only | tool-boundary (repeatable)', type: 'string', array: true, default: ['tool-boundary'] })
+      .option('concurrency', { alias: 'n', describe: 'Rollouts in parallel', type: 'number', default: 3 })
+      .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', default: 1 })
+      .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', default: 0 })
+      .option('max-turns', { describe: 'Model turns per episode', type: 'number', default: 30 })
+      .option('jobs-dir', { describe: 'Where jobs are written', type: 'string', default: 'jobs' })
+      .option('job-name', { describe: 'Job folder name (default: <model>-<time>)', type: 'string' })
+      .option('resume', { describe: 'Continue a job: skip rollouts with a complete result; refuse if its inputs changed', type: 'boolean', default: false })
+      .option('cache', { describe: 'Model response cache: off | read-write | replay-only', type: 'string', default: 'read-write' })
+      .option('model-timeout', { describe: 'Seconds per model call attempt', type: 'number', default: 300 })
+      .option('model-retries', { describe: 'Retries of a model call on rate limits, 5xx and timeouts (backoff honours Retry-After)', type: 'number', default: 4 })
+      .option('json', { describe: 'Print the summary as JSON', type: 'boolean', default: false })
+      .example('$0 eval --model scripted/oracle --policy gold', 'Offline: the oracle through the agent loop under its gold policy')
+      .example('$0 eval --model scripted/follow-injection --defense none --defense tool-boundary', 'Positive control vs kernel enforcement')
+      .example('$0 eval --model gpt-5 -n 4 -k 3 --policy gold --policy allow-all', 'A real model (OPENAI_API_KEY), three attempts')
+      .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job'),
+  handler: async (args) => {
+    const { EvalConfigSchema, POLICY_SOURCES, runJob, summarize } = await import('../../evaluation/index.ts');
+    const { DEFENSE_NAMES } = await import('../../agent/index.ts');
+    const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
+    const { connectDocker } = await import('../../docker/index.ts');
+
+    const ref = parseModelRef(args.model);
+    for (const p of args.policy) {
+      if (!(POLICY_SOURCES as readonly string[]).includes(p)) {
+        throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: unknown policy source`, { hint: `valid: ${POLICY_SOURCES.join(', ')} (generated policies come with \`authbench policy\`)` });
+      }
+    }
+    for (const d of args.defense) {
+      if (!(DEFENSE_NAMES as readonly string[]).includes(d)) throw new AuthbenchError('INVALID_ARGUMENT', `--defense ${d}: unknown defense`, { hint: `valid: ${DEFENSE_NAMES.join(', ')}` });
+    }
+    if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--concurrency must be a positive integer');
+    if (!Number.isInteger(args.attempts) || args.attempts < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--attempts must be a positive integer');
+    const config = EvalConfigSchema.parse({
+      schema_version: 1,
+      model: formatModelRef(ref),
+      ...(args['base-url'] === undefined ? {} : { base_url: args['base-url'] }),
+      tasks_dir: args.tasks,
+      oracle_traces_dir: args['oracle-traces'],
+      include: args.include,
+      exclude: args.exclude,
+      policies: [...new Set(args.policy)],
+      defenses: [...new Set(args.defense)],
+      attempts: args.attempts,
+      seed: args.seed,
+      max_turns: args['max-turns'],
+      cache: args.cache,
+      model_timeout_sec: args['model-timeout'],
+      model_retries: args['model-retries'],
+    });
+    const name = args['job-name'] ?? `${formatModelRef(ref).replaceAll('/', '_')}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}`;
+
+    const controller = new AbortController();
+    const onSigint = (): void => {
+      if (controller.signal.aborted) process.exit(130);
+      process.stderr.write(chalk.yellow('\ninterrupt: finishing running rollouts, starting no new ones (Ctrl-C again to quit now)\n'));
+      controller.abort();
+    };
+    process.on('SIGINT', onSigint);
+    const log = (s: string): void => {
+      if (!args.json) process.stderr.write(`${s}\n`);
+    };
+    const onEvent = (e: JobEvent): void => {
+      const counter = chalk.dim(`[${e.done}/${e.total}]`);
+      if (e.kind === 'building') log(`${counter} building ${e.taskId}`);
+      else if (e.kind === 'rollout-done' && e.result !== undefined && e.rollout !== undefined) {
+        const r = e.result;
+        const mark = r.status === 'infra_error' ? chalk.yellow('infra') : r.utility_success === true ? chalk.green('pass ') : chalk.red('fail ');
+        const attack = r.attack_success === null ? '' : r.attack_success ? chalk.red(' ATTACK') : chalk.green(' no-attack');
+        log(`${counter} ${mark} ${e.rollout.id}${attack} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`);
+      }
+    };
+    try {
+      const engine = await connectDocker();
+      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal });
+      const rows = summarize(outcome.results);
+      if (args.json) {
+        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, summary: rows });
+      } else {
+        const columns: Column<SummaryRow>[] = [
+          { header: 'policy', value: (r) => r.policy },
+          { header: 'defense', value: (r) => r.defense },
+          { header: 'n', value: (r) => String(r.completed), align: 'right' },
+          { header: 'TSR std', value: (r) => pct(r.tsrStandard), align: 'right' },
+          { header: 'TSR sens', value: (r) => pct(r.tsrSensitive), align: 'right' },
+          { header: 'ASR', value: (r) => pct(r.asr), align: 'right' },
+          { header: 'SER', value: (r) => pct(r.ser), align: 'right' },
+          { header: 'F1 r', value: (r) => num(r.f1.read), align: 'right' },
+          { header: 'F1 w', value: (r) => num(r.f1.write), align: 'right' },
+          { header: 'F1 x', value: (r) => num(r.f1.execute), align: 'right' },
+          { header: 'infra err', value: (r) => (r.infraErrors === 0 ? '0' : chalk.yellow(String(r.infraErrors))), align: 'right' },
+          { header: 'cost $', value: (r) => (r.costUsd === null ? chalk.dim('?') : r.costUsd.toFixed(4)), align: 'right' },
+        ];
+        process.stdout.write(`\n${renderTable(columns, rows)}`);
+        process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
+      }
+      if (outcome.interrupted) {
+        process.stderr.write(chalk.yellow(`interrupted: resume with authbench eval … --job-name ${name} --resume\n`));
+        process.exitCode = 130;
+      }
+    } finally {
+      process.off('SIGINT', onSigint);
+    }
+  },
+};
+
+export const evalCommand = command as unknown as CommandModule<object, object>;

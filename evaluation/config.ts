@@ -1,0 +1,60 @@
+/**
+ * An eval job's configuration (jobs/<name>/config.json) and the pure
+ * expansion of it into rollouts: task × policy source × defense × attempt.
+ */
+import { z } from 'zod';
+
+export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all'] as const;
+export type PolicySource = (typeof POLICY_SOURCES)[number];
+
+export const EvalConfigSchema = z
+  .strictObject({
+    schema_version: z.literal(1),
+    model: z.string().describe('Model reference as given (`gpt-5`, `anthropic/…`, `scripted/oracle`)'),
+    base_url: z.string().optional().describe('Base URL for openai-compatible providers'),
+    tasks_dir: z.string().describe('Folder of task folders'),
+    oracle_traces_dir: z.string().describe('Where gold lives'),
+    include: z.array(z.string()).describe('Task id globs to keep (empty: all)'),
+    exclude: z.array(z.string()).describe('Task id globs to drop'),
+    policies: z.array(z.enum(POLICY_SOURCES)).min(1).describe('Policy sources'),
+    defenses: z.array(z.string()).min(1).describe('Runtime defenses'),
+    attempts: z.number().int().min(1).describe('Attempts per (task, policy, defense)'),
+    seed: z.number().int().describe('Base seed; attempt k uses seed + k'),
+    max_turns: z.number().int().min(1),
+    cache: z.enum(['off', 'read-write', 'replay-only']).describe('Model response cache mode'),
+    model_timeout_sec: z.number().positive().describe('Per model call (each attempt)'),
+    model_retries: z.number().int().min(0).describe('Retries of a failed model call (rate limits, 5xx, timeouts)'),
+  })
+  .describe('What an eval job runs');
+export type EvalConfig = z.infer<typeof EvalConfigSchema>;
+
+export interface RolloutSpec {
+  /** Stable, filesystem-safe: `<task>__<policy>__<defense>__a<k>`. */
+  id: string;
+  taskId: string;
+  /** `none` under defense none: nothing reads the policy, so one rollout stands for all sources. */
+  policy: PolicySource | 'none';
+  defense: string;
+  attempt: number;
+  seed: number;
+}
+
+/** Every rollout of a job, in a stable order. Pure. */
+export function planRollouts(taskIds: readonly string[], config: Pick<EvalConfig, 'policies' | 'defenses' | 'attempts' | 'seed'>): RolloutSpec[] {
+  const out: RolloutSpec[] = [];
+  const seen = new Set<string>();
+  for (const taskId of taskIds) {
+    for (const defense of config.defenses) {
+      const policies: readonly (PolicySource | 'none')[] = defense === 'none' ? ['none'] : config.policies;
+      for (const policy of policies) {
+        for (let attempt = 1; attempt <= config.attempts; attempt++) {
+          const id = `${taskId}__${policy}__${defense}__a${attempt}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          out.push({ id, taskId, policy, defense, attempt, seed: config.seed + attempt - 1 });
+        }
+      }
+    }
+  }
+  return out;
+}

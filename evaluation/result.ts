@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { EnforcementSchema } from '../agent/index.ts';
+import { PolicyScoreSchema } from '../score/index.ts';
+
+export const ROLLOUT_STATUSES = ['completed', 'infra_error'] as const;
+
+export const RolloutResultSchema = z
+  .strictObject({
+    schema_version: z.literal(1),
+    rollout_id: z.string(),
+    task_id: z.string(),
+    dataset: z.enum(['standard', 'sensitive']),
+    stage: z.string(),
+    cluster: z.string(),
+    model: z.string(),
+    policy_source: z.string().describe('gold | allow-all | deny-all | none (defense none)'),
+    policy_sha256: z.string().nullable(),
+    defense: z.object({ name: z.string(), version: z.string() }),
+    attempt: z.number().int(),
+    seed: z.number().int(),
+    status: z.enum(ROLLOUT_STATUSES).describe('infra_error: Docker or the model failed; never scored as an agent failure'),
+    infra_error: z.object({ source: z.string(), code: z.string(), message: z.string() }).optional(),
+    utility_success: z.boolean().nullable().describe('Utility validator passed (null when not run)'),
+    utility_reason: z.string().optional(),
+    attack_success: z.boolean().nullable().describe('Attack validator passed; null on standard tasks'),
+    static_score: PolicyScoreSchema.nullable().describe('The policy scored against gold (null under defense none)'),
+    end_reason: z.string().nullable(),
+    enforcement: EnforcementSchema.nullable(),
+    totals: z
+      .object({
+        turns: z.number(),
+        proposals: z.number(),
+        valid_proposals: z.number(),
+        invalid_proposals: z.number(),
+        executed: z.number(),
+        blocked: z.number(),
+        denials: z.number(),
+        input_tokens: z.number().nullable(),
+        output_tokens: z.number().nullable(),
+        cost_usd: z.number().nullable(),
+      })
+      .nullable(),
+    image: z.string().nullable(),
+    duration_ms: z.number(),
+  })
+  .describe('One rollout: jobs/<name>/<rollout>/result.json, written last and atomically');
+export type RolloutResult = z.infer<typeof RolloutResultSchema>;

@@ -1,0 +1,140 @@
+/**
+ * One rollout: a fresh container of the task's image, the policy, the agent
+ * episode through the sandbox, then — after the episode, never before — the
+ * tests copied in and the validators run outside enforcement. Infrastructure
+ * failures (Docker, the model's service) become `status: infra_error`, never
+ * an agent failure.
+ */
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { AuthbenchError, hashJson, writeFileAtomic, writeJsonAtomic } from '../core/index.ts';
+import type { Engine } from '../docker/index.ts';
+import { createAgentModel, getDefense, runEpisode, type Episode } from '../agent/index.ts';
+import { taskImplicit } from '../oracle/index.ts';
+import type { Policy } from '../sandbox/policy/index.ts';
+import type { PolicyScore } from '../score/index.ts';
+import type { Task } from '../task-format/index.ts';
+import { openTaskSandbox } from '../taskenv/index.ts';
+import { runAttackValidator, runUtilityValidator } from '../validators/index.ts';
+import type { EvalConfig, RolloutSpec } from './config.ts';
+import type { RolloutResult } from './result.ts';
+
+export const TRACE_SCHEMA_VERSION = 1;
+
+export interface RolloutContext {
+  engine: Engine;
+  config: EvalConfig;
+  task: Task;
+  image: string;
+  /** undefined under defense none. */
+  policy: Policy | undefined;
+  staticScore: PolicyScore | null;
+  jobId: string;
+  dir: string;
+}
+
+function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'status' | 'utility_success' | 'attack_success' | 'end_reason' | 'enforcement' | 'totals' | 'duration_ms' | 'defense'> {
+  return {
+    schema_version: 1,
+    rollout_id: spec.id,
+    task_id: ctx.task.id,
+    dataset: ctx.task.dataset,
+    stage: ctx.task.authbench.stage,
+    cluster: ctx.task.authbench.cluster,
+    model: ctx.config.model,
+    policy_source: spec.policy,
+    policy_sha256: ctx.policy === undefined ? null : hashJson(ctx.policy),
+    attempt: spec.attempt,
+    seed: spec.seed,
+    static_score: ctx.staticScore,
+    image: ctx.image,
+  };
+}
+
+/** JSONL trace lines: `type` and `schema_version` on every line; syscalls join proposals by command id. */
+export function traceLines(spec: RolloutSpec, episode: Episode): string[] {
+  const lines: object[] = [{ type: 'rollout', rollout_id: spec.id, task_id: episode.task_id, model: episode.model, defense: episode.defense }];
+  for (const step of episode.steps) {
+    lines.push({ type: 'agent_step', turn: step.turn, started_at: step.started_at, model_call: step.model_call, text: step.text });
+    for (const p of step.proposals) {
+      const { events, ...proposal } = p;
+      lines.push({ type: 'proposal', turn: step.turn, ...proposal });
+      for (const event of events) lines.push({ type: 'syscall', command_id: p.id, event });
+    }
+  }
+  lines.push({ type: 'episode_end', end_reason: episode.end_reason, infra_error: episode.infra_error, totals: episode.totals, enforcement: episode.enforcement });
+  return lines.map((l) => JSON.stringify({ schema_version: TRACE_SCHEMA_VERSION, ...l }));
+}
+
+export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promise<RolloutResult> {
+  const started = performance.now();
+  const defense = getDefense(spec.defense);
+  const common = { ...base(spec, ctx), defense: { name: defense.name, version: defense.version } };
+  const infra = (e: AuthbenchError, source: string): RolloutResult => ({
+    ...common,
+    status: 'infra_error',
+    infra_error: { source, code: e.code, message: e.message },
+    utility_success: null,
+    attack_success: null,
+    end_reason: null,
+    enforcement: null,
+    totals: null,
+    duration_ms: performance.now() - started,
+  });
+
+  try {
+    const model = await createAgentModel(ctx.config.model, ctx.task, {
+      ...(ctx.config.base_url === undefined ? {} : { baseUrl: ctx.config.base_url }),
+      cache: { mode: ctx.config.cache },
+      timeoutMs: ctx.config.model_timeout_sec * 1000,
+      retry: { maxRetries: ctx.config.model_retries },
+    });
+    await using box = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { runId: ctx.jobId });
+    if (ctx.policy !== undefined) await writeJsonAtomic(join(ctx.dir, 'policy.json'), ctx.policy);
+    const episode = await runEpisode({
+      task: ctx.task,
+      session: box.session,
+      container: box.container,
+      model,
+      defense,
+      ...(ctx.policy === undefined ? {} : { policy: ctx.policy }),
+      implicit: taskImplicit(ctx.task),
+      maxTurns: ctx.config.max_turns,
+      request: { seed: spec.seed },
+    });
+    await writeFileAtomic(join(ctx.dir, 'trace.jsonl.gz'), gzipSync(`${traceLines(spec, episode).join('\n')}\n`));
+    await writeJsonAtomic(join(ctx.dir, 'episode.json'), episode);
+    if (episode.end_reason === 'infra_error') {
+      const i = episode.infra_error;
+      return infra(new AuthbenchError('MODEL_UNAVAILABLE', i?.message ?? 'infrastructure error'), i?.source ?? 'model');
+    }
+    const utility = await runUtilityValidator(box.container, ctx.task);
+    const attack = ctx.task.dataset === 'sensitive' ? await runAttackValidator(box.container, ctx.task) : undefined;
+    const t = episode.totals;
+    return {
+      ...common,
+      status: 'completed',
+      utility_success: utility.passed,
+      utility_reason: utility.reason,
+      attack_success: attack === undefined ? null : attack.passed,
+      end_reason: episode.end_reason,
+      enforcement: episode.enforcement,
+      totals: {
+        turns: t.turns,
+        proposals: t.proposals,
+        valid_proposals: t.valid_proposals,
+        invalid_proposals: t.invalid_proposals,
+        executed: t.executed,
+        blocked: t.blocked,
+        denials: t.denials,
+        input_tokens: t.input_tokens,
+        output_tokens: t.output_tokens,
+        cost_usd: t.cost_usd,
+      },
+      duration_ms: performance.now() - started,
+    };
+  } catch (e) {
+    if (e instanceof AuthbenchError && e.isInfrastructure) return infra(e, e.code.startsWith('MODEL') ? 'model' : 'docker');
+    throw e;
+  }
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { RolloutResult } from './result.ts';
+import { summarize } from './summary.ts';
+
+const axis = (f1: number) => ({ precision: f1, recall: f1, f1, tp: 1, predicted: 1, gold: 1 });
+function result(over: Partial<RolloutResult>): RolloutResult {
+  return {
+    schema_version: 1,
+    rollout_id: 'x',
+    task_id: 't',
+    dataset: 'standard',
+    stage: 'clean',
+    cluster: 't',
+    model: 'scripted/oracle',
+    policy_source: 'gold',
+    policy_sha256: null,
+    defense: { name: 'tool-boundary', version: '1' },
+    attempt: 1,
+    seed: 0,
+    status: 'completed',
+    utility_success: true,
+    attack_success: null,
+    static_score: null,
+    end_reason: 'done',
+    enforcement: null,
+    totals: null,
+    image: null,
+    duration_ms: 1,
+    ...over,
+  };
+}
+
+describe('summarize', () => {
+  it('computes TSR per dataset, ASR over sensitive rollouts, excludes infra errors, N/A for empty cells', () => {
+    const rows = summarize([
+      result({ dataset: 'standard', utility_success: true }),
+      result({ dataset: 'standard', utility_success: false }),
+      result({ dataset: 'sensitive', utility_success: true, attack_success: true }),
+      result({ dataset: 'sensitive', utility_success: true, attack_success: false }),
+      result({ status: 'infra_error', utility_success: null }),
+      result({ policy_source: 'none', defense: { name: 'none', version: '1' }, utility_success: true }),
+    ]);
+    const gold = rows.find((r) => r.policy === 'gold');
+    expect(gold).toMatchObject({ rollouts: 5, completed: 4, infraErrors: 1, tsrStandard: 0.5, tsrSensitive: 1, asr: 0.5 });
+    const none = rows.find((r) => r.defense === 'none');
+    expect(none).toMatchObject({ tsrStandard: 1, tsrSensitive: null, asr: null, ser: null });
+  });
+
+  it('averages static F1 and SER only over rollouts that have them', () => {
+    const score = (f1: number, ser: number, total: number) => ({
+      valid: true,
+      read: axis(f1),
+      write: axis(f1),
+      execute: axis(f1),
+      macro_precision: f1,
+      macro_recall: f1,
+      macro_f1: f1,
+      sensitive_exposure: ser,
+      sensitive_granted: 0,
+      sensitive_total: total,
+    });
+    const [row] = summarize([result({ static_score: score(1, 0.5, 2) }), result({ static_score: score(0.5, 0, 0) })]);
+    expect(row?.f1.read).toBe(0.75);
+    expect(row?.ser).toBe(0.5);
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * `authbench eval` end to end through the real CLI: scripted models on the
+ * bundled tasks, a run killed mid-way and resumed (exactly one result per
+ * rollout), and the provider path against a local OpenAI-compatible server
+ * (429 then success, a malformed tool call never executed, a hang that ends
+ * as an infrastructure error rather than an agent failure).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanManaged, connectDocker } from '../../docker/index.ts';
+import type { RolloutResult, SummaryRow } from '../../evaluation/index.ts';
+import { chatCompletion, startFakeOpenAiServer } from '../../models/index.ts';
+
+const jobs = mkdtempSync(join(tmpdir(), 'authbench-eval-'));
+afterAll(() => rmSync(jobs, { recursive: true, force: true }));
+
+interface EvalJson {
+  job: string;
+  planned: number;
+  done: number;
+  reused: number;
+  summary: SummaryRow[];
+}
+
+function evalCli(args: string[]): { status: number | null; json: EvalJson; stderr: string } {
+  const r = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--json', ...args], { encoding: 'utf8', timeout: 600_000 });
+  let json: EvalJson;
+  try {
+    json = JSON.parse(r.stdout) as EvalJson;
+  } catch {
+    throw new Error(`eval printed no JSON (exit ${String(r.status)}):\n${r.stderr.slice(-3000)}`);
+  }
+  return { status: r.status, json, stderr: r.stderr };
+}
+
+/** Async, for tests whose model server lives in this process (spawnSync would block it). */
+async function evalCliAsync(args: string[]): Promise<{ status: number | null; json: EvalJson; stderr: string }> {
+  const child = spawn(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  try {
+    return { status, json: JSON.parse(stdout) as EvalJson, stderr };
+  } catch {
+    throw new Error(`eval printed no JSON (exit ${String(status)}):\n${stderr.slice(-3000)}`);
+  }
+}
+
+function results(job: string): RolloutResult[] {
+  const dir = join(jobs, job);
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => (existsSync(join(dir, d.name, 'result.json')) ? [JSON.parse(readFileSync(join(dir, d.name, 'result.json'), 'utf8')) as RolloutResult] : []));
+}
+
+describe('eval with scripted models', () => {
+  it('scripted/oracle under its gold policy completes every bundled task', () => {
+    const r = evalCli(['--model', 'scripted/oracle', '--policy', 'gold', '--job-name', 'oracle', '-n', '3']);
+    expect(r.status, r.stderr).toBe(0);
+    const [row] = r.json.summary;
+    expect(row).toMatchObject({ policy: 'gold', defense: 'tool-boundary', infraErrors: 0, tsrStandard: 1, tsrSensitive: 1, asr: 0 });
+    const all = results('oracle');
+    expect(all.length).toBe(r.json.planned);
+    expect(all.every((x) => x.enforcement?.level === 'full' && (x.enforcement.landlock_abi ?? 0) >= 1)).toBe(true);
+  });
+
+  it('scripted/follow-injection attacks when nothing defends and is stopped by the kernel under gold', () => {
+    const r = evalCli(['--model', 'scripted/follow-injection', '-i', 'sensitive-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '--job-name', 'inject', '-n', '3']);
+    expect(r.status, r.stderr).toBe(0);
+    const none = r.json.summary.find((s) => s.defense === 'none');
+    const kernel = r.json.summary.find((s) => s.defense === 'tool-boundary');
+    expect(none?.asr).toBeGreaterThan(0);
+    expect(kernel?.asr).toBe(0);
+    expect(kernel?.completed).toBe(3);
+  });
+});
+
+describe('interrupted and resumed', () => {
+  it('a run killed mid-way and resumed has exactly one result per rollout', async () => {
+    const name = 'killed';
+    const args = ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--model', 'scripted/oracle', '--policy', 'gold', '--policy', 'allow-all', '-i', 'csv-*', '-i', 'log-*', '-i', 'ini-*', '--job-name', name, '-n', '1'];
+    const child = spawn(process.execPath, args, { stdio: 'ignore' });
+    // Kill hard as soon as the first rollout has its result: nothing gets to clean up.
+    await new Promise<void>((resolve, reject) => {
+      const deadline = Date.now() + 300_000;
+      const poll = setInterval(() => {
+        if (existsSync(join(jobs, name)) && results(name).length >= 1) {
+          clearInterval(poll);
+          child.kill('SIGKILL');
+          resolve();
+        } else if (Date.now() > deadline) {
+          clearInterval(poll);
+          child.kill('SIGKILL');
+          reject(new Error('no rollout finished in time'));
+        }
+      }, 200);
+    });
+    await new Promise((r) => child.once('exit', r));
+    const before = results(name).length;
+    expect(before).toBeGreaterThanOrEqual(1);
+    expect(before).toBeLessThan(6);
+
+    const resumed = evalCli(['--model', 'scripted/oracle', '--policy', 'gold', '--policy', 'allow-all', '-i', 'csv-*', '-i', 'log-*', '-i', 'ini-*', '--job-name', name, '--resume', '-n', '2']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.json.planned).toBe(6);
+    expect(resumed.json.reused).toBe(before);
+    const all = results(name);
+    expect(all.length).toBe(6);
+    expect(new Set(all.map((x) => x.rollout_id)).size).toBe(6);
+    expect(all.every((x) => x.status === 'completed' && x.utility_success === true)).toBe(true);
+    // The killed run's container had no chance to remove itself; its labels find it.
+    const engine = await connectDocker();
+    await cleanManaged(engine, { labels: { 'authbench.run': `job-${name}` } });
+  });
+
+  it('refuses to resume when the inputs changed', () => {
+    const r = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--model', 'scripted/oracle', '--policy', 'gold', '-i', 'csv-*', '--job-name', 'killed', '--resume'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/inputs changed/);
+  });
+});
+
+describe('eval against a local OpenAI-compatible server', () => {
+  const solve = readFileSync('tasks/log-triage/solution/solve.sh', 'utf8');
+
+  it('retries a 429, records a malformed tool call without running it, and completes the task', async () => {
+    const server = await startFakeOpenAiServer((_req, i) => {
+      if (i === 0) return { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down' } } };
+      if (i === 1) return { body: chatCompletion({ toolCalls: [{ id: 'bad', name: 'shell', arguments: '{"command": "touch /app/SHOULD_NOT_EXIST' }] }) };
+      if (i === 2) return { body: chatCompletion({ toolCalls: [{ id: 'ok', name: 'shell', arguments: JSON.stringify({ command: solve }) }] }) };
+      return { body: chatCompletion({ content: 'done' }) };
+    });
+    try {
+      const r = await evalCliAsync(['--model', 'openai-compatible/fake', '--base-url', server.baseUrl, '-i', 'log-triage', '--policy', 'gold', '--job-name', 'fake-ok', '--cache', 'off']);
+      expect(r.status, r.stderr).toBe(0);
+      const [result] = results('fake-ok');
+      expect(result?.status).toBe('completed');
+      expect(result?.utility_success).toBe(true);
+      expect(result?.totals?.invalid_proposals).toBe(1);
+      expect(result?.totals?.executed).toBe(1);
+      expect(server.requests.length).toBe(4);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a model that never answers is an infrastructure error, not an agent failure', async () => {
+    const server = await startFakeOpenAiServer(() => ({ hang: true }));
+    try {
+      const r = await evalCliAsync(['--model', 'openai-compatible/fake', '--base-url', server.baseUrl, '-i', 'log-triage', '--policy', 'gold', '--job-name', 'fake-hang', '--cache', 'off', '--model-timeout', '1', '--model-retries', '1']);
+      expect(r.status, r.stderr).toBe(0);
+      const [result] = results('fake-hang');
+      expect(result?.status).toBe('infra_error');
+      expect(result?.utility_success).toBeNull();
+      expect(r.json.summary[0]?.infraErrors).toBe(1);
+      expect(r.json.summary[0]?.tsrStandard).toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+});
