@@ -5,3 +5,4 @@ export * from './fs.ts';
 export * from './zod-error.ts';
 export * from './version.ts';
 export * from './pool.ts';
+export * from './random.ts';

@@ -58,17 +58,8 @@ export function retryDelayMs(
   return backoffDelayMs(retry, policy, random);
 }
 
-/** A small deterministic PRNG (mulberry32) in [0, 1), for reproducible jitter. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Reproducible jitter: the one seeded PRNG lives in core. */
+export { seededRandom } from '../core/index.ts';
 
 /** Sleep that wakes early (rejecting with the signal's reason) when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -4,6 +4,7 @@
  * bundled tasks: a project under /app, a home under /root with an implicit
  * cache, a merged-/usr /usr/bin with links, executables spelled through /bin.
  */
+import { seededRandom } from '../core/index.ts';
 import { buildSnapshot } from '../sandbox/paths/index.ts';
 import type { FsSnapshot, TreeEntry } from '../sandbox/paths/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
@@ -26,17 +27,8 @@ const EXTENSIONS = ['py', 'txt', 'json', 'c', 'md', 'sh', 'cfg'];
 const WORDS = ['alpha', 'beta', 'core', 'data', 'docs', 'lib', 'src', 'test', 'util', 'tmp', 'cfg', 'io'];
 const SCORED_ROOTS: AxisPatterns = { read: ['/app', '/root'], write: ['/app', '/root'], execute: ['/usr/bin', '/usr/local/bin', '/app'] };
 
-/** mulberry32: small, fast, and the same sequence on every platform. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG synthetic tasks and policies are drawn from (core's mulberry32). */
+export const prng = seededRandom;
 
 export function syntheticTask({ size, seed }: SyntheticOptions): SyntheticTask {
   const rnd = prng(seed);

@@ -2,37 +2,18 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../sandbox/paths/index.ts';
 import { serializeGold, specToGold } from '../../gold/index.ts';
 import { buildCandidateSnapshot } from '../../score/index.ts';
 import { loadTask } from '../../task-format/index.ts';
-import { main } from '../main.ts';
+import { runCli } from '../../test/cli.ts';
 
 // The bundled csv-sales-report task, scored against a stored candidate snapshot (no Docker needed).
 const TASKS = fileURLToPath(new URL('../../tasks', import.meta.url));
 const ROOTS = { read: ['/app', '/root'], write: ['/app', '/root'], execute: ['/usr/bin', '/usr/local/bin', '/app'] };
 
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
-    out += String(s);
-    return true;
-  });
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    err += String(s);
-    return true;
-  });
-  try {
-    const code = await main(argv);
-    return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-  }
-}
+const run = runCli;
 
 let dir = '';
 const file = (name: string): string => join(dir, name);

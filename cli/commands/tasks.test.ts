@@ -2,33 +2,13 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { main } from '../main.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../test/cli.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/tasks', import.meta.url));
 const fixture = (name: string): string => join(FIXTURES, name);
 
-/** Run the CLI as bin/authbench.ts does; return the exit code and what it printed. */
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
-    out += String(s);
-    return true;
-  });
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    err += String(s);
-    return true;
-  });
-  try {
-    const code = await main(argv);
-    return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-  }
-}
+const run = runCli;
 
 beforeEach(() => {
   process.exitCode = undefined;
