@@ -52,6 +52,7 @@ import {
   isGlob,
   isWithin,
   normalizePattern,
+  staticPrefix,
   viewSnapshot,
 } from '../paths/index.ts';
 import type { FsEntry, FsSnapshot, SnapshotView } from '../paths/index.ts';
@@ -121,11 +122,18 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
     for (const axis of ['read', 'write', 'execute'] as const) {
       for (const raw of set[axis]) {
         const entry = normalizePattern(raw);
-        for (const facet of compileEntry(axis, entry, ctx)) {
+        for (let facet of compileEntry(axis, entry, ctx)) {
           if (source === 'implicit' && facet.kind === 'narrowed') continue;
-          // Runtime noise grants only what exists: widening a missing `/root/.cache/**` to its
-          // parent would open all of /root (~/.ssh, ~/.config) to every command.
-          if (source === 'implicit' && facet.kind === 'widened') continue;
+          // Runtime noise never grants on an ancestor: a missing `/root/.cache/**` anchored on
+          // its parent would open all of /root (~/.ssh, ~/.config) to every command.
+          if (source === 'implicit') {
+            const prefix = staticPrefix(entry);
+            const kept = facet.granted.filter((g) => !(g.path !== prefix && isWithin(g.path, prefix)));
+            if (kept.length < facet.granted.length) {
+              if (kept.length === 0) continue;
+              facet = { ...facet, granted: kept };
+            }
+          }
           const kind = source === 'implicit' && facet.granted.length > 0 ? 'implicit' : facet.kind;
           entries.push({ axis, source, entry, ...facet, kind });
         }
