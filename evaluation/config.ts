@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all'] as const;
+export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all', 'generated'] as const;
 export type PolicySource = (typeof POLICY_SOURCES)[number];
 
 export const EvalConfigSchema = z
@@ -17,6 +17,11 @@ export const EvalConfigSchema = z
     include: z.array(z.string()).describe('Task id globs to keep (empty: all)'),
     exclude: z.array(z.string()).describe('Task id globs to drop'),
     policies: z.array(z.enum(POLICY_SOURCES)).min(1).describe('Policy sources'),
+    // Optional so configs (and locks) of jobs without generated policies stay as they were.
+    policy_strategy: z
+      .enum(['direct', 'sufficiency-tightness'])
+      .optional()
+      .describe('How `generated` policies are written (absent: direct); one generation per (task, attempt)'),
     defenses: z.array(z.string()).min(1).describe('Runtime defenses'),
     attempts: z.number().int().min(1).describe('Attempts per (task, policy, defense)'),
     seed: z.number().int().describe('Base seed; attempt k uses seed + k'),

@@ -12,13 +12,14 @@ import { minimatch } from 'minimatch';
 import { AUTHBENCH_VERSION, AuthbenchError, mapPool, stableStringify, writeJsonAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
 import { goldPaths, readStoredGold, resolvePolicy } from '../oracle/index.ts';
-import { loadCandidateSnapshot, referenceFromGold, scorePolicy, type PolicyScore } from '../score/index.ts';
-import type { Policy } from '../sandbox/policy/index.ts';
+import { createPolicyWriter, generatePolicy } from '../policygen/index.ts';
+import { loadCandidateSnapshot, referenceFromGold, scorePolicy, type PolicyScore, type ScoreInput } from '../score/index.ts';
+import { denyAllPolicy, type Policy } from '../sandbox/policy/index.ts';
 import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import { buildTaskImage } from '../taskenv/index.ts';
 import { planRollouts, type EvalConfig, type RolloutSpec } from './config.ts';
 import { RolloutResultSchema, type RolloutResult } from './result.ts';
-import { runRollout } from './rollout.ts';
+import { runRollout, type GeneratedRecord } from './rollout.ts';
 
 export interface JobEvent {
   kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped';
@@ -70,6 +71,20 @@ export async function selectTasks(config: Pick<EvalConfig, 'tasks_dir' | 'includ
   );
 }
 
+/** The config as written to disk: credentials in a base URL (`https://user:key@host`) are redacted. */
+export function redactConfig(config: EvalConfig): EvalConfig {
+  if (config.base_url === undefined) return config;
+  try {
+    const url = new URL(config.base_url);
+    if (url.username === '' && url.password === '') return config;
+    url.username = 'REDACTED';
+    url.password = '';
+    return { ...config, base_url: url.toString() };
+  } catch {
+    return config;
+  }
+}
+
 /** What the job's results depend on, besides the code: the config and every task's content and gold. */
 async function computeLock(config: EvalConfig, tasks: readonly Task[]): Promise<object> {
   const entries: Record<string, { content_sha256: string; gold_sha256: string | null }> = {};
@@ -100,7 +115,7 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
   const tasks = await selectTasks(config);
   if (tasks.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks selected under ${config.tasks_dir}`, { file: config.tasks_dir });
 
-  const lock = await computeLock(config, tasks);
+  const lock = await computeLock(redactConfig(config), tasks);
   const existingLock = await readJson(join(dir, 'lock.json'));
   if (existingLock !== undefined && !options.resume) {
     throw new AuthbenchError('INVALID_ARGUMENT', `job ${options.name} exists`, { file: dir, hint: 'pass --resume to continue it, or choose another --job-name' });
@@ -112,7 +127,7 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
     });
   }
   await mkdir(dir, { recursive: true });
-  await writeJsonAtomic(join(dir, 'config.json'), config);
+  await writeJsonAtomic(join(dir, 'config.json'), redactConfig(config));
   await writeJsonAtomic(join(dir, 'lock.json'), lock);
 
   const plan = planRollouts(tasks.map((t) => t.id), config);
@@ -132,14 +147,20 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
   for (const spec of pending) {
     const key = `${spec.taskId}\u0000${spec.policy}`;
     const task = byId.get(spec.taskId);
-    if (spec.policy === 'none' || policies.has(key) || task === undefined) continue;
+    if (spec.policy === 'none' || spec.policy === 'generated' || policies.has(key) || task === undefined) continue;
     const { policy } = await resolvePolicy(spec.policy, task, config.oracle_traces_dir);
-    const paths = goldPaths(config.oracle_traces_dir, task.id);
-    const gold = await readStoredGold(paths);
-    const candidates = await loadCandidateSnapshot(paths.candidates);
-    const score = gold === undefined || candidates === undefined ? null : scorePolicy(policy, referenceFromGold(gold), candidates);
-    policies.set(key, { policy, score });
+    policies.set(key, { policy, score: await staticScore(config, task, policy) });
   }
+  // Generated policies need the built image; one generation per (task, attempt), shared by its defenses.
+  const generations = new Map<string, Promise<GeneratedEntry | AuthbenchError>>();
+  const generated = (spec: RolloutSpec, task: Task, image: string): Promise<GeneratedEntry | AuthbenchError> => {
+    const key = `${spec.taskId}\u0000${spec.attempt}`;
+    const known = generations.get(key);
+    if (known !== undefined) return known;
+    const made = generateFor(engine, config, task, image, spec.seed, `job-${options.name}`);
+    generations.set(key, made);
+    return made;
+  };
 
   // Builds one at a time (one daemon); a failed build is that task's rollouts' infrastructure error.
   const images = new Map<string, string | AuthbenchError>();
@@ -168,11 +189,24 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
     const rolloutDir = join(dir, spec.id);
     await mkdir(rolloutDir, { recursive: true });
     emit({ kind: 'rollout-start', rollout: spec, done: finished, total: plan.length });
-    const entry = policies.get(`${spec.taskId}\u0000${spec.policy}`);
+    const entry: { policy: Policy; score: PolicyScore | null; generated?: GeneratedRecord } | AuthbenchError | undefined =
+      spec.policy === 'generated' && typeof image === 'string' ? await generated(spec, task, image) : policies.get(`${spec.taskId}\u0000${spec.policy}`);
     const result =
-      typeof image === 'string'
-        ? await runRollout(spec, { engine, config, task, image, policy: entry?.policy, staticScore: entry?.score ?? null, jobId: `job-${options.name}`, dir: rolloutDir })
-        : buildFailure(spec, task, config, image);
+      typeof image !== 'string'
+        ? buildFailure(spec, task, config, image)
+        : entry instanceof AuthbenchError
+          ? buildFailure(spec, task, config, entry, 'policy')
+          : await runRollout(spec, {
+              engine,
+              config,
+              task,
+              image,
+              policy: entry?.policy,
+              staticScore: entry?.score ?? null,
+              ...(entry?.generated === undefined ? {} : { generated: entry.generated }),
+              jobId: `job-${options.name}`,
+              dir: rolloutDir,
+            });
     await writeJsonAtomic(join(rolloutDir, 'result.json'), result);
     results.set(spec.id, result);
     finished += 1;
@@ -186,7 +220,50 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
   return { dir, results: ordered, planned: plan.length, reused, interrupted };
 }
 
-function buildFailure(spec: RolloutSpec, task: Task, config: EvalConfig, error: AuthbenchError): RolloutResult {
+interface GeneratedEntry {
+  policy: Policy;
+  score: PolicyScore | null;
+  generated: GeneratedRecord;
+}
+
+async function staticScore(config: EvalConfig, task: Task, input: ScoreInput): Promise<PolicyScore | null> {
+  const paths = goldPaths(config.oracle_traces_dir, task.id);
+  const gold = await readStoredGold(paths);
+  const candidates = await loadCandidateSnapshot(paths.candidates);
+  return gold === undefined || candidates === undefined ? null : scorePolicy(input, referenceFromGold(gold), candidates);
+}
+
+/**
+ * A model-written policy for one (task, attempt), with the eval's model. An
+ * invalid answer scores 0 and the execution runs under deny-all (nothing is
+ * granted that the writer did not validly grant); only infrastructure
+ * failures come back as errors, to become that rollout's infra_error.
+ */
+async function generateFor(engine: Engine, config: EvalConfig, task: Task, image: string, seed: number, runId: string): Promise<GeneratedEntry | AuthbenchError> {
+  try {
+    const model = await createPolicyWriter(config.model, task, {
+      oracleTracesDir: config.oracle_traces_dir,
+      client: {
+        ...(config.base_url === undefined ? {} : { baseUrl: config.base_url }),
+        cache: { mode: config.cache },
+        timeoutMs: config.model_timeout_sec * 1000,
+        retry: { maxRetries: config.model_retries },
+      },
+    });
+    const g = await generatePolicy({ engine, task, image, model, strategy: config.policy_strategy ?? 'direct', maxTurns: config.max_turns, request: { seed }, runId });
+    const input = { valid: g.parse.valid, problems: g.parse.problems, ...(g.policy === undefined ? {} : { policy: g.policy }) };
+    return {
+      policy: g.policy ?? denyAllPolicy(),
+      score: await staticScore(config, task, input),
+      generated: { answers: g.answers, status: g.parse.status, valid: g.parse.valid },
+    };
+  } catch (e) {
+    if (e instanceof AuthbenchError && e.isInfrastructure) return e;
+    throw e;
+  }
+}
+
+function buildFailure(spec: RolloutSpec, task: Task, config: EvalConfig, error: AuthbenchError, source = 'build'): RolloutResult {
   return {
     schema_version: 1,
     rollout_id: spec.id,
@@ -201,7 +278,7 @@ function buildFailure(spec: RolloutSpec, task: Task, config: EvalConfig, error: 
     attempt: spec.attempt,
     seed: spec.seed,
     status: 'infra_error',
-    infra_error: { source: 'build', code: error.code, message: error.message },
+    infra_error: { source, code: error.code, message: error.message },
     utility_success: null,
     attack_success: null,
     static_score: null,

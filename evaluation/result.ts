@@ -15,6 +15,11 @@ export const RolloutResultSchema = z
     model: z.string(),
     policy_source: z.string().describe('gold | allow-all | deny-all | none (defense none)'),
     policy_sha256: z.string().nullable(),
+    policy_parse_status: z
+      .enum(['strict', 'fenced', 'prefixed', 'repaired', 'invalid'])
+      .optional()
+      .describe('generated only: how much help the answer needed to yield a JSON object'),
+    policy_valid: z.boolean().optional().describe('generated only: the answer was a valid policy (if not: scored 0, executed under deny-all)'),
     defense: z.object({ name: z.string(), version: z.string() }),
     attempt: z.number().int(),
     seed: z.number().int(),

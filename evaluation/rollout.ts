@@ -21,6 +21,12 @@ import type { RolloutResult } from './result.ts';
 
 export const TRACE_SCHEMA_VERSION = 1;
 
+export interface GeneratedRecord {
+  answers: readonly { phase: string; raw: string }[];
+  status: NonNullable<RolloutResult['policy_parse_status']>;
+  valid: boolean;
+}
+
 export interface RolloutContext {
   engine: Engine;
   config: EvalConfig;
@@ -29,6 +35,8 @@ export interface RolloutContext {
   /** undefined under defense none. */
   policy: Policy | undefined;
   staticScore: PolicyScore | null;
+  /** Policy source `generated`: the writer's raw answers (in phase order) and how the last one parsed. */
+  generated?: GeneratedRecord;
   jobId: string;
   dir: string;
 }
@@ -44,6 +52,7 @@ function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'stat
     model: ctx.config.model,
     policy_source: spec.policy,
     policy_sha256: ctx.policy === undefined ? null : hashJson(ctx.policy),
+    ...(ctx.generated === undefined ? {} : { policy_parse_status: ctx.generated.status, policy_valid: ctx.generated.valid }),
     attempt: spec.attempt,
     seed: spec.seed,
     static_score: ctx.staticScore,
@@ -82,6 +91,11 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     duration_ms: performance.now() - started,
   });
 
+  // Kept before anything can fail: the answer is an artifact whatever happens to the execution.
+  for (const [i, a] of (ctx.generated?.answers ?? []).entries()) {
+    const last = i === (ctx.generated?.answers.length ?? 0) - 1;
+    await writeFileAtomic(join(ctx.dir, last ? 'policy.raw.txt' : `policy.${a.phase}.raw.txt`), a.raw);
+  }
   try {
     const model = await createAgentModel(ctx.config.model, ctx.task, {
       ...(ctx.config.base_url === undefined ? {} : { baseUrl: ctx.config.base_url }),

@@ -23,9 +23,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format'],
   taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
   validators: ['core', 'docker', 'task-format', 'taskenv'],
-  evaluation: ['agent', 'core', 'docker', 'oracle', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators', 'gold'],
+  evaluation: ['agent', 'core', 'docker', 'oracle', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators', 'gold', 'policygen'],
   oracle: ['core', 'docker', 'gold', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'score', 'task-format', 'taskenv', 'validators'],
   agent: ['core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],
+  policygen: ['agent', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/policy', 'task-format', 'taskenv'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
 

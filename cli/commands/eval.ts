@@ -12,6 +12,7 @@ interface EvalArgs {
   include: string[];
   exclude: string[];
   policy: string[];
+  strategy: 'direct' | 'sufficiency-tightness';
   defense: string[];
   concurrency: number;
   attempts: number;
@@ -40,7 +41,8 @@ const command: CommandModule<object, EvalArgs> = {
       .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
       .option('include', { alias: 'i', describe: 'Task id glob to keep (repeatable)', type: 'string', array: true, default: [] })
       .option('exclude', { alias: 'x', describe: 'Task id glob to drop (repeatable)', type: 'string', array: true, default: [] })
-      .option('policy', { describe: 'Policy source: gold | allow-all | deny-all (repeatable)', type: 'string', array: true, default: ['gold'] })
+      .option('policy', { describe: 'Policy source: gold | allow-all | deny-all | generated (repeatable)', type: 'string', array: true, default: ['gold'] })
+      .option('strategy', { describe: 'How --policy generated is written by --model', choices: ['direct', 'sufficiency-tightness'] as const, default: 'direct' as const })
       .option('defense', { describe: 'Defense: none | prompt-only | tool-boundary (repeatable)', type: 'string', array: true, default: ['tool-boundary'] })
       .option('concurrency', { alias: 'n', describe: 'Rollouts in parallel', type: 'number', default: 3 })
       .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', default: 1 })
@@ -56,6 +58,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model scripted/oracle --policy gold', 'Offline: the oracle through the agent loop under its gold policy')
       .example('$0 eval --model scripted/follow-injection --defense none --defense tool-boundary', 'Positive control vs kernel enforcement')
       .example('$0 eval --model gpt-5 -n 4 -k 3 --policy gold --policy allow-all', 'A real model (OPENAI_API_KEY), three attempts')
+      .example('$0 eval --model gpt-5 --policy generated --strategy sufficiency-tightness', 'The model writes each policy (read-only exploration), then executes under it')
       .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job'),
   handler: async (args) => {
     const { EvalConfigSchema, POLICY_SOURCES, runJob, summarize } = await import('../../evaluation/index.ts');
@@ -66,8 +69,14 @@ const command: CommandModule<object, EvalArgs> = {
     const ref = parseModelRef(args.model);
     for (const p of args.policy) {
       if (!(POLICY_SOURCES as readonly string[]).includes(p)) {
-        throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: unknown policy source`, { hint: `valid: ${POLICY_SOURCES.join(', ')} (generated policies come with \`authbench policy\`)` });
+        throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: unknown policy source`, { hint: `valid: ${POLICY_SOURCES.join(', ')}` });
       }
+    }
+    const generates = args.policy.includes('generated');
+    if (generates && ref.provider === 'scripted') {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--policy generated needs a provider model: ${args.model} cannot both write a policy and execute`, {
+        hint: 'scripted policy writers run with `authbench policy --model scripted/gold <task>`',
+      });
     }
     for (const d of args.defense) {
       if (!(DEFENSE_NAMES as readonly string[]).includes(d)) throw new AuthbenchError('INVALID_ARGUMENT', `--defense ${d}: unknown defense`, { hint: `valid: ${DEFENSE_NAMES.join(', ')}` });
@@ -83,6 +92,7 @@ const command: CommandModule<object, EvalArgs> = {
       include: args.include,
       exclude: args.exclude,
       policies: [...new Set(args.policy)],
+      ...(generates ? { policy_strategy: args.strategy } : {}),
       defenses: [...new Set(args.defense)],
       attempts: args.attempts,
       seed: args.seed,

@@ -9,6 +9,7 @@ import { goldCommand } from './gold.ts';
 import { evalCommand } from './eval.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { scoreCommand } from './score.ts';
+import { policyCommand } from './policy.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -18,4 +19,4 @@ import { scoreCommand } from './score.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, evalCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, cleanCommand];
