@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import { formatAuthbenchError } from '../render-error.ts';
+import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
 interface BuildArgs {
@@ -51,7 +52,6 @@ const command: CommandModule<object, BuildArgs> = {
       .example('$0 build hello-world --base-map "node:*=authbench/base:bookworm"', 'Build one task, mapping node images too')
       .example('$0 build --tasks my-tasks --build-arg PY=3.11 --json', 'Another suite, a build arg, JSON output'),
   handler: async (args) => {
-    const { discoverTasks, loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { connectDocker, parseBaseMapFlag } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
 
@@ -61,13 +61,7 @@ const command: CommandModule<object, BuildArgs> = {
       return entry;
     });
     const buildArgs = keyValues(args['build-arg'], 'build-arg');
-    const dirs =
-      args.task.length > 0
-        ? await Promise.all(args.task.map((ref) => resolveTaskRef(args.tasks, ref)))
-        : await discoverTasks(args.tasks);
-    if (dirs.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks under ${args.tasks}`, { file: args.tasks });
-    const tasks = [];
-    for (const dir of dirs) tasks.push(await loadTask(dir));
+    const tasks = await selectTasks(args.tasks, args.task);
 
     const engine = await connectDocker();
     const rows: Row[] = [];

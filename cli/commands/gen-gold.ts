@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
 import type { GoldFile } from '../../gold/index.ts';
+import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
 interface GenGoldArgs {
@@ -57,7 +58,6 @@ const command: CommandModule<object, GenGoldArgs> = {
       .example('$0 gen-gold --all --check', 'Show which tasks drifted from their reviewed gold (CI)')
       .example('$0 gen-gold log-triage --runs 3 --minimize --write', 'Three runs, flaky entries, minimal set; accept drift'),
   handler: async (args) => {
-    const { discoverTasks, loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
     const { generateGold, goldPaths, readOverrides, readStoredGold, writeGoldArtifacts } = await import('../../oracle/index.ts');
@@ -66,9 +66,7 @@ const command: CommandModule<object, GenGoldArgs> = {
     if (args.check && args.write) throw new AuthbenchError('INVALID_ARGUMENT', '--check and --write contradict each other: --check never writes');
     if (args.task.length === 0 && !args.all) throw new AuthbenchError('INVALID_ARGUMENT', 'name tasks or pass --all');
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--runs must be a positive integer, got ${args.runs}`);
-    const dirs = args.all ? await discoverTasks(args.tasks) : await Promise.all(args.task.map((ref) => resolveTaskRef(args.tasks, ref)));
-    const tasks = [];
-    for (const dir of dirs) tasks.push(await loadTask(dir));
+    const tasks = await selectTasks(args.tasks, args.all ? [] : args.task);
     const engine = await connectDocker();
     const say = (s: string): void => {
       if (!args.json) process.stderr.write(`${s}\n`);

@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import type { BuildResult } from '../../docker/index.ts';
 import type { TaskVerification, Verdict } from '../../validators/index.ts';
+import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
 interface VerifyArgs {
@@ -37,7 +38,6 @@ const command: CommandModule<object, VerifyArgs> = {
       .example('$0 verify csv-sales-report --noop', 'One task, including the do-nothing negative control')
       .example('$0 verify --tasks my-suite -n 4 --json', 'Another suite, four at a time, JSON output'),
   handler: async (args) => {
-    const { discoverTasks, loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
     const { verifyTask } = await import('../../validators/index.ts');
@@ -46,11 +46,7 @@ const command: CommandModule<object, VerifyArgs> = {
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--concurrency must be a positive integer, got ${args.concurrency}`);
     }
-    const dirs =
-      args.task.length > 0 ? await Promise.all(args.task.map((ref) => resolveTaskRef(args.tasks, ref))) : await discoverTasks(args.tasks);
-    if (dirs.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks under ${args.tasks}`, { file: args.tasks });
-    const tasks = [];
-    for (const dir of dirs) tasks.push(await loadTask(dir));
+    const tasks = await selectTasks(args.tasks, args.task);
 
     const engine = await connectDocker();
     const log = (s: string): void => {
