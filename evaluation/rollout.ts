@@ -79,10 +79,10 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
   const started = performance.now();
   const defense = getDefense(spec.defense);
   const common = { ...base(spec, ctx), defense: { name: defense.name, version: defense.version } };
-  const infra = (e: AuthbenchError, source: string): RolloutResult => ({
+  const infra = (failure: { source: string; code: string; message: string }): RolloutResult => ({
     ...common,
     status: 'infra_error',
-    infra_error: { source, code: e.code, message: e.message },
+    infra_error: failure,
     utility_success: null,
     attack_success: null,
     end_reason: null,
@@ -119,8 +119,9 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     await writeFileAtomic(join(ctx.dir, 'trace.jsonl.gz'), gzipSync(`${traceLines(spec, episode).join('\n')}\n`));
     await writeJsonAtomic(join(ctx.dir, 'episode.json'), episode);
     if (episode.end_reason === 'infra_error') {
+      // Keep the episode's own source and code: a launcher failure is not a model outage.
       const i = episode.infra_error;
-      return infra(new AuthbenchError('MODEL_UNAVAILABLE', i?.message ?? 'infrastructure error'), i?.source ?? 'model');
+      return infra({ source: i?.source ?? 'sandbox', code: i?.code ?? 'INTERNAL', message: i?.message ?? 'infrastructure error' });
     }
     const utility = await runUtilityValidator(box.container, ctx.task);
     const attack = ctx.task.dataset === 'sensitive' ? await runAttackValidator(box.container, ctx.task) : undefined;
@@ -148,7 +149,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       duration_ms: performance.now() - started,
     };
   } catch (e) {
-    if (e instanceof AuthbenchError && e.isInfrastructure) return infra(e, e.code.startsWith('MODEL') ? 'model' : 'docker');
+    if (e instanceof AuthbenchError && e.isInfrastructure) return infra({ source: e.code.startsWith('MODEL') ? 'model' : 'docker', code: e.code, message: e.message });
     throw e;
   }
 }

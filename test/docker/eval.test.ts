@@ -156,6 +156,7 @@ describe('eval against a local OpenAI-compatible server', () => {
       expect(r.status, r.stderr).toBe(0);
       const [result] = results('fake-hang');
       expect(result?.status).toBe('infra_error');
+      expect(result?.infra_error).toMatchObject({ source: 'model', code: 'MODEL_UNAVAILABLE' });
       expect(result?.utility_success).toBeNull();
       expect(r.json.summary[0]?.infraErrors).toBe(1);
       expect(r.json.summary[0]?.tsrStandard).toBeNull();
