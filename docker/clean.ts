@@ -69,11 +69,11 @@ export function isOwnedImage(image: {
 }
 
 /**
- * Task images first, base images last: a base with dependent child images
- * cannot be removed while its children exist.
+ * Task images first, then family bases, base images last: an image with
+ * dependent child images cannot be removed while its children exist.
  */
 export function removalOrder<T extends { kind: string }>(images: readonly T[]): T[] {
-  const rank = (kind: string): number => (kind === 'base-image' ? 1 : 0);
+  const rank = (kind: string): number => (kind === 'base-image' ? 2 : kind === 'family-image' ? 1 : 0);
   return [...images].sort((a, b) => rank(a.kind) - rank(b.kind));
 }
 

@@ -7,8 +7,9 @@ import * as tarFs from 'tar-fs';
 import { AuthbenchError } from '../core/index.ts';
 import { apiError, dockerStatus, isMissingPath } from './api-error.ts';
 import { containerPath, firstTarEntry, tarOfFiles } from './archive.ts';
+import { attachExec } from './attach.ts';
 import { runExec } from './exec.ts';
-import type { Container, ExecOptions, ExecResult } from './types.ts';
+import type { AttachedExec, AttachOptions, Container, ExecOptions, ExecResult } from './types.ts';
 
 /** Symlink hops readFile follows before giving up (a loop, or a very deep chain). */
 const MAX_SYMLINK_HOPS = 16;
@@ -27,6 +28,10 @@ export class DockerContainer implements Container {
 
   exec(options: ExecOptions): Promise<ExecResult> {
     return runExec(this.handle, options);
+  }
+
+  attach(options: AttachOptions): Promise<AttachedExec> {
+    return attachExec(this.handle, options);
   }
 
   async copyIn(hostPath: string, containerDir: string): Promise<void> {
@@ -89,6 +94,27 @@ export class DockerContainer implements Container {
     }).catch((e: unknown) => {
       throw apiError(`copy ${path} out of container ${this.shortId}`, e);
     });
+  }
+
+  async archive(path: string): Promise<Buffer | undefined> {
+    const stream = await this.getArchive(containerPath(path));
+    if (stream === undefined) return undefined;
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of stream as Readable) chunks.push(chunk as Buffer);
+    } catch (e) {
+      throw apiError(`archive ${path} in container ${this.shortId}`, e);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async extractArchive(dir: string, tar: Uint8Array): Promise<void> {
+    try {
+      // copyUIDGID: keep the archived owners instead of the daemon's default (root).
+      await this.handle.putArchive(Buffer.from(tar), { path: containerPath(dir), copyUIDGID: '1' });
+    } catch (e) {
+      throw apiError(`extract an archive into ${dir} in container ${this.shortId}`, e);
+    }
   }
 
   async remove(): Promise<void> {

@@ -118,7 +118,7 @@ function drain(stream: Duplex, demux: Demuxer, backstopMs: number | undefined): 
 }
 
 /** The stream can end a moment before the daemon marks the exec finished; poll briefly. */
-async function exitCodeOf(exec: Dockerode.Exec): Promise<number | null> {
+export async function exitCodeOf(exec: Dockerode.Exec): Promise<number | null> {
   for (let attempt = 0; attempt < 50; attempt++) {
     let info: Dockerode.ExecInspectInfo;
     try {

@@ -7,6 +7,7 @@ export * from './types.ts';
 export { connectDocker, parseDockerHost, DockerEngine } from './engine.ts';
 export type { ConnectOptions, DockerEndpoint } from './engine.ts';
 export { DEFAULT_OUTPUT_CAP_BYTES } from './exec.ts';
+export { DEFAULT_CLOSE_GRACE_MS } from './attach.ts';
 export {
   BaseMapEntrySchema,
   BaseMapFileSchema,

@@ -17,7 +17,7 @@ export const LABELS = {
   contentHash: 'authbench.content-hash',
 } as const;
 
-export type ResourceKind = 'task-image' | 'base-image' | 'builder-image' | 'container';
+export type ResourceKind = 'task-image' | 'family-image' | 'base-image' | 'builder-image' | 'container';
 
 export interface ExecOptions {
   /** argv; never a joined shell string. */
@@ -42,6 +42,40 @@ export interface ExecResult {
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
   durationMs: number;
+}
+
+export interface AttachOptions {
+  /** argv of the long-lived process; never a joined shell string. */
+  cmd: readonly string[];
+  user?: string;
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+  /** Every chunk the process writes to stdout, in order (demuxed, cut anywhere). */
+  onStdout: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
+  /**
+   * Run as a separate exec by close() when the process is still running after
+   * its stdin was closed (e.g. `[agent, '--stop-serve', pid]`); read at close time.
+   */
+  killCommand?: () => readonly string[] | undefined;
+  /** How long close() waits for the process to end, per step (default 2 s). */
+  closeGraceMs?: number;
+}
+
+/** A running exec whose stdin stays open until close(). */
+export interface AttachedExec {
+  /** Write to the process's stdin (resolves once the socket took the bytes). */
+  write(data: Uint8Array): Promise<void>;
+  /** Settles when the output stream ends; never rejects. exitCode is null when the daemon no longer knows it. */
+  readonly ended: Promise<{ exitCode: number | null }>;
+  /** False once the stream ended or close() began. */
+  readonly open: boolean;
+  /** While a request is in flight, keep Node alive; an idle attach never does (unref is the default). */
+  ref(): void;
+  unref(): void;
+  /** Close stdin, wait for the process to end, run killCommand if it does not, release the socket. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface ContainerSpec {
@@ -69,6 +103,12 @@ export interface Container {
   readonly id: string;
   readonly image: string;
   exec(options: ExecOptions): Promise<ExecResult>;
+  /**
+   * Start a long-lived process with stdin held open (one exec for many
+   * requests). Optional so wrappers and fakes need not offer it; callers fall
+   * back to exec() when it is absent.
+   */
+  attach?(options: AttachOptions): Promise<AttachedExec>;
   /** Copy a host file or directory into containerDir (created if missing); the basename is kept. */
   copyIn(hostPath: string, containerDir: string): Promise<void>;
   /** Write in-memory files into containerDir: name → content. */
@@ -81,6 +121,14 @@ export interface Container {
   readFile(containerPath: string): Promise<Buffer | undefined>;
   /** Copy a file or directory out to hostDir (created if missing). */
   copyOut(containerPath: string, hostDir: string): Promise<void>;
+  /**
+   * The tar the daemon makes of a file or directory (its basename as the top
+   * entry, owners and modes kept); undefined when the path does not exist.
+   * Optional like attach: workspace snapshots (the rollback defense) need it.
+   */
+  archive?(containerPath: string): Promise<Buffer | undefined>;
+  /** Unpack such a tar into the existing containerDir, overwriting what is there and keeping the entries' owners. */
+  extractArchive?(containerDir: string, tar: Uint8Array): Promise<void>;
   /** Force-remove; safe to call twice. */
   remove(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

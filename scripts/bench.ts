@@ -2,9 +2,10 @@
  * Overhead benchmark (`make bench`): what the sandbox costs per command.
  *   (a) launcher (Landlock + seccomp) vs bare exec, (b) strace + launcher vs bare
  *       — timed inside one container pinned to a CPU, and traced again unpinned;
- *   (c) the per-command round trip from the host: bare dockerode exec,
- *       Container.exec, SandboxSession.run (enforced + traced), and a long-lived
- *       in-container agent;
+ *   (c) the per-command round trip from the host: SandboxSession.run of `true`
+ *       under the launcher over the transport the session chose (the
+ *       in-container agent), with and without strace, and over the exec path,
+ *       against a bare dockerode exec of `true` in the same run;
  * then static-scoring throughput (scripts/bench-score.ts).
  * Prints ratios beside informational targets and always exits 0 unless
  * something broke: it is a benchmark, not a test.
@@ -20,11 +21,10 @@ import { parseArgs } from 'node:util';
 import { AuthbenchError } from '../core/index.ts';
 import { BASE_IMAGE_REF, connectDocker, ensureBaseImages, type Container, type DockerEngine } from '../docker/index.ts';
 import { ensureLauncher } from '../sandbox/launcher/index.ts';
-import { measureAgent, type AgentResult } from './bench/agent.ts';
 import { measureWorkload, prepareBenchContainer } from './bench/in-container.ts';
 import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport, type WorkloadResult } from './bench/report.ts';
 import { measureRoundTrips } from './bench/round-trip.ts';
-import { plan, type Plan, type Rounds } from './bench/plan.ts';
+import { plan, type Plan } from './bench/plan.ts';
 import type { Summary } from './bench/stats.ts';
 import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
 
@@ -72,19 +72,6 @@ async function measureWorkloads(pinned: Container, unpinned: Container, p: Plan)
     });
   }
   return out;
-}
-
-async function agentResult(engine: DockerEngine, rounds: Rounds): Promise<BenchReport['round_trip']['agent']> {
-  let container: Container | undefined;
-  try {
-    container = await engine.startContainer({ image: BASE_IMAGE_REF, network: 'bridge', cpusetCpus: PINNED_CPU, labels: LABELS });
-    const r: AgentResult = await measureAgent(container, rounds);
-    return r.measured ? { measured: true, ping: r.ping, run_true: r.runTrue } : r;
-  } catch (e) {
-    return { measured: false, reason: e instanceof Error ? e.message : String(e) };
-  } finally {
-    await container?.remove();
-  }
 }
 
 function runScoreBench(json: boolean): NonNullable<BenchReport['score']> {
@@ -136,8 +123,6 @@ async function main(): Promise<void> {
     const workloads = await measureWorkloads(pinned, unpinned, p);
     progress('host round trips');
     const rt = await measureRoundTrips(pinned, p.roundTrip);
-    progress('long-lived in-container agent');
-    const agent = await agentResult(engine, p.roundTrip);
     report = BenchReportSchema.parse({
       version: BENCH_REPORT_VERSION,
       config: {
@@ -153,10 +138,13 @@ async function main(): Promise<void> {
         raw_exec: rt.rawExec,
         container_exec: rt.containerExec,
         session_run: rt.session,
+        session_run_traced: rt.sessionTraced,
+        session_run_exec_path: rt.sessionExecPath,
         session_compile: rt.compile,
-        session_ops: rt.sessionOps,
+        transport: rt.transport,
+        ...(rt.fallbackReason === undefined ? {} : { transport_fallback: rt.fallbackReason }),
+        docker_calls: { chosen: rt.dockerCalls.chosen, exec_path: rt.dockerCalls.execPath },
         session_first_ms: rt.sessionFirstMs,
-        agent,
       },
     } satisfies BenchReport);
   } finally {

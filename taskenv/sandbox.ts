@@ -29,5 +29,13 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     ...(options.bestEffort === undefined ? {} : { bestEffort: options.bestEffort }),
     ...(options.pinCpu === undefined ? {} : { pinCpu: options.pinCpu }),
   });
-  return { container, session, [Symbol.asyncDispose]: () => container.remove() };
+  const dispose = async (): Promise<void> => {
+    // Close the in-container agent first so no attached exec outlives the container; removal happens regardless.
+    try {
+      await session.close();
+    } finally {
+      await container.remove();
+    }
+  };
+  return { container, session, [Symbol.asyncDispose]: dispose };
 }

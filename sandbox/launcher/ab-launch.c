@@ -2,6 +2,7 @@
  * ab-launch: apply a Landlock ruleset and a seccomp filter, then exec a command.
  *
  *   ab-launch [--best-effort] [--report FILE] --rules FILE -- cmd args...
+ *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
  *
  * The rules file format is documented at the top of sandbox/launcher/rules.ts.
  * The launcher fails closed: unless --best-effort is given, anything it cannot
@@ -531,7 +532,13 @@ static void close_inherited_fds(void) {
   for (long fd = 3; fd < max; fd++) close((int)fd);
 }
 
+/* The long-lived agent (ab-serve.c) shares this binary, so installing the launcher installs it. */
+int serve_main(void);
+int stop_serve_main(const char *pid_arg);
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
+  if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
   int best_effort = 0;
   const char *rules_path = NULL, *report_path = NULL;
   int i;

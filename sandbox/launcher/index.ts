@@ -9,3 +9,4 @@ export * from './exit-codes.ts';
 export * from './report.ts';
 export { ensureLauncher, installLauncher, cacheDir, LAUNCHER_SOURCE_DIR } from './ensure.ts';
 export type { EnsureLauncherOptions } from './ensure.ts';
+export * from './protocol.ts';

@@ -1,2 +1,6 @@
 export * from './session.ts';
 export * from './patch.ts';
+export { AgentClient, AGENT_START_TIMEOUT_MS } from './agent-client.ts';
+export type { AgentStartOptions } from './agent-client.ts';
+export { execResultOf } from './transport.ts';
+export type { CommandOutcome, CommandRequest, Transport, TransportKind } from './transport.ts';

@@ -9,6 +9,13 @@
  * strace sits outside the sandbox (it traces; the launcher's seccomp filter
  * forbids ptrace only for the command). Events the launcher itself causes
  * before it execs the command are dropped, so the trace is the command's.
+ *
+ * Transport: by default the session starts one long-lived agent in the
+ * container (`ab-launch --serve`, one attached exec) and sends each command
+ * as one request — files to write, argv, files to read back — instead of
+ * ~4 Docker API calls. The agent only spawns that argv; enforcement is still
+ * ab-launch's. If the agent cannot start, the session falls back to the
+ * exec path and every result says which transport carried it.
  */
 import { posix } from 'node:path';
 import { AuthbenchError } from '../../core/index.ts';
@@ -18,6 +25,7 @@ import {
   LAUNCHER_PATH,
   launcherArgv,
   launcherFailure,
+  type FsAccess,
   parseLauncherReport,
   serializeRules,
   type LauncherReport,
@@ -26,7 +34,9 @@ import {
 import { parseSnapshot, snapshotCommand, type FsSnapshot } from '../paths/index.ts';
 import type { Policy } from '../policy/index.ts';
 import { parseStrace, straceArgv, type TraceEvent } from '../trace/index.ts';
+import { AgentClient } from './agent-client.ts';
 import { applyFileEvents } from './patch.ts';
+import { AgentTransport, ExecTransport, type CommandOutcome, type CommandRequest, type Transport, type TransportKind } from './transport.ts';
 
 /** Where per-command files live inside the container; outside every policy's reach by default. */
 export const RUN_DIR = '/opt/authbench/run';
@@ -69,6 +79,10 @@ export interface SandboxResult {
   launcherError?: string;
   /** The strace output as written, when asked for with keepRawTrace. */
   rawTrace?: string;
+  /** Which path carried the command (always set by SandboxSession; optional for fakes). */
+  transport?: TransportKind;
+  /** Bytes the command wrote in total, including what the output cap dropped (agent transport only). */
+  outputBytes?: { stdout: number; stderr: number };
 }
 
 export interface SessionOptions {
@@ -76,10 +90,41 @@ export interface SessionOptions {
   bestEffort?: boolean;
   /** Pin strace's tracee to one CPU (cheap --seccomp-bpf tracing). */
   pinCpu?: number;
+  /**
+   * `auto` (default): the in-container agent, else the exec path (recorded);
+   * `agent`: the agent or a SANDBOX_UNAVAILABLE error; `exec`: one Docker exec per command.
+   */
+  transport?: 'auto' | TransportKind;
+}
+
+/** The transport a session ended up with, and why when it is not the one asked for. */
+export interface TransportInfo {
+  kind: TransportKind;
+  /** Set when `auto` fell back to exec. */
+  fallbackReason?: string;
 }
 
 /** File events that change the tree's shape and so invalidate the snapshot. */
 const STRUCTURAL_OPS = new Set(['create', 'unlink', 'rename', 'mkdir', 'rmdir', 'link', 'symlink']);
+
+/** Landlock rights without which no path can appear or disappear. */
+const TREE_RIGHTS: ReadonlySet<FsAccess> = new Set<FsAccess>([
+  'make_char',
+  'make_dir',
+  'make_reg',
+  'make_sock',
+  'make_fifo',
+  'make_block',
+  'make_sym',
+  'remove_dir',
+  'remove_file',
+  'refer',
+]);
+
+/** Fully enforced rules that grant no tree-changing right: the command cannot have added or removed a path. */
+function cannotChangeTree(compiled: CompileResult | undefined, enforcement: Enforcement): boolean {
+  return compiled !== undefined && enforcement.level === 'full' && !compiled.rules.fs.some((r) => r.access.some((a) => TREE_RIGHTS.has(a)));
+}
 
 export class SandboxSession {
   readonly container: Container;
@@ -88,6 +133,8 @@ export class SandboxSession {
   private abi: number | undefined;
   private snapshot: FsSnapshot | undefined;
   private counter = 0;
+  private current: Promise<Transport> | undefined;
+  private info: TransportInfo | undefined;
 
   constructor(container: Container, workdir: string, options: SessionOptions = {}) {
     this.container = container;
@@ -101,10 +148,14 @@ export class SandboxSession {
     const dir = this.nextDir();
     const rules = `${dir}/rules`;
     const report = `${dir}/report.json`;
-    await this.container.putFiles(dir, { rules: serializeRules(EMPTY_RULES) });
     // Nothing is granted, so the exec of `true` is refused; the report is written before that.
-    await this.container.exec({ cmd: launcherArgv({ rulesPath: rules, reportPath: report, bestEffort: true, cmd: ['true'] }) });
-    const text = await this.container.readFile(report);
+    const { files } = await this.send({
+      argv: launcherArgv({ rulesPath: rules, reportPath: report, bestEffort: true, cmd: ['true'] }),
+      workdir: '/',
+      put: { dir, files: { rules: serializeRules(EMPTY_RULES) } },
+      collect: [report],
+    });
+    const text = files[0];
     if (text === undefined) {
       throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the launcher wrote no report at ${report}`, {
         hint: `is ${LAUNCHER_PATH} installed in the container (installLauncher)?`,
@@ -118,7 +169,7 @@ export class SandboxSession {
   async fsSnapshot(): Promise<FsSnapshot> {
     if (this.snapshot !== undefined) return this.snapshot;
     const roots = ['/', '/dev'];
-    const out = await this.container.exec({ cmd: snapshotCommand(roots), outputCapBytes: 256 * 1024 * 1024, timeoutMs: 120_000 });
+    const { exec: out } = await this.send({ argv: snapshotCommand(roots), workdir: '/', outputCapBytes: 256 * 1024 * 1024, timeoutMs: 120_000, collect: [] });
     if (out.stdoutTruncated || out.timedOut) {
       throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'could not list the container filesystem for the policy compiler', {
         details: [out.timedOut ? 'find timed out' : 'listing exceeded 256 MiB'],
@@ -136,10 +187,12 @@ export class SandboxSession {
    * After a command: patch the snapshot from its trace (what it created,
    * removed, renamed) instead of listing the container again. An untraced
    * command, or a tree-changing call whose outcome strace could not see,
-   * forces a fresh listing before the next compile.
+   * forces a fresh listing before the next compile — unless the kernel kept
+   * it from changing the tree at all (`readOnlyTree`).
    */
-  private updateSnapshot(traced: boolean, events: readonly TraceEvent[]): void {
+  private updateSnapshot(traced: boolean, events: readonly TraceEvent[], readOnlyTree: boolean): void {
     if (this.snapshot === undefined) return;
+    if (!traced && readOnlyTree) return;
     const unknownOutcome = events.some((e) => e.kind === 'file' && e.result === null && STRUCTURAL_OPS.has(e.op));
     if (!traced || unknownOutcome) this.invalidateSnapshot();
     else this.snapshot = applyFileEvents(this.snapshot, events);
@@ -155,12 +208,14 @@ export class SandboxSession {
     const dir = this.nextDir();
     const tracePath = `${dir}/trace`;
     const reportPath = `${dir}/report.json`;
+    const workdir = options.workdir ?? this.workdir;
     let compiled: CompileResult | undefined;
     let inner: string[] = [...options.cmd];
+    let put: CommandRequest['put'];
 
     if (options.mode.kind === 'enforce') {
       compiled = await this.compile(options.mode.policy, options.mode.implicit);
-      await this.container.putFiles(dir, { rules: serializeRules(compiled.rules) });
+      put = { dir, files: { rules: serializeRules(compiled.rules) } };
       inner = launcherArgv({
         rulesPath: `${dir}/rules`,
         reportPath,
@@ -168,24 +223,29 @@ export class SandboxSession {
         cmd: options.cmd,
       });
     } else if (trace) {
-      await this.container.putFiles(dir, { '.keep': '' }); // strace -o needs the directory
+      put = { dir, files: { '.keep': '' } }; // strace -o needs the directory
     }
     const argv = trace
       ? straceArgv({ outputPath: tracePath, cmd: inner, ...(this.options.pinCpu === undefined ? {} : { pinCpu: this.options.pinCpu }) })
       : inner;
-    const exec = await this.container.exec({
-      cmd: argv,
-      workdir: options.workdir ?? this.workdir,
+    const collect = [...(options.mode.kind === 'enforce' ? [reportPath] : []), ...(trace ? [tracePath] : [])];
+    const outcome = await this.send({
+      argv,
+      workdir,
+      collect,
+      ...(put === undefined ? {} : { put }),
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
     });
+    const exec = outcome.exec;
+    const collected = new Map(collect.map((path, i) => [path, outcome.files[i]]));
 
     let enforcement: Enforcement = { level: 'none', landlockAbi: await this.landlockAbi(), seccomp: false, bestEffort: false };
     let launcherError: string | undefined;
     if (options.mode.kind === 'enforce') {
-      const reportText = await this.container.readFile(reportPath);
+      const reportText = collected.get(reportPath);
       const failure = launcherFailure(exec.exitCode, exec.stderr);
       if (reportText !== undefined) enforcement = enforcementFrom(parseLauncherReport(reportText.toString('utf8'), reportPath), this.options);
       // Fail closed: a launcher that refused (no report, or its own exit code with its own message) means the command never ran.
@@ -197,7 +257,7 @@ export class SandboxSession {
     let events: TraceEvent[] = [];
     let rawTrace: string | undefined;
     if (trace) {
-      const raw = await this.container.readFile(tracePath);
+      const raw = collected.get(tracePath);
       if (options.keepRawTrace === true && raw !== undefined) rawTrace = raw.toString('utf8');
       if (raw === undefined && !exec.timedOut) {
         throw new AuthbenchError('TRACE_UNREADABLE', `strace wrote no trace at ${tracePath}`, {
@@ -205,20 +265,82 @@ export class SandboxSession {
           hint: 'the image needs strace on PATH',
         });
       }
-      const all = raw === undefined ? [] : parseStrace(raw.toString('utf8'), { cwd: options.workdir ?? this.workdir });
+      const all = raw === undefined ? [] : parseStrace(raw.toString('utf8'), { cwd: workdir });
       events = options.mode.kind === 'enforce' ? dropLauncherSetup(all) : all;
     }
-    this.updateSnapshot(trace, events);
+    this.updateSnapshot(trace, events, cannotChangeTree(compiled, enforcement));
     const denials = events.filter((e) => e.kind !== 'unparsed' && e.kind !== 'process' && e.denied);
     return {
       exec,
       events,
       denials,
       enforcement,
+      transport: outcome.transport,
       ...(compiled === undefined ? {} : { compiled }),
       ...(launcherError === undefined ? {} : { launcherError }),
       ...(rawTrace === undefined ? {} : { rawTrace }),
+      ...(outcome.outputBytes === undefined ? {} : { outputBytes: outcome.outputBytes }),
     };
+  }
+
+  /** The transport in use (starting it if needed): which kind, and why `auto` fell back if it did. */
+  async transportInfo(): Promise<TransportInfo> {
+    await this.transport();
+    if (this.info === undefined) throw new AuthbenchError('INTERNAL', 'sandbox session: transport chosen but not recorded');
+    return this.info;
+  }
+
+  /** Stop the agent, if one runs. The container stays; a later run starts a new agent. Idempotent. */
+  async close(): Promise<void> {
+    const current = this.current;
+    this.current = undefined;
+    this.info = undefined;
+    if (current === undefined) return;
+    const t = await current.catch(() => undefined);
+    await t?.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private async send(request: CommandRequest): Promise<CommandOutcome & { transport: TransportKind }> {
+    const t = await this.transport();
+    const outcome = await t.run(request);
+    return { ...outcome, transport: t.kind };
+  }
+
+  /** The session's transport; an agent that died since the last command is replaced. */
+  private async transport(): Promise<Transport> {
+    if (this.current !== undefined) {
+      const t = await this.current;
+      if (t.usable) return t;
+      this.current = undefined;
+    }
+    this.current = this.chooseTransport();
+    try {
+      return await this.current;
+    } catch (e) {
+      this.current = undefined;
+      throw e;
+    }
+  }
+
+  private async chooseTransport(): Promise<Transport> {
+    const wanted = this.options.transport ?? 'auto';
+    if (wanted === 'exec') {
+      this.info = { kind: 'exec' };
+      return new ExecTransport(this.container);
+    }
+    try {
+      const client = await AgentClient.start(this.container);
+      this.info = { kind: 'agent' };
+      return new AgentTransport(client);
+    } catch (e) {
+      if (wanted === 'agent' || !(e instanceof AuthbenchError)) throw e;
+      this.info = { kind: 'exec', fallbackReason: [e.message, ...e.details].join('; ') };
+      return new ExecTransport(this.container);
+    }
   }
 
   private nextDir(): string {

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { BENCH_REPORT_VERSION, BenchReportSchema, fmtDelta, fmtMs, fmtRatio, renderReport, spread, textTable, type BenchReport } from './report.ts';
+import {
+  BENCH_REPORT_VERSION,
+  BenchReportSchema,
+  fmtDelta,
+  fmtMs,
+  fmtRatio,
+  renderReport,
+  sessionVerdict,
+  spread,
+  textTable,
+  type BenchReport,
+} from './report.ts';
 import { summarize } from './stats.ts';
 
 const s = (ms: number): ReturnType<typeof summarize> => summarize([ms, ms, ms]);
@@ -37,11 +48,13 @@ function report(overrides: Partial<BenchReport['round_trip']> = {}): BenchReport
     round_trip: {
       raw_exec: s(60),
       container_exec: s(62),
-      session_run: s(300),
-      session_compile: s(20),
-      session_ops: 4,
+      session_run: s(6),
+      session_run_traced: s(15),
+      session_run_exec_path: s(300),
+      session_compile: s(2),
+      transport: 'agent',
+      docker_calls: { chosen: 0, exec_path: 4 },
       session_first_ms: 2000,
-      agent: { measured: true, ping: s(0.3), run_true: s(1.2) },
       ...overrides,
     },
   } satisfies BenchReport);
@@ -65,14 +78,20 @@ describe('renderReport', () => {
 
   it('judges harness overhead per command against a bare exec', () => {
     expect(line(text, 'Container.exec')).toMatch(/1\.03×\s+1\s+\+2\.00 ms\s+well under 60 ms\s+ok$/);
-    expect(line(text, 'SandboxSession.run')).toMatch(/5\.00×\s+4\s+\+240 ms\s+well under 60 ms\s+over$/);
-    expect(line(text, 'long-lived in-container agent: ping')).toMatch(/0\.30 ms/);
+    expect(line(text, 'SandboxSession.run, launcher, no strace [agent]')).toMatch(/6\.00 ms\s+0\.10×\s+0\s+−54\.0 ms\s+< 0\.5× bare exec\s+well under$/);
+    expect(line(text, 'SandboxSession.run, launcher + strace [agent]')).toMatch(/15\.0 ms\s+0\.25×\s+0\s+−45\.0 ms$/);
+    expect(line(text, 'SandboxSession.run, launcher, no strace [exec]')).toMatch(/5\.00×\s+4\s+\+240 ms\s+well under 60 ms\s+over$/);
+    expect(line(text, '    target (issue #3)')).toMatch(/\[agent\] 6\.00 ms vs bare exec 60\.0 ms = 0\.10× \(< 0\.5×\): well under$/);
   });
 
-  it('says so when the agent could not be measured', () => {
-    const t = renderReport(report({ agent: { measured: false, reason: 'no route' } }));
-    expect(t).toContain('long-lived in-container agent: not measured — no route');
-    expect(t).not.toMatch(/agent: ping/);
+  it('says over, and why, when the session fell back to the exec path', () => {
+    const t = renderReport(report({ session_run: s(300), transport: 'exec', transport_fallback: 'the sandbox agent did not start' }));
+    expect(line(t, '    target (issue #3)')).toMatch(/\[exec\] 300 ms .* 5\.00× \(< 0\.5×\): over$/);
+    expect(t).toContain('fell back to the exec path: the sandbox agent did not start');
+  });
+
+  it('the verdict is strict at half an exec', () => {
+    expect([sessionVerdict(0.49), sessionVerdict(0.5), sessionVerdict(2)]).toEqual(['well under', 'over', 'over']);
   });
 });
 

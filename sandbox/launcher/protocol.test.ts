@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../../core/index.ts';
+import {
+  decodeFields,
+  decodeHello,
+  decodeResponse,
+  encodeFrame,
+  encodeRequest,
+  FRAME_TYPE,
+  FrameDecoder,
+  TAG,
+  type Field,
+  type Frame,
+} from './protocol.ts';
+
+const u32 = (n: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+};
+const u64 = (n: number): Buffer => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n), 0);
+  return b;
+};
+const field = (tag: number, value: Buffer | string): Field => ({ tag, value: Buffer.from(value) });
+
+function doneFrame(extra: Field[] = [], outcome: Field = field(TAG.exit, u32(0))): Frame {
+  return {
+    type: FRAME_TYPE.done,
+    fields: [
+      outcome,
+      field(TAG.stdout, 'out'),
+      field(TAG.stdoutBytes, u64(3)),
+      field(TAG.stderr, ''),
+      field(TAG.stderrBytes, u64(0)),
+      field(TAG.durationUs, u64(1500)),
+      ...extra,
+    ],
+  };
+}
+
+function decodeAll(bytes: Buffer, cut: number, decoder = new FrameDecoder()): Frame[] {
+  const out: Frame[] = [];
+  for (let i = 0; i < bytes.length; i += cut) out.push(...decoder.push(bytes.subarray(i, i + cut)));
+  expect(decoder.pendingBytes).toBe(0);
+  return out;
+}
+
+describe('frame encoding', () => {
+  it('lays out [u32 length][type][tag u32-length value]…', () => {
+    const bytes = encodeFrame({ type: FRAME_TYPE.hello, fields: [field(TAG.version, u32(1))] });
+    expect([...bytes]).toEqual([0, 0, 0, 10, 0x48, TAG.version, 0, 0, 0, 4, 0, 0, 0, 1]);
+  });
+
+  it('reassembles frames cut at every possible boundary', () => {
+    const frames: Frame[] = [
+      { type: FRAME_TYPE.hello, fields: [field(TAG.version, u32(1)), field(TAG.pid, u32(42))] },
+      doneFrame([field(TAG.file, Buffer.from([1, 0, 0xff, 0x0a]))]),
+      { type: FRAME_TYPE.error, fields: [] },
+    ];
+    const bytes = Buffer.concat(frames.map(encodeFrame));
+    for (const cut of [1, 2, 3, 4, 5, 6, 7, 13, 64, bytes.length]) {
+      const got = decodeAll(bytes, cut);
+      expect(got.map((f) => f.type)).toEqual(frames.map((f) => f.type));
+      expect(got.map((f) => f.fields.map((x) => [x.tag, x.value.toString('hex')]))).toEqual(
+        frames.map((f) => f.fields.map((x) => [x.tag, x.value.toString('hex')])),
+      );
+    }
+  });
+
+  it('carries a large binary payload intact, split into many chunks', () => {
+    const payload = Buffer.alloc(5 * 1024 * 1024 + 3);
+    for (let i = 0; i < payload.length; i++) payload[i] = (i * 7919) & 0xff;
+    const bytes = encodeFrame(doneFrame([field(TAG.file, Buffer.concat([Buffer.from([1]), payload]))]));
+    const [frame] = decodeAll(bytes, 65_536);
+    const response = decodeResponse(frame!);
+    const file = response.files[0];
+    expect(file?.present).toBe(true);
+    expect(file?.present === true && file.content.equals(payload)).toBe(true);
+  });
+
+  it('holds back a partial frame until the rest arrives', () => {
+    const bytes = encodeFrame(doneFrame());
+    const d = new FrameDecoder();
+    expect(d.push(bytes.subarray(0, bytes.length - 1))).toEqual([]);
+    expect(d.pendingBytes).toBe(bytes.length - 1);
+    expect(d.push(bytes.subarray(bytes.length - 1))).toHaveLength(1);
+    expect(d.pendingBytes).toBe(0);
+  });
+});
+
+describe('malformed frames', () => {
+  const cases: [string, Buffer, RegExp][] = [
+    ['zero length', Buffer.from([0, 0, 0, 0, 0x44]), /length 0/],
+    ['unknown type', Buffer.from([0, 0, 0, 1, 0x5a]), /unknown frame type 0x5a/],
+    ['over the limit', Buffer.concat([u32(1025), Buffer.from([0x44])]), /exceeds the 1024-byte limit/],
+    ['field header cut', Buffer.concat([u32(4), Buffer.from([0x44, TAG.stdout, 0, 0])]), /truncated field header/],
+    ['field overruns', Buffer.concat([u32(7), Buffer.from([0x44, TAG.stdout, 0, 0, 0, 9, 0x61])]), /overruns its frame/],
+  ];
+  it.each(cases)('%s throws a SANDBOX_UNAVAILABLE protocol error', (_name, bytes, message) => {
+    const d = new FrameDecoder(1024);
+    let error: unknown;
+    try {
+      d.push(bytes);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(AuthbenchError);
+    expect((error as AuthbenchError).code).toBe('SANDBOX_UNAVAILABLE');
+    expect((error as AuthbenchError).message).toMatch(message);
+  });
+
+  it('stays broken once framing is lost', () => {
+    const d = new FrameDecoder();
+    expect(() => d.push(Buffer.from([0, 0, 0, 0, 0x44]))).toThrow(/length 0/);
+    expect(() => d.push(encodeFrame(doneFrame()))).toThrow(/length 0/);
+  });
+
+  it('decodeFields rejects a field longer than its body', () => {
+    expect(() => decodeFields(Buffer.from([TAG.argv, 0, 0, 0, 2, 0x61]))).toThrow(/overruns/);
+  });
+});
+
+describe('requests', () => {
+  it('encodes every part of a request as fields in order', () => {
+    const bytes = encodeRequest({
+      argv: ['sh', '-c', 'echo hi'],
+      cwd: '/app',
+      env: { A: '1', B: 'x=y' },
+      stdin: 'in',
+      timeoutMs: 1500.2,
+      outputCapBytes: 4096,
+      puts: [{ path: '/opt/run/1/rules', content: 'authbench-rules 1\n' }],
+      collect: ['/opt/run/1/report.json', '/opt/run/1/trace'],
+    });
+    const [frame] = new FrameDecoder().push(bytes);
+    expect(frame?.type).toBe(FRAME_TYPE.run);
+    const fields = frame!.fields.map((f) => [f.tag, f.tag === TAG.timeoutMs || f.tag === TAG.outputCap ? f.value.readUInt32BE(0) : f.value.toString('utf8')]);
+    expect(fields).toEqual([
+      [TAG.argv, 'sh'],
+      [TAG.argv, '-c'],
+      [TAG.argv, 'echo hi'],
+      [TAG.env, 'A=1'],
+      [TAG.env, 'B=x=y'],
+      [TAG.cwd, '/app'],
+      [TAG.stdin, 'in'],
+      [TAG.timeoutMs, 1501],
+      [TAG.outputCap, 4096],
+      [TAG.put, '/opt/run/1/rules\0authbench-rules 1\n'],
+      [TAG.collect, '/opt/run/1/report.json'],
+      [TAG.collect, '/opt/run/1/trace'],
+    ]);
+  });
+
+  it('refuses what the agent could not represent', () => {
+    expect(() => encodeRequest({ argv: [], outputCapBytes: 1 })).toThrow(/empty argv/);
+    expect(() => encodeRequest({ argv: ['a\0b'], outputCapBytes: 1 })).toThrow(/NUL byte/);
+    expect(() => encodeRequest({ argv: ['true'], env: { 'A=B': '1' }, outputCapBytes: 1 })).toThrow(/not valid/);
+    expect(() => encodeRequest({ argv: ['true'], timeoutMs: 0, outputCapBytes: 1 })).toThrow(/positive/);
+    expect(() => encodeRequest({ argv: ['true'], puts: [{ path: 'rel', content: '' }], outputCapBytes: 1 })).toThrow(/absolute/);
+  });
+});
+
+describe('responses', () => {
+  it('decodes a done frame with exit code, output, byte counts and files', () => {
+    const r = decodeResponse(doneFrame([field(TAG.file, Buffer.from([1, 0x7b, 0x7d])), field(TAG.file, Buffer.from('\0No such file or directory'))]));
+    expect(r.outcome).toEqual({ kind: 'exited', code: 0 });
+    expect(r.stdout.toString()).toBe('out');
+    expect([r.stdoutBytes, r.stderrBytes, r.durationUs]).toEqual([3, 0, 1500]);
+    expect(r.files).toEqual([
+      { present: true, content: Buffer.from('{}') },
+      { present: false, reason: 'No such file or directory' },
+    ]);
+  });
+
+  it('reads signal and timeout outcomes', () => {
+    expect(decodeResponse(doneFrame([], field(TAG.signal, u32(9)))).outcome).toEqual({ kind: 'signaled', signal: 9 });
+    expect(decodeResponse(doneFrame([], field(TAG.timedOut, ''))).outcome).toEqual({ kind: 'timedOut' });
+  });
+
+  it('turns an error frame into the agent’s message', () => {
+    expect(() => decodeResponse({ type: FRAME_TYPE.error, fields: [field(TAG.message, 'cannot write /x: Permission denied')] })).toThrow(
+      /refused the request: cannot write \/x: Permission denied/,
+    );
+  });
+
+  it('rejects incomplete or contradictory done frames', () => {
+    expect(() => decodeResponse({ type: FRAME_TYPE.done, fields: [field(TAG.exit, u32(0))] })).toThrow(/lacks a required field/);
+    expect(() => decodeResponse(doneFrame([field(TAG.signal, u32(9))]))).toThrow(/more than one outcome/);
+    expect(() => decodeResponse(doneFrame([field(TAG.exit, Buffer.from([0]))]))).toThrow(/4 bytes/);
+    expect(() => decodeResponse(doneFrame([field(99, '')]))).toThrow(/unknown field 99/);
+    const lying = doneFrame();
+    lying.fields[2] = field(TAG.stdoutBytes, u64(1));
+    expect(() => decodeResponse(lying)).toThrow(/more output than was written/);
+  });
+
+  it('reads the hello', () => {
+    expect(decodeHello({ type: FRAME_TYPE.hello, fields: [field(TAG.version, u32(1)), field(TAG.pid, u32(77))] })).toEqual({ version: 1, pid: 77 });
+    expect(() => decodeHello({ type: FRAME_TYPE.hello, fields: [] })).toThrow(/lacks/);
+    expect(() => decodeHello(doneFrame())).toThrow(/expected a hello/);
+  });
+});

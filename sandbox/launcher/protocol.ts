@@ -1,0 +1,330 @@
+/**
+ * The wire format between SandboxSession and the in-container agent
+ * (`ab-launch --serve`, ab-serve.c, which mirrors the constants here). Pure.
+ *
+ * A frame is  [u32 BE length][u8 type][fields…]  where length counts the type
+ * byte and the fields; a field is  [u8 tag][u32 BE length][value].  Values are
+ * raw bytes, so output, stdin and file contents need no escaping. Numbers are
+ * big-endian u32 or u64 values. Frame types:
+ *   H hello   agent → host, once at start: VERSION, PID
+ *   R run     host → agent: ARGV…, ENV…, CWD, STDIN, TIMEOUT_MS, OUTPUT_CAP, PUT…, COLLECT…
+ *   D done    agent → host: EXIT | SIGNAL | TIMED_OUT, STDOUT, STDOUT_BYTES, STDERR,
+ *             STDERR_BYTES, DURATION_US, FILE… (one per COLLECT, in order)
+ *   E error   agent → host: MESSAGE (the request was not run)
+ * PUT is `<absolute path> NUL <content>`: written (parents created) before the
+ * command runs. FILE is `1 <content>` for a regular file read back after the
+ * command, or `0 <reason>` when there is none.
+ */
+import { AuthbenchError } from '../../core/index.ts';
+
+export const AGENT_PROTOCOL_VERSION = 1;
+
+export const FRAME_TYPE = {
+  hello: 0x48, // 'H'
+  run: 0x52, // 'R'
+  done: 0x44, // 'D'
+  error: 0x45, // 'E'
+} as const;
+
+export const TAG = {
+  version: 1,
+  pid: 2,
+  message: 3,
+  argv: 10,
+  env: 11,
+  cwd: 12,
+  stdin: 13,
+  timeoutMs: 14,
+  outputCap: 15,
+  put: 16,
+  collect: 17,
+  exit: 30,
+  signal: 31,
+  timedOut: 32,
+  stdout: 33,
+  stdoutBytes: 34,
+  stderr: 35,
+  stderrBytes: 36,
+  durationUs: 37,
+  file: 38,
+} as const;
+
+const FRAME_HEADER = 5;
+const FIELD_HEADER = 5;
+const U32_MAX = 0xffff_ffff;
+/** Responses carry whole strace outputs; beyond this the stream is assumed corrupt. */
+export const DEFAULT_MAX_FRAME_BYTES = 1024 * 1024 * 1024;
+
+export interface Field {
+  tag: number;
+  value: Buffer;
+}
+
+export interface Frame {
+  type: number;
+  fields: Field[];
+}
+
+function protocolError(message: string): AuthbenchError {
+  return new AuthbenchError('SANDBOX_UNAVAILABLE', `sandbox agent protocol: ${message}`);
+}
+
+export function encodeFrame(frame: Frame): Buffer {
+  const parts: Buffer[] = [];
+  let length = 1;
+  for (const f of frame.fields) {
+    if (!Number.isInteger(f.tag) || f.tag < 0 || f.tag > 255) throw protocolError(`field tag ${f.tag} is not a byte`);
+    const header = Buffer.alloc(FIELD_HEADER);
+    header.writeUInt8(f.tag, 0);
+    header.writeUInt32BE(f.value.length, 1);
+    parts.push(header, f.value);
+    length += FIELD_HEADER + f.value.length;
+  }
+  if (length > U32_MAX) throw protocolError(`frame of ${length} bytes does not fit a u32 length`);
+  const head = Buffer.alloc(FRAME_HEADER);
+  head.writeUInt32BE(length, 0);
+  head.writeUInt8(frame.type, 4);
+  return Buffer.concat([head, ...parts]);
+}
+
+/** Split a frame body into fields; throws when a field overruns it. */
+export function decodeFields(body: Buffer): Field[] {
+  const fields: Field[] = [];
+  let off = 0;
+  while (off < body.length) {
+    if (body.length - off < FIELD_HEADER) throw protocolError('truncated field header');
+    const tag = body.readUInt8(off);
+    const len = body.readUInt32BE(off + 1);
+    off += FIELD_HEADER;
+    if (len > body.length - off) throw protocolError(`field ${tag} overruns its frame (${len} bytes, ${body.length - off} left)`);
+    fields.push({ tag, value: body.subarray(off, off + len) });
+    off += len;
+  }
+  return fields;
+}
+
+/**
+ * Reassembles frames from a byte stream cut at arbitrary points. A malformed
+ * frame (zero length, over the limit, unknown type, bad fields) throws, and the
+ * decoder stays broken: with the framing lost nothing after it can be trusted.
+ */
+export class FrameDecoder {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private broken: AuthbenchError | undefined;
+  private readonly maxFrameBytes: number;
+
+  constructor(maxFrameBytes = DEFAULT_MAX_FRAME_BYTES) {
+    this.maxFrameBytes = maxFrameBytes;
+  }
+
+  push(chunk: Buffer): Frame[] {
+    if (this.broken !== undefined) throw this.broken;
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+    const out: Frame[] = [];
+    try {
+      for (;;) {
+        if (this.buffered < FRAME_HEADER) break;
+        const head = this.peek(FRAME_HEADER);
+        const length = head.readUInt32BE(0);
+        const type = head.readUInt8(4);
+        if (length < 1) throw protocolError('frame of length 0');
+        if (length > this.maxFrameBytes) throw protocolError(`frame of ${length} bytes exceeds the ${this.maxFrameBytes}-byte limit`);
+        if (!(Object.values(FRAME_TYPE) as number[]).includes(type)) throw protocolError(`unknown frame type 0x${type.toString(16)}`);
+        if (this.buffered < 4 + length) break;
+        const whole = this.take(4 + length);
+        out.push({ type, fields: decodeFields(whole.subarray(FRAME_HEADER)) });
+      }
+    } catch (e) {
+      this.broken = e instanceof AuthbenchError ? e : protocolError(String(e));
+      throw this.broken;
+    }
+    return out;
+  }
+
+  /** Bytes of an incomplete frame held back (0 between frames). */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
+
+  private peek(n: number): Buffer {
+    if (this.chunks[0] !== undefined && this.chunks[0].length >= n) return this.chunks[0].subarray(0, n);
+    const joined = Buffer.concat(this.chunks);
+    this.chunks = [joined];
+    return joined.subarray(0, n);
+  }
+
+  private take(n: number): Buffer {
+    const joined = this.chunks.length === 1 && this.chunks[0] !== undefined ? this.chunks[0] : Buffer.concat(this.chunks);
+    const taken = joined.subarray(0, n);
+    const rest = joined.subarray(n);
+    this.chunks = rest.length === 0 ? [] : [rest];
+    this.buffered = rest.length;
+    return taken;
+  }
+}
+
+// ---- typed messages ----
+
+export interface AgentRequest {
+  argv: readonly string[];
+  cwd?: string;
+  /** Added to (or overriding) the agent's environment, which is the container's. */
+  env?: Readonly<Record<string, string>>;
+  stdin?: string | Uint8Array;
+  /** Kill the command's process group after this long (none when absent). */
+  timeoutMs?: number;
+  /** Per-stream bytes kept; the rest is counted and dropped. */
+  outputCapBytes: number;
+  /** Written before the command runs, parents created. */
+  puts?: readonly { path: string; content: string | Uint8Array }[];
+  /** Read back after the command, in this order. */
+  collect?: readonly string[];
+}
+
+export type AgentOutcome = { kind: 'exited'; code: number } | { kind: 'signaled'; signal: number } | { kind: 'timedOut' };
+
+export interface AgentResponse {
+  outcome: AgentOutcome;
+  stdout: Buffer;
+  stderr: Buffer;
+  /** Everything the command wrote, including what the cap dropped. */
+  stdoutBytes: number;
+  stderrBytes: number;
+  durationUs: number;
+  /** One per collected path: its content, or undefined with the reason it could not be read. */
+  files: ({ present: true; content: Buffer } | { present: false; reason: string })[];
+}
+
+export interface AgentHello {
+  version: number;
+  pid: number;
+}
+
+const u32 = (n: number, what: string): Buffer => {
+  if (!Number.isInteger(n) || n < 0 || n > U32_MAX) throw protocolError(`${what} ${n} is not a u32`);
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+};
+
+const text = (s: string, what: string): Buffer => {
+  if (s.includes('\0')) throw new AuthbenchError('INVALID_ARGUMENT', `${what} contains a NUL byte`, { field: what });
+  return Buffer.from(s, 'utf8');
+};
+
+const bytes = (v: string | Uint8Array): Buffer => (typeof v === 'string' ? Buffer.from(v, 'utf8') : Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+
+export function encodeRequest(req: AgentRequest): Buffer {
+  if (req.argv.length === 0) throw new AuthbenchError('INVALID_ARGUMENT', 'agent request: empty argv');
+  const fields: Field[] = req.argv.map((a, i) => ({ tag: TAG.argv, value: text(a, `argv.${i}`) }));
+  for (const [k, v] of Object.entries(req.env ?? {})) {
+    if (k === '' || k.includes('=')) throw new AuthbenchError('INVALID_ARGUMENT', `environment variable name ${JSON.stringify(k)} is not valid`, { field: 'env' });
+    fields.push({ tag: TAG.env, value: text(`${k}=${v}`, `env.${k}`) });
+  }
+  if (req.cwd !== undefined) fields.push({ tag: TAG.cwd, value: text(req.cwd, 'cwd') });
+  if (req.stdin !== undefined) fields.push({ tag: TAG.stdin, value: bytes(req.stdin) });
+  if (req.timeoutMs !== undefined) {
+    if (!Number.isFinite(req.timeoutMs) || req.timeoutMs <= 0) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `timeout must be a positive number of ms, got ${req.timeoutMs}`, { field: 'timeoutMs' });
+    }
+    // 0 on the wire means "no timeout"; never round down to it.
+    fields.push({ tag: TAG.timeoutMs, value: u32(Math.min(Math.max(1, Math.ceil(req.timeoutMs)), U32_MAX), 'timeout') });
+  }
+  fields.push({ tag: TAG.outputCap, value: u32(Math.min(req.outputCapBytes, U32_MAX), 'output cap') });
+  for (const [i, p] of (req.puts ?? []).entries()) {
+    if (!p.path.startsWith('/')) throw new AuthbenchError('INVALID_ARGUMENT', `agent put path must be absolute: ${p.path}`, { field: `puts.${i}` });
+    fields.push({ tag: TAG.put, value: Buffer.concat([text(p.path, `puts.${i}`), Buffer.from([0]), bytes(p.content)]) });
+  }
+  for (const [i, c] of (req.collect ?? []).entries()) fields.push({ tag: TAG.collect, value: text(c, `collect.${i}`) });
+  return encodeFrame({ type: FRAME_TYPE.run, fields });
+}
+
+function readU32(f: Field): number {
+  if (f.value.length !== 4) throw protocolError(`field ${f.tag} should be 4 bytes, is ${f.value.length}`);
+  return f.value.readUInt32BE(0);
+}
+
+function readU64(f: Field): number {
+  if (f.value.length !== 8) throw protocolError(`field ${f.tag} should be 8 bytes, is ${f.value.length}`);
+  const v = f.value.readBigUInt64BE(0);
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw protocolError(`field ${f.tag} value ${v} is out of range`);
+  return Number(v);
+}
+
+export function decodeHello(frame: Frame): AgentHello {
+  if (frame.type !== FRAME_TYPE.hello) throw protocolError(`expected a hello frame, got type 0x${frame.type.toString(16)}`);
+  let version: number | undefined;
+  let pid: number | undefined;
+  for (const f of frame.fields) {
+    if (f.tag === TAG.version) version = readU32(f);
+    else if (f.tag === TAG.pid) pid = readU32(f);
+  }
+  if (version === undefined || pid === undefined) throw protocolError('hello frame lacks the version or pid');
+  return { version, pid };
+}
+
+/** A done frame as a response; an error frame throws the agent's message. */
+export function decodeResponse(frame: Frame): AgentResponse {
+  if (frame.type === FRAME_TYPE.error) {
+    const message = frame.fields.find((f) => f.tag === TAG.message)?.value.toString('utf8') ?? '(no message)';
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent refused the request: ${message}`);
+  }
+  if (frame.type !== FRAME_TYPE.done) throw protocolError(`expected a done frame, got type 0x${frame.type.toString(16)}`);
+  let outcome: AgentOutcome | undefined;
+  const setOutcome = (o: AgentOutcome): void => {
+    if (outcome !== undefined) throw protocolError('done frame carries more than one outcome');
+    outcome = o;
+  };
+  let stdout: Buffer | undefined;
+  let stderr: Buffer | undefined;
+  let stdoutBytes: number | undefined;
+  let stderrBytes: number | undefined;
+  let durationUs: number | undefined;
+  const files: AgentResponse['files'] = [];
+  for (const f of frame.fields) {
+    switch (f.tag) {
+      case TAG.exit:
+        setOutcome({ kind: 'exited', code: readU32(f) });
+        break;
+      case TAG.signal:
+        setOutcome({ kind: 'signaled', signal: readU32(f) });
+        break;
+      case TAG.timedOut:
+        setOutcome({ kind: 'timedOut' });
+        break;
+      case TAG.stdout:
+        stdout = f.value;
+        break;
+      case TAG.stderr:
+        stderr = f.value;
+        break;
+      case TAG.stdoutBytes:
+        stdoutBytes = readU64(f);
+        break;
+      case TAG.stderrBytes:
+        stderrBytes = readU64(f);
+        break;
+      case TAG.durationUs:
+        durationUs = readU64(f);
+        break;
+      case TAG.file: {
+        const flag = f.value[0];
+        if (flag === 1) files.push({ present: true, content: f.value.subarray(1) });
+        else if (flag === 0) files.push({ present: false, reason: f.value.subarray(1).toString('utf8') });
+        else throw protocolError('file field without a presence byte');
+        break;
+      }
+      default:
+        throw protocolError(`unknown field ${f.tag} in a done frame`);
+    }
+  }
+  if (outcome === undefined || stdout === undefined || stderr === undefined || stdoutBytes === undefined || stderrBytes === undefined || durationUs === undefined) {
+    throw protocolError('done frame lacks a required field');
+  }
+  if (stdout.length > stdoutBytes || stderr.length > stderrBytes) throw protocolError('done frame keeps more output than was written');
+  return { outcome, stdout, stderr, stdoutBytes, stderrBytes, durationUs, files };
+}

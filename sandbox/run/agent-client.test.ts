@@ -1,0 +1,167 @@
+/**
+ * The host end of the agent against a scripted in-memory agent: frames cut
+ * into small chunks, serialised requests, and an agent that dies mid-request.
+ */
+import { describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../../core/index.ts';
+import type { AttachedExec, AttachOptions, Container } from '../../docker/index.ts';
+import { encodeFrame, FRAME_TYPE, FrameDecoder, TAG, type Field, type Frame } from '../launcher/index.ts';
+import { AgentClient } from './agent-client.ts';
+import { AgentTransport, execResultOf } from './transport.ts';
+
+const u32 = (n: number): Buffer => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+const u64 = (n: number): Buffer => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n), 0);
+  return b;
+};
+const f = (tag: number, value: Buffer | string): Field => ({ tag, value: Buffer.from(value) });
+
+type Script = (request: Frame, reply: (frame: Frame) => void, die: () => void) => void;
+
+/** A Container whose attach() runs `script` for each request frame, replying in 3-byte chunks. */
+function fakeContainer(script: Script, hello = true): { container: Container; requests: Frame[]; closed: () => boolean } {
+  const requests: Frame[] = [];
+  let closed = false;
+  const container = {
+    id: 'fake',
+    image: 'fake',
+    attach(options: AttachOptions): Promise<AttachedExec> {
+      let endIt: (v: { exitCode: number | null }) => void = () => undefined;
+      const ended = new Promise<{ exitCode: number | null }>((r) => (endIt = r));
+      let open = true;
+      const send = (frame: Frame): void => {
+        const bytes = encodeFrame(frame);
+        for (let i = 0; i < bytes.length; i += 3) options.onStdout(bytes.subarray(i, i + 3));
+      };
+      const die = (): void => {
+        options.onStderr?.(Buffer.from('ab-agent: something broke\n'));
+        open = false;
+        endIt({ exitCode: 1 });
+      };
+      const decoder = new FrameDecoder();
+      const attached: AttachedExec = {
+        ended,
+        get open() {
+          return open;
+        },
+        write: (data) => {
+          for (const frame of decoder.push(Buffer.from(data))) {
+            requests.push(frame);
+            setImmediate(() => script(frame, send, die));
+          }
+          return Promise.resolve();
+        },
+        ref: () => undefined,
+        unref: () => undefined,
+        close: () => {
+          closed = true;
+          open = false;
+          endIt({ exitCode: 0 });
+          return Promise.resolve();
+        },
+        [Symbol.asyncDispose]: () => Promise.resolve(),
+      };
+      if (hello) setImmediate(() => send({ type: FRAME_TYPE.hello, fields: [f(TAG.version, u32(1)), f(TAG.pid, u32(4242))] }));
+      else setImmediate(die);
+      return Promise.resolve(attached);
+    },
+  } as unknown as Container;
+  return { container, requests, closed: () => closed };
+}
+
+const argvOf = (frame: Frame): string[] => frame.fields.filter((x) => x.tag === TAG.argv).map((x) => x.value.toString());
+
+/** Echoes argv[1] on stdout and exits with argv.length; collects one file per COLLECT. */
+const echo: Script = (request, reply) => {
+  const argv = argvOf(request);
+  const out = argv[1] ?? '';
+  const collects = request.fields.filter((x) => x.tag === TAG.collect);
+  reply({
+    type: FRAME_TYPE.done,
+    fields: [
+      f(TAG.exit, u32(argv.length)),
+      f(TAG.stdout, out),
+      f(TAG.stdoutBytes, u64(Buffer.byteLength(out) + 10)),
+      f(TAG.stderr, ''),
+      f(TAG.stderrBytes, u64(0)),
+      f(TAG.durationUs, u64(2600)),
+      ...collects.map((c, i) => f(TAG.file, i === 0 ? Buffer.concat([Buffer.from([1]), c.value]) : Buffer.from('\0missing'))),
+    ],
+  });
+};
+
+describe('AgentClient', () => {
+  it('says hello, then answers requests in order', async () => {
+    const { container, requests } = fakeContainer(echo);
+    const client = await AgentClient.start(container);
+    expect(client.hello).toEqual({ version: 1, pid: 4242 });
+    const [a, b] = await Promise.all([
+      client.request({ argv: ['echo', 'first'], outputCapBytes: 100 }),
+      client.request({ argv: ['echo', 'second', 'x'], outputCapBytes: 100 }),
+    ]);
+    expect([a.stdout.toString(), a.outcome]).toEqual(['first', { kind: 'exited', code: 2 }]);
+    expect([b.stdout.toString(), b.outcome]).toEqual(['second', { kind: 'exited', code: 3 }]);
+    expect(requests.map(argvOf)).toEqual([
+      ['echo', 'first'],
+      ['echo', 'second', 'x'],
+    ]);
+  });
+
+  it('fails a request the agent dies during, with its stderr', async () => {
+    const { container } = fakeContainer((_req, _reply, die) => die());
+    const client = await AgentClient.start(container);
+    const error = await client.request({ argv: ['true'], outputCapBytes: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthbenchError);
+    expect((error as AuthbenchError).code).toBe('SANDBOX_UNAVAILABLE');
+    expect((error as AuthbenchError).message).toMatch(/agent exited \(exit 1\)/);
+    expect((error as AuthbenchError).details).toContain('ab-agent: something broke');
+    expect(client.alive).toBe(false);
+  });
+
+  it('fails to start when the agent exits before its hello, and closes the attach', async () => {
+    const fake = fakeContainer(echo, false);
+    await expect(AgentClient.start(fake.container)).rejects.toThrow(/did not start: the sandbox agent exited/);
+    expect(fake.closed()).toBe(true);
+  });
+
+  it('refuses a container without attach', async () => {
+    const container = { id: 'x', image: 'x' } as unknown as Container;
+    await expect(AgentClient.start(container)).rejects.toThrow(/no attached exec/);
+  });
+});
+
+describe('AgentTransport', () => {
+  it('maps a response to the exec result shape and collected files', async () => {
+    const { container, requests } = fakeContainer(echo);
+    const transport = new AgentTransport(await AgentClient.start(container));
+    const out = await transport.run({
+      argv: ['echo', 'hello'],
+      workdir: '/app',
+      put: { dir: '/opt/run/3', files: { rules: 'r' } },
+      collect: ['/opt/run/3/report.json', '/opt/run/3/trace'],
+    });
+    expect(out.exec).toEqual({
+      exitCode: 2,
+      timedOut: false,
+      stdout: 'hello',
+      stderr: '',
+      stdoutTruncated: true,
+      stderrTruncated: false,
+      durationMs: 3,
+    });
+    expect(out.files.map((x) => x?.toString())).toEqual(['/opt/run/3/report.json', undefined]);
+    expect(out.outputBytes).toEqual({ stdout: 15, stderr: 0 });
+    const put = requests[0]?.fields.find((x) => x.tag === TAG.put)?.value.toString();
+    expect(put).toBe('/opt/run/3/rules\0r');
+  });
+});
+
+describe('execResultOf', () => {
+  const base = { stdout: Buffer.from(''), stderr: Buffer.from(''), stdoutBytes: 0, stderrBytes: 0, durationUs: 0, files: [] };
+  it('reports a signal death as 128 + signal and a timeout without an exit code', () => {
+    expect(execResultOf({ ...base, outcome: { kind: 'signaled', signal: 9 } }).exitCode).toBe(137);
+    const t = execResultOf({ ...base, outcome: { kind: 'timedOut' } });
+    expect([t.exitCode, t.timedOut]).toEqual([null, true]);
+  });
+});

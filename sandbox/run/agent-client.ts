@@ -1,0 +1,195 @@
+/**
+ * The host end of the in-container agent (`ab-launch --serve`): one attached
+ * exec for the whole session, one request frame and one response frame per
+ * command. Requests are serialised (the agent runs one command at a time).
+ *
+ * An agent that dies, breaks the framing or never says hello is a harness
+ * fault (SANDBOX_UNAVAILABLE) carrying the tail of its stderr; the session
+ * decides whether to fall back.
+ */
+import { AuthbenchError } from '../../core/index.ts';
+import type { AttachedExec, Container } from '../../docker/index.ts';
+import {
+  AGENT_PROTOCOL_VERSION,
+  decodeHello,
+  decodeResponse,
+  encodeRequest,
+  FrameDecoder,
+  LAUNCHER_PATH,
+  type AgentHello,
+  type AgentRequest,
+  type AgentResponse,
+  type Frame,
+} from '../launcher/index.ts';
+
+/** How long a fresh agent has to say hello (one exec start, then a static binary's startup). */
+export const AGENT_START_TIMEOUT_MS = 15_000;
+const STDERR_TAIL_BYTES = 4096;
+const STDOUT_HEAD_BYTES = 300;
+
+interface Waiter {
+  resolve: (frame: Frame) => void;
+  reject: (e: AuthbenchError) => void;
+}
+
+export interface AgentStartOptions {
+  launcherPath?: string;
+  startTimeoutMs?: number;
+}
+
+export class AgentClient {
+  readonly hello: AgentHello;
+  private readonly attached: AttachedExec;
+  private readonly link: FrameLink;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(attached: AttachedExec, link: FrameLink, hello: AgentHello) {
+    this.attached = attached;
+    this.link = link;
+    this.hello = hello;
+  }
+
+  /** Start the agent in the container and wait for its hello. */
+  static async start(container: Container, options: AgentStartOptions = {}): Promise<AgentClient> {
+    if (container.attach === undefined) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'this container offers no attached exec for the sandbox agent');
+    }
+    const launcher = options.launcherPath ?? LAUNCHER_PATH;
+    const link = new FrameLink();
+    let pid: number | undefined;
+    const attached = await container.attach({
+      cmd: [launcher, '--serve'],
+      onStdout: (chunk) => link.push(chunk),
+      onStderr: (chunk) => link.pushStderr(chunk),
+      killCommand: () => (pid === undefined ? undefined : [launcher, '--stop-serve', String(pid)]),
+    });
+    void attached.ended.then(({ exitCode }) => link.end(exitCode));
+    attached.ref();
+    try {
+      const frame = await link.next(options.startTimeoutMs ?? AGENT_START_TIMEOUT_MS);
+      const hello = decodeHello(frame);
+      if (hello.version !== AGENT_PROTOCOL_VERSION) {
+        throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent speaks protocol ${hello.version}, expected ${AGENT_PROTOCOL_VERSION}`, {
+          hint: 'the launcher in the container is stale: reinstall it (installLauncher)',
+        });
+      }
+      pid = hello.pid;
+      return new AgentClient(attached, link, hello);
+    } catch (e) {
+      await attached.close();
+      if (!(e instanceof AuthbenchError)) throw e;
+      // Docker reports a missing binary as text on stdout, which the framing then rejects: show that text.
+      const head = link.stdoutHead.toString('utf8').replace(/[^\x20-\x7e]+/g, ' ').trim();
+      throw new AuthbenchError(e.code, `the sandbox agent did not start: ${e.message}`, {
+        details: [...e.details, ...(head === '' ? [] : [`its output began: ${head}`])],
+        hint: e.hint ?? `is ${launcher} installed in the container (installLauncher) and current?`,
+        cause: e,
+      });
+    } finally {
+      attached.unref();
+    }
+  }
+
+  get alive(): boolean {
+    return this.attached.open && !this.link.failed;
+  }
+
+  request(req: AgentRequest): Promise<AgentResponse> {
+    const frame = encodeRequest(req);
+    const next = this.queue.then(async () => {
+      this.attached.ref();
+      try {
+        this.link.assertIdle();
+        const reply = this.link.next(undefined);
+        // A failed write means the agent is gone: fail the waiter so the error surfaces once, through reply.
+        await this.attached.write(frame).catch((e: unknown) => this.link.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', 'cannot reach the sandbox agent', { cause: e })));
+        return decodeResponse(await reply);
+      } finally {
+        this.attached.unref();
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  close(): Promise<void> {
+    return this.attached.close();
+  }
+}
+
+/** Frames from the agent's stdout, handed to one waiter at a time; failures carry the stderr tail. */
+class FrameLink {
+  private readonly decoder = new FrameDecoder();
+  private readonly frames: Frame[] = [];
+  private waiter: Waiter | undefined;
+  private failure: AuthbenchError | undefined;
+  private stderrTail = Buffer.alloc(0);
+  /** The first bytes of stdout, for explaining an agent that never spoke the protocol. */
+  stdoutHead = Buffer.alloc(0);
+
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.stdoutHead.length < STDOUT_HEAD_BYTES) this.stdoutHead = Buffer.concat([this.stdoutHead, chunk]).subarray(0, STDOUT_HEAD_BYTES);
+    if (this.failure !== undefined) return;
+    try {
+      this.frames.push(...this.decoder.push(chunk));
+    } catch (e) {
+      this.fail(e instanceof AuthbenchError ? e : new AuthbenchError('SANDBOX_UNAVAILABLE', String(e)));
+      return;
+    }
+    this.deliver();
+  }
+
+  pushStderr(chunk: Buffer): void {
+    this.stderrTail = Buffer.concat([this.stderrTail, chunk]).subarray(-STDERR_TAIL_BYTES);
+  }
+
+  end(exitCode: number | null): void {
+    this.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent exited (${exitCode === null ? 'exit code unknown' : `exit ${exitCode}`})`));
+  }
+
+  /** Between requests nothing may be pending: a stray frame would be taken for the next answer. */
+  assertIdle(): void {
+    if (this.frames.length > 0) this.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', 'the sandbox agent sent a frame nobody asked for'));
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** The next frame; rejects when the agent fails first or (with a limit) nothing arrives in time. */
+  next(timeoutMs: number | undefined): Promise<Frame> {
+    if (this.waiter !== undefined) return Promise.reject(new AuthbenchError('INTERNAL', 'sandbox agent: two requests in flight'));
+    return new Promise<Frame>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        this.waiter = undefined;
+      };
+      this.waiter = {
+        resolve: (f) => (settle(), resolve(f)),
+        reject: (e) => (settle(), reject(e)),
+      };
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => this.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent did not answer within ${timeoutMs} ms`)), timeoutMs);
+      }
+      this.deliver();
+    });
+  }
+
+  private deliver(): void {
+    const w = this.waiter;
+    if (w === undefined) return;
+    const frame = this.frames.shift();
+    if (frame !== undefined) w.resolve(frame);
+    else if (this.failure !== undefined) w.reject(this.failure);
+  }
+
+  fail(e: AuthbenchError): void {
+    if (this.failure === undefined) {
+      const tail = this.stderrTail.toString('utf8').trim().split('\n').filter((l) => l !== '').slice(-5);
+      this.failure = tail.length === 0 ? e : new AuthbenchError(e.code, e.message, { details: [...e.details, ...tail], cause: e });
+    }
+    this.deliver();
+  }
+}
