@@ -1,0 +1,11 @@
+export * from './schema.ts';
+export * from './means.ts';
+export * from './pairs.ts';
+export * from './bootstrap.ts';
+export * from './zero-event.ts';
+export * from './seed-variance.ts';
+export * from './divergence.ts';
+export * from './stage-contribution.ts';
+export * from './denominator.ts';
+export * from './compare.ts';
+export { mean, sampleVariance, quantileSorted } from './numeric.ts';
