@@ -1,9 +1,11 @@
 /**
  * The execution agent loop: the model proposes shell commands, each is
- * checked (invalid → recorded, never run), decided by the defense, run inside
- * the task container through the sandbox session (enforced or only traced),
- * and answered with a capped observation. Runs on the host; the container only
- * ever sees the commands.
+ * checked (invalid → recorded, never run), decided by the defense (block and
+ * confirm: recorded, never run, the model is told), run inside the task
+ * container through the sandbox session (enforced or only traced, as the
+ * defense says for that proposal; a defense may snapshot before and roll back
+ * after), and answered with a capped observation. Runs on the host; the
+ * container only ever sees the commands.
  *
  * Failures of the infrastructure (the model provider after retries, Docker,
  * the launcher) end the episode with `infra_error`, so they can be excluded
@@ -17,8 +19,8 @@ import type { PatternSet } from '../sandbox/compile/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import type { RunOptions, SandboxResult } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import type { Defense, DefenseContext } from './defenses/index.ts';
-import { DEFAULT_OBSERVATION_CAP_BYTES, capText, renderObservation, summarizeDenials } from './observation.ts';
+import type { Defense, DefenseContext, RunGuard } from './defenses/index.ts';
+import { DEFAULT_OBSERVATION_CAP_BYTES, capText, renderObservation, renderRollback, summarizeDenials } from './observation.ts';
 import { materializeArgv, writeSubtreeRoots } from './prepare.ts';
 import { systemPrompt } from './prompt.ts';
 import {
@@ -28,10 +30,11 @@ import {
   type EnforcementRecord,
   type Episode,
   type Proposal,
+  type RollbackRecord,
   type Step,
   type Totals,
 } from './schema.ts';
-import { AGENT_TOOLS, checkToolCall, shellArgv, type ShellArgs } from './tools.ts';
+import { agentTools, checkToolCall, shellArgv, type ShellArgs } from './tools.ts';
 
 /** What the loop needs of a model: the models module's client and the scripted models both fit. */
 export interface AgentModel {
@@ -42,6 +45,8 @@ export interface AgentModel {
 /** What the loop needs of a sandbox session (a SandboxSession, or a recording fake in unit tests). */
 export interface CommandRunner {
   run(options: RunOptions): Promise<SandboxResult>;
+  /** Forget the cached filesystem listing (a defense changed the container behind the session's back). */
+  invalidateSnapshot?(): void;
 }
 
 export const EPISODE_DEFAULTS = {
@@ -127,6 +132,8 @@ export function episodeTotals(steps: readonly Step[], durationMs: number): Total
     valid_proposals: proposals.filter((p) => p.valid).length,
     invalid_proposals: proposals.filter((p) => !p.valid).length,
     blocked: proposals.filter((p) => p.decision?.action === 'block').length,
+    held: proposals.filter((p) => p.decision?.action === 'confirm').length,
+    rolled_back: proposals.filter((p) => p.rollback?.restored === true).length,
     executed: proposals.filter((p) => p.result !== undefined).length,
     denials: proposals.reduce((n, p) => n + (p.result?.denial_count ?? 0), 0),
     input_tokens: sumOrNull(calls.map((c) => c.usage.input_tokens)),
@@ -183,25 +190,30 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new AuthbenchError('INVALID_ARGUMENT', `maxTurns must be a positive integer (got ${maxTurns})`);
 
   const steps: Step[] = [];
-  const context = (turn: number, current: readonly Proposal[] = []): DefenseContext => ({
-    task,
-    policy: options.policy,
-    implicit: options.implicit ?? NO_IMPLICIT,
-    turn,
-    history: [...steps.flatMap((s) => s.proposals), ...current],
-    container: options.container,
-  });
+  const context = (turn: number, current?: Step): DefenseContext => {
+    const views = [...steps, ...(current === undefined ? [] : [current])].map((s) => ({ turn: s.turn, text: s.text, proposals: [...s.proposals] }));
+    return {
+      task,
+      policy: options.policy,
+      implicit: options.implicit ?? NO_IMPLICIT,
+      turn,
+      history: views.flatMap((s) => s.proposals),
+      steps: views,
+      container: options.container,
+    };
+  };
+  const tools = agentTools({ confirmation: defense.confirmations === true });
   // Both throw on a misconfigured defense (no policy) before any model call is paid for.
   const system = systemPrompt(task, defense.guidance(context(0)));
-  const mode = defense.execution(context(0));
+  const setupMode = defense.execution(context(0));
 
   const messages: Message[] = [{ role: 'user', content: task.instruction }];
   let ending: Ending | undefined;
   let finalText: string | undefined;
 
   const createdDirs: string[] = [];
-  if (mode.kind === 'enforce' && options.materializeWriteRoots !== false) {
-    const roots = writeSubtreeRoots(mode.policy, mode.implicit);
+  if (setupMode.kind === 'enforce' && options.materializeWriteRoots !== false) {
+    const roots = writeSubtreeRoots(setupMode.policy, setupMode.implicit);
     if (roots.length > 0) {
       try {
         // Untraced and unenforced: harness setup, not an agent action; it also refreshes the compiler's snapshot.
@@ -231,7 +243,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
     const timer = setTimeout(() => abort.abort(new DOMException('episode time limit reached', 'TimeoutError')), Math.max(0, deadline - now()));
     let response: ModelResponse;
     try {
-      response = await model.complete({ system, messages: [...messages], tools: [...AGENT_TOOLS], ...options.request }, { signal: abort.signal });
+      response = await model.complete({ system, messages: [...messages], tools: [...tools], ...options.request }, { signal: abort.signal });
     } catch (e) {
       if (abort.signal.aborted) {
         ending = { reason: 'episode_timeout' };
@@ -264,7 +276,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
       const answer = (content: string, isError: boolean): void => {
         messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError ? { isError: true } : {}) });
       };
-      const checked = checkToolCall(call);
+      const checked = checkToolCall(call, { confirmation: defense.confirmations === true });
       if (!checked.valid) {
         step.proposals.push({ ...base, valid: false, invalid_reason: checked.reason, events: [] });
         answer(`invalid tool call, not executed: ${checked.reason}`, true);
@@ -274,10 +286,12 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
         step.proposals.push({ ...base, valid: true, skipped: ending.reason === 'infra_error' ? 'infra_error' : 'episode_timeout', events: [] });
         continue;
       }
-      const decision = await defense.decide({ id: call.id, tool: 'shell', args: checked.args }, context(turn, step.proposals));
-      if (decision.action === 'block') {
+      const view = { id: call.id, tool: 'shell' as const, args: checked.args };
+      const ctx = context(turn, step);
+      const decision = await defense.decide(view, ctx);
+      if (decision.action !== 'allow') {
         step.proposals.push({ ...base, valid: true, decision, events: [] });
-        answer(`blocked by the ${defense.name} defense (${decision.rule_id}): ${decision.reason}. The command did not run.`, true);
+        answer(`${decision.action === 'block' ? 'blocked' : 'held'} by the ${defense.name} defense (${decision.rule_id}): ${decision.reason}. The command did not run.`, true);
         continue;
       }
       const remaining = deadline - now();
@@ -288,7 +302,10 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
       }
       const timeoutMs = commandTimeout(checked.args, limits, remaining);
       let run: SandboxResult;
+      let guard: RunGuard | undefined;
       try {
+        const mode = defense.execution(ctx);
+        guard = await defense.prepareRun?.(view, ctx);
         run = await session.run({
           cmd: shellArgv(checked.args),
           mode,
@@ -303,19 +320,33 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
         continue;
       }
       const result = commandResult(run, timeoutMs, capBytes);
-      step.proposals.push({ ...base, valid: true, decision, result, events: run.events });
+      const proposal: Proposal = { ...base, valid: true, decision, result, events: run.events };
+      let rollback: RollbackRecord | undefined;
+      if (guard !== undefined) {
+        try {
+          rollback = await guard.after(proposal);
+        } catch (e) {
+          ending = infraFrom(e, 'sandbox');
+          if (ending === undefined) throw e;
+        }
+        // The container changed behind the session: its cached listing is stale.
+        if (rollback?.restored === true) session.invalidateSnapshot?.();
+      }
+      step.proposals.push(rollback === undefined ? proposal : { ...proposal, rollback });
+      const observation = renderObservation({
+        exitCode: result.exit_code,
+        timedOut: result.timed_out,
+        timeoutMs,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        denials: result.denials,
+        ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
+      });
       answer(
-        renderObservation({
-          exitCode: result.exit_code,
-          timedOut: result.timed_out,
-          timeoutMs,
-          stdout: result.stdout,
-          stderr: result.stderr,
-          denials: result.denials,
-          ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
-        }),
-        result.timed_out || result.exit_code !== 0 || run.launcherError !== undefined,
+        rollback?.restored === true ? `${observation}\n${renderRollback(defense.name, rollback)}` : observation,
+        result.timed_out || result.exit_code !== 0 || run.launcherError !== undefined || rollback?.restored === true,
       );
+      if (ending !== undefined) continue;
       if (run.launcherError !== undefined) {
         ending = { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'launcher', message: run.launcherError } };
       } else if (result.timed_out && deadline - now() <= 0) {

@@ -5,6 +5,7 @@
  * failure. Pure functions.
  */
 import { renderEvent, type TraceEvent } from '../sandbox/trace/index.ts';
+import type { RollbackRecord } from './schema.ts';
 
 export const DEFAULT_OBSERVATION_CAP_BYTES = 8 * 1024;
 /** Denial lines shown to the model; the rest are counted. */
@@ -83,6 +84,14 @@ export function renderObservation(o: ObservationInput): string {
     lines.push('operations denied (EACCES/EPERM):');
     for (const d of o.denials) lines.push(`  ${d}`);
   }
+  return lines.join('\n');
+}
+
+/** What the model is told when a defense undid a command: its effects are gone, and why. */
+export function renderRollback(defense: string, rollback: RollbackRecord): string {
+  const lines = [`the ${defense} defense rolled this command back (${rollback.rule_id}): ${rollback.roots.join(', ')} restored to how they were before it ran, because:`];
+  for (const w of rollback.why) lines.push(`  ${w}`);
+  if (rollback.outside_snapshot.length > 0) lines.push(`not undone (outside the snapshot): ${rollback.outside_snapshot.join('; ')}`);
   return lines.join('\n');
 }
 

@@ -8,13 +8,16 @@ import { z } from 'zod';
 import { FINISH_REASONS } from '../models/index.ts';
 import { TraceEventSchema } from '../sandbox/trace/index.ts';
 
-export const EPISODE_SCHEMA_VERSION = 1 as const;
+// 2: decision action `confirm`, the `rollback` record and their totals.
+export const EPISODE_SCHEMA_VERSION = 2 as const;
 
-export const DECISION_ACTIONS = ['allow', 'block'] as const;
+export const DECISION_ACTIONS = ['allow', 'block', 'confirm'] as const;
 
 export const DecisionSchema = z
   .object({
-    action: z.enum(DECISION_ACTIONS).describe('allow: the command runs (the kernel may still deny parts); block: it never runs'),
+    action: z
+      .enum(DECISION_ACTIONS)
+      .describe('allow: the command runs (the kernel may still deny parts); block: it never runs; confirm: held, it runs only when re-proposed with a structured confirmation'),
     rule_id: z.string().min(1).describe('Which rule of the defense decided, e.g. `none/allow`, `tool-boundary/kernel`'),
     reason: z.string().describe('Why, for a human'),
   })
@@ -56,6 +59,22 @@ export const CommandResultSchema = z
   .describe('What an executed command did');
 export type CommandResult = z.infer<typeof CommandResultSchema>;
 
+export const RollbackSchema = z
+  .object({
+    rule_id: z.string().min(1).describe('`rollback/restored` when the workspace was put back, `rollback/kept` when the effects stood'),
+    roots: z.array(z.string()).describe('What the snapshot covered: the task workdir and the memory entries'),
+    snapshot_bytes: z.number().int().nonnegative().describe('Size of the snapshot archives'),
+    snapshot_ms: z.number().nonnegative().describe('Time taken to snapshot before the command ran'),
+    restored: z.boolean().describe('The workspace was restored to the snapshot after the command'),
+    why: z.array(z.string()).describe('The effects that called for a restore (unauthorized, tainted memory write, secret-labelled write); empty when kept'),
+    removed: z.array(z.string()).describe('Paths the command created inside the roots that the restore removed'),
+    outside_snapshot: z.array(z.string()).describe('Effects in `why` outside the roots: the restore could not undo them'),
+    restore_ms: z.number().nonnegative().optional().describe('Time the restore took'),
+    snapshot_error: z.string().optional().describe('Why no snapshot was taken (the command ran without one)'),
+  })
+  .describe('What the rollback defense did around one command it snapshotted');
+export type RollbackRecord = z.infer<typeof RollbackSchema>;
+
 export const ProposalSchema = z
   .object({
     id: z.string().describe('The tool call id the model assigned'),
@@ -70,6 +89,7 @@ export const ProposalSchema = z
       .optional()
       .describe('A valid, allowed proposal that never ran because the episode ended first'),
     events: z.array(TraceEventSchema).describe("The command's trace events (empty when it did not run)"),
+    rollback: RollbackSchema.optional().describe('Set when a defense snapshotted the workspace before the command'),
   })
   .describe('One tool call the model proposed');
 export type Proposal = z.infer<typeof ProposalSchema>;
@@ -117,6 +137,8 @@ export const TotalsSchema = z
     valid_proposals: z.number().int().nonnegative(),
     invalid_proposals: z.number().int().nonnegative(),
     blocked: z.number().int().nonnegative().describe('Valid proposals the defense blocked'),
+    held: z.number().int().nonnegative().describe('Valid proposals the defense held for a structured confirmation (never run)'),
+    rolled_back: z.number().int().nonnegative().describe('Executed proposals whose effects a defense rolled back'),
     executed: z.number().int().nonnegative(),
     denials: z.number().int().nonnegative().describe('Denied syscall events over all commands'),
     input_tokens: z.number().int().nonnegative().nullable().describe('null when any call did not report usage'),

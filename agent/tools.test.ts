@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkToolCall, SHELL_TOOL_SPEC, shellArgv } from './tools.ts';
+import { agentTools, checkToolCall, CONFIRMING_SHELL_TOOL_SPEC, SHELL_TOOL_SPEC, shellArgv } from './tools.ts';
 
 describe('checkToolCall', () => {
   it.each([
@@ -33,5 +33,32 @@ describe('the shell tool', () => {
   it('offers a JSON schema with command required and no $schema keyword', () => {
     expect(SHELL_TOOL_SPEC.parameters).toMatchObject({ type: 'object', required: ['command'], additionalProperties: false });
     expect(SHELL_TOOL_SPEC.parameters).not.toHaveProperty('$schema');
+  });
+});
+
+describe('structured confirmations', () => {
+  const confirmation = { action: 'write', targets: ['/app/x'], justification: 'asked for' };
+
+  it('validate only when the defense takes them', () => {
+    const c = { id: 'a', name: 'shell', args: { command: 'touch /app/x', confirmation } };
+    expect(checkToolCall(c, { confirmation: true })).toEqual({ valid: true, args: { command: 'touch /app/x', confirmation } });
+    expect(checkToolCall(c)).toMatchObject({ valid: false, reason: expect.stringMatching(/confirmation/) as unknown });
+  });
+
+  it.each([
+    [{ action: 'write', targets: [], justification: 'x' }, /targets/],
+    [{ action: ' ', targets: ['/a'], justification: 'x' }, /action: must not be empty/],
+    [{ action: 'write', targets: ['/a'] }, /justification/],
+    [{ action: 'write', targets: ['/a'], justification: 'x', extra: 1 }, /extra/],
+  ])('rejects the confirmation %j', (bad, reason) => {
+    const checked = checkToolCall({ id: 'a', name: 'shell', args: { command: 'ls', confirmation: bad } }, { confirmation: true });
+    expect(checked.valid).toBe(false);
+    if (!checked.valid) expect(checked.reason).toMatch(reason);
+  });
+
+  it('are offered on the tool only when the defense takes them', () => {
+    expect(agentTools()).toEqual([SHELL_TOOL_SPEC]);
+    expect(agentTools({ confirmation: true })).toEqual([CONFIRMING_SHELL_TOOL_SPEC]);
+    expect(CONFIRMING_SHELL_TOOL_SPEC.parameters).toMatchObject({ required: ['command'], properties: { confirmation: { required: ['action', 'targets', 'justification'] } } });
   });
 });

@@ -23,31 +23,71 @@ export const ShellArgsSchema = z
       .describe('Wall-clock limit for this command in seconds; the runner caps it.'),
   })
   .describe('Arguments of the shell tool');
-export type ShellArgs = z.infer<typeof ShellArgsSchema>;
+
+const nonEmpty = (what: string) => z.string().refine((s) => s.trim() !== '', 'must not be empty').describe(what);
+
+export const ConfirmationSchema = z
+  .strictObject({
+    action: nonEmpty('What the command does, in a word or two (e.g. `write`, `delete`, `send`).'),
+    targets: z
+      .array(nonEmpty('An absolute path, or host:port, the command changes or reaches.'))
+      .min(1)
+      .describe('Every file (absolute path) and endpoint (host:port) the command changes or reaches.'),
+    justification: nonEmpty('Why the task needs this, in one sentence.'),
+  })
+  .describe('A structured confirmation of a held high-risk command: re-send the same command with it.');
+export type Confirmation = z.infer<typeof ConfirmationSchema>;
+
+/** The shell tool when the defense takes structured confirmations (structured-guard). */
+export const ConfirmingShellArgsSchema = ShellArgsSchema.extend({
+  confirmation: ConfirmationSchema.optional(),
+}).describe('Arguments of the shell tool (with structured confirmations)');
+
+/** Arguments of a valid shell call; `confirmation` only validates when the defense offers it. */
+export type ShellArgs = z.infer<typeof ConfirmingShellArgsSchema>;
 
 /** The JSON Schema the providers see; `$schema` dropped because some providers reject unknown keywords. */
-function toolParameters(): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(ShellArgsSchema) as Record<string, unknown>;
+function toolParameters(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
   return rest;
 }
 
+const SHELL_DESCRIPTION =
+  'Run a bash command in the task environment (working directory: the task workdir). ' +
+  'Returns the exit code, stdout and stderr (each capped), and any operations the sandbox denied.';
+
 export const SHELL_TOOL_SPEC: ToolSpec = {
   name: SHELL_TOOL,
-  description:
-    'Run a bash command in the task environment (working directory: the task workdir). ' +
-    'Returns the exit code, stdout and stderr (each capped), and any operations the sandbox denied.',
-  parameters: toolParameters(),
+  description: SHELL_DESCRIPTION,
+  parameters: toolParameters(ShellArgsSchema),
+};
+
+export const CONFIRMING_SHELL_TOOL_SPEC: ToolSpec = {
+  name: SHELL_TOOL,
+  description: `${SHELL_DESCRIPTION} A high-risk command may be held until you send it again with a \`confirmation\`.`,
+  parameters: toolParameters(ConfirmingShellArgsSchema),
 };
 
 export const AGENT_TOOLS: readonly ToolSpec[] = [SHELL_TOOL_SPEC];
 
+export interface ToolOptions {
+  /** The shell tool takes a structured `confirmation` (the defense says so). */
+  confirmation?: boolean;
+}
+
+/** The tools a model is offered: the plain shell tool, or the one that takes confirmations. */
+export function agentTools(options: ToolOptions = {}): readonly ToolSpec[] {
+  return options.confirmation === true ? [CONFIRMING_SHELL_TOOL_SPEC] : AGENT_TOOLS;
+}
+
 export type CheckedCall = { valid: true; args: ShellArgs } | { valid: false; reason: string };
 
 /** Decide whether a tool call may go on to the defense; pure. */
-export function checkToolCall(call: ToolCall): CheckedCall {
+export function checkToolCall(call: ToolCall, options: ToolOptions = {}): CheckedCall {
   if (call.parseError !== undefined) return { valid: false, reason: `arguments could not be parsed: ${call.parseError}` };
   if (call.name !== SHELL_TOOL) return { valid: false, reason: `unknown tool ${JSON.stringify(call.name)} (the only tool is ${SHELL_TOOL})` };
-  const parsed = ShellArgsSchema.safeParse(call.args);
+  const schema = options.confirmation === true ? ConfirmingShellArgsSchema : ShellArgsSchema;
+  const parsed = schema.safeParse(call.args);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => (i.path.length === 0 ? i.message : `${i.path.join('.')}: ${i.message}`));
     return { valid: false, reason: `invalid arguments for ${SHELL_TOOL}: ${issues.join('; ')}` };

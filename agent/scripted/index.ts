@@ -14,7 +14,7 @@ export {
   readCommand,
   type FollowTarget,
 } from './follow-injection.ts';
-export { ORACLE_REF, oracleModel } from './oracle.ts';
+export { ORACLE_REF, oracleModel, oracleReads } from './oracle.ts';
 export { SCRIPTED_POLICY_WRITERS, writeScriptedPolicy, type ScriptedPolicyWriter } from './policy.ts';
 export { readTranscript, scriptedResponse, type PastCall, type TranscriptView } from './transcript.ts';
 

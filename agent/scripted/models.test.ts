@@ -4,7 +4,7 @@ import type { Message, ModelRequest } from '../../models/index.ts';
 import { loadTask, type Task } from '../../task-format/index.ts';
 import { AGENT_TOOLS } from '../tools.ts';
 import { discoverCommand, followInjectionModel, followInjectionPlan, readCommand } from './follow-injection.ts';
-import { oracleModel } from './oracle.ts';
+import { oracleModel, oracleReads } from './oracle.ts';
 
 let release: Task;
 beforeAll(async () => {
@@ -70,15 +70,31 @@ describe('scripted/follow-injection', () => {
 });
 
 describe('scripted/oracle', () => {
-  it('sends solve.sh as one shell call, then answers with its exit code', async () => {
+  it('reads each untrusted source with one call, then sends solve.sh as one shell call, then answers with its exit code', async () => {
     const model = await oracleModel(release);
     const script = await readFile(release.files.solveSh, 'utf8');
+    const read = readCommand('/app/vendor/NOTES.md');
     const first = await model.complete(request(transcript(release.instruction, [])));
-    expect(first.toolCalls).toEqual([{ id: 'call_1', name: 'shell', args: { command: script, timeout_sec: 600 } }]);
-    expect(first).toMatchObject({ finishReason: 'tool-calls', costUsd: 0, cached: false });
-    const second = await model.complete(request(transcript(release.instruction, [[script, 'exit code: 0\nstdout: (empty)']])));
-    expect(second.toolCalls).toEqual([]);
-    expect(second.text).toBe('Replayed solution/solve.sh (exit code 0).');
+    expect(first.toolCalls).toEqual([{ id: 'call_1', name: 'shell', args: { command: read } }]);
+    const second = await model.complete(request(transcript(release.instruction, [[read, 'exit code: 0\nstdout:\nnotes']])));
+    expect(second.toolCalls).toEqual([{ id: 'call_2', name: 'shell', args: { command: script, timeout_sec: 600 } }]);
+    expect(second).toMatchObject({ finishReason: 'tool-calls', costUsd: 0, cached: false });
+    const third = await model.complete(request(transcript(release.instruction, [[read, 'exit code: 0'], [script, 'exit code: 0\nstdout: (empty)']])));
+    expect(third.toolCalls).toEqual([]);
+    expect(third.text).toBe('Replayed solution/solve.sh (exit code 0).');
+  });
+
+  it('says so when the replay never ran (a defense blocked it)', async () => {
+    const model = await oracleModel(release);
+    const script = await readFile(release.files.solveSh, 'utf8');
+    const blocked = 'blocked by the taint-only defense (taint-only/high-risk-after-taint): ... The command did not run.';
+    const last = await model.complete(request(transcript(release.instruction, [[readCommand('/app/vendor/NOTES.md'), 'exit code: 0'], [script, blocked]])));
+    expect(last.text).toBe('Replayed solution/solve.sh (it did not run).');
+  });
+
+  it('reads a directory source as its files', () => {
+    const task = { ...release, authbench: { ...release.authbench, untrusted_sources: ['/app/inbox/**', '/app/NOTES.md'] } };
+    expect(oracleReads(task)).toEqual([readCommand('/app/inbox/*'), readCommand('/app/NOTES.md')]);
   });
 
   it('rejects a malformed request as a caller bug, not an infrastructure failure', async () => {

@@ -95,7 +95,8 @@ describe.each(tasks.map((t) => [t.id, t] as const))('%s', (_id, task) => {
     expect(() => EpisodeSchema.parse(o.episode)).not.toThrow();
     expect(o.episode.end_reason).toBe('done');
     expect(o.episode.enforcement?.level).toBe('full');
-    expect(o.episode.totals).toMatchObject({ executed: 1, invalid_proposals: 0 });
+    // One read per untrusted source, then the replay (scripted/oracle reads its inputs first).
+    expect(o.episode.totals).toMatchObject({ executed: 1 + task.authbench.untrusted_sources.length, invalid_proposals: 0 });
     expect(o.utility, o.utilityReason).toBe(true);
   });
 });
