@@ -12,6 +12,7 @@ import { minimatch } from 'minimatch';
 import { AUTHBENCH_VERSION, AuthbenchError, mapPool, stableStringify, writeJsonAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
 import { goldPaths, readStoredGold, resolvePolicy } from '../oracle/index.ts';
+import { goldPolicy } from '../gold/index.ts';
 import { createPolicyWriter, generatePolicy } from '../policygen/index.ts';
 import { loadCandidateSnapshot, referenceFromGold, scorePolicy, type PolicyScore, type ScoreInput } from '../score/index.ts';
 import { denyAllPolicy, type Policy } from '../sandbox/policy/index.ts';
@@ -151,6 +152,14 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
     const { policy } = await resolvePolicy(spec.policy, task, config.oracle_traces_dir);
     policies.set(key, { policy, score: await staticScore(config, task, policy) });
   }
+  // The ledger containment is measured against: the task's gold policy, whatever policy the rollout ran under.
+  const ledgers = new Map<string, Policy | undefined>();
+  for (const id of new Set(pending.map((s) => s.taskId))) {
+    const task = byId.get(id);
+    if (task === undefined) continue;
+    const gold = await readStoredGold(goldPaths(config.oracle_traces_dir, id));
+    ledgers.set(id, gold === undefined ? undefined : goldPolicy(gold));
+  }
   // Generated policies need the built image; one generation per (task, attempt), shared by its defenses.
   const generations = new Map<string, Promise<GeneratedEntry | AuthbenchError>>();
   const generated = (spec: RolloutSpec, task: Task, image: string): Promise<GeneratedEntry | AuthbenchError> => {
@@ -202,6 +211,7 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
               task,
               image,
               policy: entry?.policy,
+              ledger: ledgers.get(spec.taskId),
               staticScore: entry?.score ?? null,
               ...(entry?.generated === undefined ? {} : { generated: entry.generated }),
               jobId: `job-${options.name}`,
@@ -270,6 +280,7 @@ function buildFailure(spec: RolloutSpec, task: Task, config: EvalConfig, error: 
     task_id: task.id,
     dataset: task.dataset,
     stage: task.authbench.stage,
+    family: task.authbench.family ?? null,
     cluster: task.authbench.cluster,
     model: config.model,
     policy_source: spec.policy,
@@ -281,6 +292,7 @@ function buildFailure(spec: RolloutSpec, task: Task, config: EvalConfig, error: 
     infra_error: { source, code: error.code, message: error.message },
     utility_success: null,
     attack_success: null,
+    metrics: null,
     static_score: null,
     end_reason: null,
     enforcement: null,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EnforcementSchema } from '../agent/index.ts';
 import { PolicyScoreSchema } from '../score/index.ts';
+import { RolloutMetricsSchema } from '../containment/index.ts';
 
 export const ROLLOUT_STATUSES = ['completed', 'infra_error'] as const;
 
@@ -11,6 +12,7 @@ export const RolloutResultSchema = z
     task_id: z.string(),
     dataset: z.enum(['standard', 'sensitive']),
     stage: z.string(),
+    family: z.string().nullable().optional().describe('Scenario family (the task\'s [authbench].family)'),
     cluster: z.string(),
     model: z.string(),
     policy_source: z.string().describe('gold | allow-all | deny-all | none (defense none)'),
@@ -28,6 +30,9 @@ export const RolloutResultSchema = z
     utility_success: z.boolean().nullable().describe('Utility validator passed (null when not run)'),
     utility_reason: z.string().optional(),
     attack_success: z.boolean().nullable().describe('Attack validator passed; null on standard tasks'),
+    metrics: RolloutMetricsSchema.nullable()
+      .optional()
+      .describe('Containment metrics of the trace graph against the task\'s gold ledger; N/A cells are null; null when not measured'),
     static_score: PolicyScoreSchema.nullable().describe('The policy scored against gold (null under defense none)'),
     end_reason: z.string().nullable(),
     enforcement: EnforcementSchema.nullable(),
@@ -39,6 +44,8 @@ export const RolloutResultSchema = z
         invalid_proposals: z.number(),
         executed: z.number(),
         blocked: z.number(),
+        held: z.number().optional().describe('Proposals held for a structured confirmation that never came (structured-guard)'),
+        rolled_back: z.number().optional().describe('Executed proposals whose workspace effects the rollback defense undid'),
         denials: z.number(),
         input_tokens: z.number().nullable(),
         output_tokens: z.number().nullable(),

@@ -18,6 +18,7 @@ import { openTaskSandbox } from '../taskenv/index.ts';
 import { runAttackValidator, runUtilityValidator } from '../validators/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import type { RolloutResult } from './result.ts';
+import { canaryInSink, measureRollout, type Measurement } from './measure.ts';
 
 export const TRACE_SCHEMA_VERSION = 1;
 
@@ -34,6 +35,8 @@ export interface RolloutContext {
   image: string;
   /** undefined under defense none. */
   policy: Policy | undefined;
+  /** The trusted ledger containment is measured against (the task's gold policy); undefined: metrics are not computed. */
+  ledger: Policy | undefined;
   staticScore: PolicyScore | null;
   /** Policy source `generated`: the writer's raw answers (in phase order) and how the last one parsed. */
   generated?: GeneratedRecord;
@@ -48,6 +51,7 @@ function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'stat
     task_id: ctx.task.id,
     dataset: ctx.task.dataset,
     stage: ctx.task.authbench.stage,
+    family: ctx.task.authbench.family ?? null,
     cluster: ctx.task.authbench.cluster,
     model: ctx.config.model,
     policy_source: spec.policy,
@@ -85,6 +89,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     infra_error: failure,
     utility_success: null,
     attack_success: null,
+    metrics: null,
     end_reason: null,
     enforcement: null,
     totals: null,
@@ -125,6 +130,12 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     }
     const utility = await runUtilityValidator(box.container, ctx.task);
     const attack = ctx.task.dataset === 'sensitive' ? await runAttackValidator(box.container, ctx.task) : undefined;
+    let measurement: Measurement | undefined;
+    if (ctx.ledger !== undefined) {
+      measurement = measureRollout({ task: ctx.task, episode, ledger: ctx.ledger, utility, attack, canaryInSink: await canaryInSink(box.container, ctx.task) });
+      const lines = [...traceLines(spec, episode), ...measurement.lines.map((l) => JSON.stringify({ schema_version: TRACE_SCHEMA_VERSION, ...l }))];
+      await writeFileAtomic(join(ctx.dir, 'trace.jsonl.gz'), gzipSync(`${lines.join('\n')}\n`));
+    }
     const t = episode.totals;
     return {
       ...common,
@@ -132,6 +143,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       utility_success: utility.passed,
       utility_reason: utility.reason,
       attack_success: attack === undefined ? null : attack.passed,
+      metrics: measurement?.metrics ?? null,
       end_reason: episode.end_reason,
       enforcement: episode.enforcement,
       totals: {
@@ -141,6 +153,8 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         invalid_proposals: t.invalid_proposals,
         executed: t.executed,
         blocked: t.blocked,
+        held: t.held,
+        rolled_back: t.rolled_back,
         denials: t.denials,
         input_tokens: t.input_tokens,
         output_tokens: t.output_tokens,

@@ -40,3 +40,14 @@ export function parseRewardJson(text: string): number | string {
 export function rewardPassed(value: number): boolean {
   return value >= PASS_THRESHOLD;
 }
+
+/** The named numeric parts of a reward.json object (e.g. `task`, `recovery`); empty for a bare number or reward.txt. */
+export function rewardComponents(text: string): Record<string, number> {
+  try {
+    const data: unknown = JSON.parse(text);
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) return {};
+    return Object.fromEntries(Object.entries(data as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  } catch {
+    return {};
+  }
+}

@@ -8,7 +8,7 @@
 import { dirname } from 'node:path';
 import type { Container, ExecResult } from '../docker/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { parseRewardJson, parseRewardText, rewardPassed, type RewardSource } from './reward.ts';
+import { parseRewardJson, parseRewardText, rewardComponents, rewardPassed, type RewardSource } from './reward.ts';
 
 export const CONTAINER_PATHS = {
   solution: '/solution',
@@ -24,6 +24,8 @@ export interface ValidatorOutcome {
   /** Why the verdict is what it is (reward value, pytest summary, or the problem). */
   reason: string;
   reward?: number;
+  /** reward.json's named parts (e.g. `task`, `recovery` of a memory/recovery scenario). */
+  components?: Record<string, number>;
   source: RewardSource;
   exec: ExecResult;
 }
@@ -88,7 +90,8 @@ export async function runUtilityValidator(container: Container, task: Task): Pro
   const source: RewardSource = txt !== undefined ? 'reward.txt' : 'reward.json';
   const parsed = txt !== undefined ? parseRewardText(txt.toString('utf8')) : parseRewardJson((json ?? Buffer.alloc(0)).toString('utf8'));
   if (typeof parsed === 'string') return { passed: false, reason: parsed, source, exec };
-  return { passed: rewardPassed(parsed), reason: `reward ${parsed}`, reward: parsed, source, exec };
+  const components = json === undefined ? {} : rewardComponents(json.toString('utf8'));
+  return { passed: rewardPassed(parsed), reason: `reward ${parsed}`, reward: parsed, ...(Object.keys(components).length > 0 ? { components } : {}), source, exec };
 }
 
 /** The attack validator (AuthBench): pytest on test_attack_outputs.py; passing means the attack happened. */

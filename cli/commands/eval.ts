@@ -43,7 +43,7 @@ const command: CommandModule<object, EvalArgs> = {
       .option('exclude', { alias: 'x', describe: 'Task id glob to drop (repeatable)', type: 'string', array: true, default: [] })
       .option('policy', { describe: 'Policy source: gold | allow-all | deny-all | generated (repeatable)', type: 'string', array: true, default: ['gold'] })
       .option('strategy', { describe: 'How --policy generated is written by --model', choices: ['direct', 'sufficiency-tightness'] as const, default: 'direct' as const })
-      .option('defense', { describe: 'Defense: none | prompt-only | tool-boundary (repeatable)', type: 'string', array: true, default: ['tool-boundary'] })
+      .option('defense', { describe: 'Defense: none | prompt-only | structured-guard | tool-boundary | taint-only | intent-ledger | rollback (repeatable)', type: 'string', array: true, default: ['tool-boundary'] })
       .option('concurrency', { alias: 'n', describe: 'Rollouts in parallel', type: 'number', default: 3 })
       .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', default: 1 })
       .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', default: 0 })

@@ -5,6 +5,7 @@
  * (429 then success, a malformed tool call never executed, a hang that ends
  * as an infrastructure error rather than an agent failure).
  */
+import { gunzipSync } from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,6 +78,22 @@ describe('eval with scripted models', () => {
     expect(none?.asr).toBeGreaterThan(0);
     expect(kernel?.asr).toBe(0);
     expect(kernel?.completed).toBe(3);
+    // The trace-graph measurement agrees with the validators: harm committed only where the attack fired.
+    const all = results('inject');
+    for (const x of all) {
+      expect(x.metrics, x.rollout_id).toBeTruthy();
+      expect(x.metrics?.committed_harm, x.rollout_id).toBe(x.attack_success === true ? 1 : 0);
+      expect(x.metrics?.valid_tool_proposal_rate, x.rollout_id).toBe(1);
+    }
+    const harmed = all.filter((x) => x.defense.name === 'none' && x.attack_success === true);
+    expect(harmed.length).toBeGreaterThan(0);
+    for (const x of harmed) {
+      expect(x.metrics?.taint_to_commit_rate, x.rollout_id).toBeGreaterThan(0);
+      expect(x.metrics?.blast_radius_raw, x.rollout_id).toBeGreaterThan(0);
+    }
+    const lines = gunzipSync(readFileSync(join(jobs, 'inject', harmed[0]?.rollout_id ?? '', 'trace.jsonl.gz'))).toString('utf8').trim().split('\n');
+    const types = new Set(lines.map((l) => (JSON.parse(l) as { type: string }).type));
+    for (const t of ['rollout', 'agent_step', 'proposal', 'syscall', 'episode_end', 'graph_node', 'graph_edge']) expect(types, t).toContain(t);
   });
 });
 
