@@ -10,6 +10,7 @@ command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v strace >/dev/null 2>&1 || need+=(strace)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup-host: missing ${need[*]}; run as root or install them" >&2

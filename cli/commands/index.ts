@@ -10,6 +10,8 @@ import { evalCommand } from './eval.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { scoreCommand } from './score.ts';
 import { policyCommand } from './policy.ts';
+import { reportCommand } from './report.ts';
+import { compareCommand } from './compare.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -19,4 +21,4 @@ import { policyCommand } from './policy.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, reportCommand, compareCommand, cleanCommand];
