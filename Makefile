@@ -4,13 +4,16 @@
 SHELL := /bin/bash
 AUTHBENCH := npx authbench
 
-.PHONY: all host deps base typecheck lint test test-unit test-docker demo verify bench clean help
+.PHONY: all host deps base typecheck lint test test-unit test-docker demo verify suite reproduce-smoke reproduce bench clean help
 
 all: test
 
 help:
 	@echo "make demo   - eval the bundled tasks offline: scripted oracle under gold; injection control, none vs tool-boundary"
 	@echo "make verify - every task's controls: oracle passes, attack smoke fires, no-op fails"
+	@echo "make suite  - regenerate tasks/suite and derive gold for new or changed scenarios"
+	@echo "make reproduce-smoke - 26 scenarios x 7 defenses x scripted agents x 2 seeds, report, prerequisites asserted"
+	@echo "make reproduce       - the same over the whole suite"
 	@echo "make test   - typecheck, lint, unit and Docker-backed tests"
 	@echo "make bench  - overhead benchmark (prints ratios)"
 	@echo "make clean  - remove everything authbench created in Docker"
@@ -52,6 +55,19 @@ demo: base
 
 verify: base
 	$(AUTHBENCH) verify --noop
+
+# Regenerate the evidence-stage suite (deterministic) and derive gold for every scenario: new ones are
+# written, unchanged ones kept, drifted ones refused (review, then gen-gold --write).
+suite: base
+	$(AUTHBENCH) tasks generate
+	$(AUTHBENCH) gen-gold --tasks tasks/suite --all -n 3
+
+# The measurement run (issue #7): eval, report (jobs/reproduce*-report/report.html), prerequisites asserted.
+reproduce-smoke: base
+	npx node scripts/reproduce.ts
+
+reproduce: base
+	npx node scripts/reproduce.ts --full
 
 bench: base
 	npx node scripts/bench.ts

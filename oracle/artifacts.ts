@@ -1,16 +1,16 @@
 /**
  * The files gen-gold keeps per task under oracle-traces/<id>/:
  *   gold.json        S_gold and everything derived with it (deterministic bytes)
- *   candidates.json  the candidate set for static scoring, snapshotted once from the image
+ *   candidates.json.gz  the candidate set for static scoring, snapshotted once from the image
  *   trace.strace.gz  the first oracle run's raw strace output
  *   overrides.json   annotators' reviewed changes (never written by authbench)
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { AuthbenchError, formatProblem, stableStringify, writeFileAtomic } from '../core/index.ts';
+import { AuthbenchError, formatProblem, writeFileAtomic } from '../core/index.ts';
 import { parseGold, parseOverrides, serializeGold, type GoldFile, type Overrides } from '../gold/index.ts';
-import { buildCandidateSnapshot } from '../score/index.ts';
+import { buildCandidateSnapshot, serializeCandidateSnapshot } from '../score/index.ts';
 import type { FsSnapshot } from '../sandbox/paths/index.ts';
 
 export interface GoldPaths {
@@ -26,7 +26,7 @@ export function goldPaths(oracleTracesDir: string, taskId: string): GoldPaths {
   return {
     dir,
     gold: join(dir, 'gold.json'),
-    candidates: join(dir, 'candidates.json'),
+    candidates: join(dir, 'candidates.json.gz'),
     trace: join(dir, 'trace.strace.gz'),
     overrides: join(dir, 'overrides.json'),
   };
@@ -65,7 +65,8 @@ export async function readOverrides(paths: GoldPaths): Promise<Overrides | undef
 /** Write gold, candidates and the compressed trace; each file atomically. */
 export async function writeGoldArtifacts(paths: GoldPaths, gold: GoldFile, snapshot: FsSnapshot, rawTrace: string): Promise<void> {
   const candidates = buildCandidateSnapshot(snapshot, gold.scored_roots);
-  await writeFileAtomic(paths.candidates, `${stableStringify(candidates, 1)}\n`);
+  await writeFileAtomic(paths.candidates, serializeCandidateSnapshot(candidates));
+  await rm(join(paths.dir, 'candidates.json'), { force: true }); // the uncompressed form of earlier versions
   // gzip with no name and mtime 0, so the same trace gives the same bytes.
   await writeFileAtomic(paths.trace, gzipSync(rawTrace, { level: 9 }));
   await writeFileAtomic(paths.gold, serializeGold(gold));

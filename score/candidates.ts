@@ -8,8 +8,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { posix } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { AuthbenchError, formatProblem, zodProblems } from '../core/index.ts';
+import { AuthbenchError, formatProblem, stableStringify, zodProblems } from '../core/index.ts';
 import { isWithin, normalizePattern, viewSnapshot } from '../sandbox/paths/index.ts';
 import type { FsEntry, FsSnapshot, SnapshotView } from '../sandbox/paths/index.ts';
 import { AxisPatternsSchema, SCORE_AXES } from './reference.ts';
@@ -154,14 +155,29 @@ export function parseCandidateSnapshot(text: string, file: string): CandidateSna
 
 /** Read a stored snapshot; undefined when the file does not exist. */
 export async function loadCandidateSnapshot(file: string): Promise<CandidateSnapshot | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new AuthbenchError('TRACE_UNREADABLE', `cannot read ${file}: ${(e as Error).message}`, { file, cause: e });
+  // Stored gzipped (a suite of 120 scenarios would otherwise carry ~17 MB of JSON); a plain file from before is still read.
+  for (const path of file.endsWith('.gz') ? [file, file.slice(0, -'.gz'.length)] : [file]) {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new AuthbenchError('TRACE_UNREADABLE', `cannot read ${path}: ${(e as Error).message}`, { file: path, cause: e });
+    }
+    let text: string;
+    try {
+      text = (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+    } catch (e) {
+      throw new AuthbenchError('TRACE_UNREADABLE', `${path} is not valid gzip: ${(e as Error).message}`, { file: path, cause: e });
+    }
+    return parseCandidateSnapshot(text, path);
   }
-  return parseCandidateSnapshot(text, file);
+  return undefined;
+}
+
+/** The bytes of a stored snapshot: stable JSON, gzipped without a name or time so equal snapshots give equal files. */
+export function serializeCandidateSnapshot(snapshot: CandidateSnapshot): Buffer {
+  return gzipSync(`${stableStringify(snapshot, 1)}\n`, { level: 9 });
 }
 
 function sorted(values: Iterable<string>): string[] {

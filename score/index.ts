@@ -20,6 +20,7 @@ export {
   loadCandidateSnapshot,
   parseCandidateSnapshot,
   sameRoots,
+  serializeCandidateSnapshot,
   snapshotRoots,
   type CandidateSnapshot,
 } from './candidates.ts';

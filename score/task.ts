@@ -4,13 +4,13 @@
  * image on first use.
  */
 import { readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { AuthbenchError, formatProblem, writeJsonAtomic } from '../core/index.ts';
-import { taskImageRepository } from '../docker/index.ts';
+import { join } from 'node:path';
+import { AuthbenchError, formatProblem, writeFileAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
 import { parseGold } from '../gold/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { loadCandidateSnapshot, sameRoots } from './candidates.ts';
+import { buildTaskImage } from '../taskenv/index.ts';
+import { loadCandidateSnapshot, sameRoots, serializeCandidateSnapshot } from './candidates.ts';
 import type { CandidateSnapshot } from './candidates.ts';
 import { candidatesFromImage } from './from-image.ts';
 import { referenceFromGold, referenceFromSpec } from './reference.ts';
@@ -21,7 +21,7 @@ export type ReferenceSource = (typeof REFERENCE_SOURCES)[number];
 
 /** Where a task's derived files live under the oracle-traces folder. */
 export function oracleFiles(oracleDir: string, taskId: string): { gold: string; candidates: string } {
-  return { gold: join(oracleDir, taskId, 'gold.json'), candidates: join(oracleDir, taskId, 'candidates.json') };
+  return { gold: join(oracleDir, taskId, 'gold.json'), candidates: join(oracleDir, taskId, 'candidates.json.gz') };
 }
 
 function genGoldHint(taskId: string): string {
@@ -108,20 +108,14 @@ export async function taskCandidates(options: TaskCandidatesOptions): Promise<Ta
     });
   }
   const engine = await options.connect();
-  const image = options.image ?? (await buildTaskImage(engine, task, options.onProgress));
+  const image = options.image ?? (await buildImage(engine, task, options.onProgress));
   const candidates = await candidatesFromImage(engine, { image, scoredRoots: reference.scored_roots, taskId: task.id });
-  await writeJsonAtomic(file, candidates);
+  await writeFileAtomic(file, serializeCandidateSnapshot(candidates));
   return { candidates, file, origin: 'built' };
 }
 
-async function buildTaskImage(engine: Engine, task: Task, onProgress?: (line: string) => void): Promise<string> {
-  const result = await engine.buildImage({
-    repository: taskImageRepository(task.id),
-    kind: 'task-image',
-    contextDir: task.files.contextDir,
-    dockerfile: relative(task.files.contextDir, task.files.dockerfile),
-    taskId: task.id,
-    ...(onProgress === undefined ? {} : { onProgress }),
-  });
+async function buildImage(engine: Engine, task: Task, onProgress?: (line: string) => void): Promise<string> {
+  // The same build as every other step (family bases included), so the snapshot is of the image that runs.
+  const result = await buildTaskImage(engine, task, onProgress === undefined ? {} : { onProgress });
   return result.tag;
 }

@@ -6,6 +6,7 @@ export {
   resolveTaskRef,
   TASK_ID_PATTERN,
   TASK_PATHS,
+  type DiscoverOptions,
   type LoadTaskOptions,
   type Task,
   type TaskCheck,
@@ -14,6 +15,7 @@ export {
 } from './load.ts';
 export {
   AuthbenchSectionSchema,
+  familyImageRepository,
   DATASETS,
   NETWORK_MODES,
   parseSizeMb,

@@ -81,6 +81,8 @@ export interface Task {
   workdir: string;
   files: TaskFiles;
   spec: PermissionEvalSpec | undefined;
+  /** Absolute folder of the family base image's build context ([authbench].family_base), when set. */
+  familyBaseDir?: string;
   /** Image refs of the Dockerfile's FROM lines, as written. */
   dockerfileFrom: string[];
   limits: TaskLimits;
@@ -219,6 +221,17 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     resolved = { dataset, sensitiveMode: dataset === 'sensitive' ? (mode ?? 'mixed') : undefined, authbench };
   }
 
+  // A family base sits beside the scenarios (outside each task folder) by design: resolve it, never follow it out of the suite.
+  let familyBaseDir: string | undefined;
+  const familyBase = config?.authbench?.family_base;
+  if (familyBase !== undefined) {
+    const abs = resolve(absDir, familyBase);
+    if (isAbsolute(familyBase)) err(TASK_PATHS.config, 'authbench.family_base', 'must be relative to the task folder');
+    else if ((await pathKind(join(abs, 'Dockerfile'))) !== 'file')
+      err(TASK_PATHS.config, 'authbench.family_base', `${familyBase} has no Dockerfile`);
+    else familyBaseDir = abs;
+  }
+
   if (config?.authbench?.workdir === undefined && dockerfile.workdirUsesVariable)
     warn(TASK_PATHS.dockerfile, undefined, `the final WORKDIR uses a variable; assuming ${DEFAULT_WORKDIR} (set [authbench].workdir to say otherwise)`);
 
@@ -246,6 +259,7 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     workdir: resolved.authbench.workdir ?? dockerfile.workdir ?? DEFAULT_WORKDIR,
     files,
     spec,
+    ...(familyBaseDir === undefined ? {} : { familyBaseDir }),
     dockerfileFrom: dockerfile.from,
     limits: limitsOf(config),
     warnings: problems.filter((p) => p.severity === 'warning'),
@@ -305,12 +319,22 @@ function limitsOf(config: TaskToml): TaskLimits {
   };
 }
 
+export interface DiscoverOptions {
+  /**
+   * Also list the tasks of collections: subfolders of `root` that hold no
+   * task.toml themselves (e.g. the generated suite `tasks/suite`). Folders
+   * starting with `_` (family bases) or `.` are never collections.
+   */
+  collections?: boolean;
+}
+
 /**
  * Task folders under `root`, sorted by name: `root` itself when it holds a
- * task.toml, else its direct subfolders that do. Hidden folders and symlinks
- * leading outside `root` are skipped. Paths are `root` joined with the name.
+ * task.toml, else its direct subfolders that do (and, with `collections`, the
+ * tasks one level further down). Hidden folders and symlinks leading outside
+ * `root` are skipped. Paths are `root` joined with the name.
  */
-export async function discoverTasks(root: string): Promise<string[]> {
+export async function discoverTasks(root: string, options: DiscoverOptions = {}): Promise<string[]> {
   const absRoot = resolve(root);
   if ((await pathKind(absRoot)) !== 'dir') throw new AuthbenchError('TASK_NOT_FOUND', `${root} is not a directory`, { file: root });
   if ((await pathKind(join(absRoot, TASK_PATHS.config))) === 'file') return [root];
@@ -322,6 +346,7 @@ export async function discoverTasks(root: string): Promise<string[]> {
     if ((await pathKind(abs)) !== 'dir') continue;
     if (!within(realRoot, await realpath(abs))) continue;
     if ((await pathKind(join(abs, TASK_PATHS.config))) === 'file') found.push(join(root, name));
+    else if (options.collections === true && !name.startsWith('_')) found.push(...(await discoverTasks(join(root, name))));
   }
   return found;
 }

@@ -60,7 +60,7 @@ describe('[authbench] section', () => {
   const section = (toml: string): string[] => fields(`[authbench]\n${toml}`);
 
   it('applies defaults', () => {
-    expect(AuthbenchSectionSchema.parse({})).toEqual({ untrusted_sources: [], canaries: [], memory_files: [], network: 'none' });
+    expect(AuthbenchSectionSchema.parse({})).toEqual({ untrusted_sources: [], canaries: [], secret_files: [], memory_files: [], network: 'none' });
   });
 
   it('normalises path patterns', () => {

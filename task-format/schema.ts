@@ -20,6 +20,11 @@ export type Stage = (typeof STAGES)[number];
 export const NETWORK_MODES = ['none', 'sink'] as const;
 export type NetworkMode = (typeof NETWORK_MODES)[number];
 
+/** The image a generated scenario's Dockerfile starts FROM; the build substitutes the family base built from [authbench].family_base. */
+export function familyImageRepository(family: string): string {
+  return `authbench/family-${family}`;
+}
+
 // --- reusable field types -------------------------------------------------
 
 /** A path pattern as the sandbox/paths module defines it; stored normalised. */
@@ -147,6 +152,14 @@ export const AuthbenchSectionSchema = z
       })
       .default([])
       .describe('Synthetic secret markers; seeing one leave the task is a leak'),
+    secret_files: patternListSchema()
+      .default([])
+      .describe('Files holding synthetic secrets (canaries); reading one labels a process secret for leak tracking'),
+    family_base: nonEmpty
+      .optional()
+      .describe(
+        'Folder (relative to the task folder) with the Dockerfile of a family base image; built first and substituted for `FROM authbench/family-<family>`',
+      ),
     memory_files: patternListSchema()
       .default([])
       .describe('Persistent memory / notes / rc files carried across episodes'),

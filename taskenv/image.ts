@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { BaseMapEntry, BuildResult, Engine } from '../docker/index.ts';
 import { taskImageRepository } from '../docker/index.ts';
-import type { Task } from '../task-format/index.ts';
+import { familyImageRepository, type Task } from '../task-format/index.ts';
 
 export interface TaskBuildOptions {
   /** `--base-map PATTERN=IMAGE` entries, checked before the map file's. */
@@ -10,8 +10,41 @@ export interface TaskBuildOptions {
   onProgress?: (line: string) => void;
 }
 
+/** Scenarios of one family built in parallel share one base build instead of racing to build it twice. */
+const familyBuilds = new WeakMap<Engine, Map<string, Promise<BuildResult>>>();
+
+/**
+ * A task with a family base: build the base first (content-hash cached, so a
+ * suite of one family installs its packages once), then point the task's
+ * `FROM authbench/family-<family>` at it.
+ */
+async function familyBaseEntry(engine: Engine, task: Task, options: TaskBuildOptions): Promise<BaseMapEntry[]> {
+  if (task.familyBaseDir === undefined) return [];
+  const family = task.authbench.family ?? task.id;
+  const repository = familyImageRepository(family);
+  const key = `${task.familyBaseDir}\0${JSON.stringify(options.baseMapEntries ?? [])}`;
+  let pending = familyBuilds.get(engine)?.get(key);
+  if (pending === undefined) {
+    pending = engine.buildImage({
+      repository,
+      kind: 'family-image',
+      contextDir: task.familyBaseDir,
+      baseMap: { extraEntries: options.baseMapEntries ?? [] },
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    });
+    const perEngine = familyBuilds.get(engine) ?? new Map<string, Promise<BuildResult>>();
+    perEngine.set(key, pending);
+    familyBuilds.set(engine, perEngine);
+    // A failed build is not remembered: the next task retries it.
+    pending.catch(() => perEngine.delete(key));
+  }
+  const base = await pending;
+  return [{ pattern: `${repository}*`, image: base.tag }];
+}
+
 /** Build (or find cached) the image of one task. */
 export async function buildTaskImage(engine: Engine, task: Task, options: TaskBuildOptions = {}): Promise<BuildResult> {
+  const family = await familyBaseEntry(engine, task, options);
   return engine.buildImage({
     repository: taskImageRepository(task.id),
     kind: 'task-image',
@@ -19,7 +52,7 @@ export async function buildTaskImage(engine: Engine, task: Task, options: TaskBu
     dockerfile: relative(task.files.contextDir, task.files.dockerfile),
     buildArgs: options.buildArgs ?? {},
     taskId: task.id,
-    baseMap: { extraEntries: options.baseMapEntries ?? [] },
+    baseMap: { extraEntries: [...family, ...(options.baseMapEntries ?? [])], ...(family.length > 0 ? { mode: 'always' as const } : {}) },
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   });
 }

@@ -14,6 +14,8 @@ export async function runCli(...argv: string[]): Promise<{ code: number; out: st
     err += String(s);
     return true;
   });
+  // Each call is a fresh process as far as the exit code goes: an earlier call's failure must not leak into this one.
+  process.exitCode = undefined;
   try {
     const code = await main(argv);
     return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };

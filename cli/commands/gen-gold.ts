@@ -11,6 +11,7 @@ interface GenGoldArgs {
   tasks: string;
   'oracle-traces': string;
   runs: number;
+  concurrency: number;
   minimize: boolean;
   budget: number;
   check: boolean;
@@ -46,6 +47,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       .option('all', { describe: 'Every task under --tasks', type: 'boolean', default: false })
       .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
       .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
+      .option('concurrency', { alias: 'n', describe: 'Tasks in parallel (each runs its oracle in its own container)', type: 'number', default: 1 })
       .option('runs', { describe: 'Oracle runs; entries seen in only some runs are reported as flaky', type: 'number', default: 1 })
       .option('minimize', { describe: 'Ablate gold entries (delta debugging, validator as the oracle)', type: 'boolean', default: false })
       .option('budget', { describe: 'Minimization time budget per task, seconds', type: 'number', default: 300 })
@@ -72,8 +74,8 @@ const command: CommandModule<object, GenGoldArgs> = {
       if (!args.json) process.stderr.write(`${s}\n`);
     };
 
-    const rows: Row[] = [];
-    for (const task of tasks) {
+    const { mapPool } = await import('../../core/index.ts');
+    const rows: Row[] = await mapPool(tasks, args.concurrency, async (task): Promise<Row> => {
       const paths = goldPaths(args['oracle-traces'], task.id);
       const image = await buildTaskImage(engine, task);
       const overrides = await readOverrides(paths);
@@ -98,7 +100,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       else action = 'unchanged';
       if (action === 'written') await writeGoldArtifacts(paths, gold, result.first.snapshot, result.first.rawTrace);
       if (action === 'untrusted' || action === 'drift' || action === 'refused') process.exitCode = 1;
-      rows.push({
+      return {
         task: task.id,
         counts: { read: gold.required.read.length, write: gold.required.write.length, execute: gold.required.execute.length },
         support: count(gold, 'support'),
@@ -117,8 +119,8 @@ const command: CommandModule<object, GenGoldArgs> = {
                 budgetExhausted: gold.minimal.budget_exhausted,
               },
             }),
-      });
-    }
+      };
+    });
 
     if (args.json) {
       printJson({ tasks: rows });

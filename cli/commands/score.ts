@@ -37,7 +37,7 @@ const command: CommandModule<object, ScoreArgs> = {
       })
       .option('task', { describe: 'Task id (folder name under --tasks) or task folder', type: 'string', demandOption: true })
       .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
-      .option('oracle-traces', { describe: 'Folder holding <task-id>/gold.json and candidates.json', type: 'string', default: 'oracle-traces' })
+      .option('oracle-traces', { describe: 'Folder holding <task-id>/gold.json and candidates.json.gz', type: 'string', default: 'oracle-traces' })
       .option('reference', {
         describe: 'Score against the task\'s tests/permission_eval_spec.json, or the derived oracle-traces/<id>/gold.json',
         choices: ['spec', 'gold'] as const,

@@ -69,10 +69,10 @@ describe('authbench tasks list', () => {
     const { code, out } = await run('tasks', 'list', FIXTURES);
     expect(code).toBe(1);
     const lines = out.split('\n');
-    expect(lines[0]).toMatch(/^id\s+stage\s+dataset\s+oracle\s+gold\s+attack validator$/);
-    expect(lines.find((l) => l.startsWith('good-sensitive '))).toMatch(/^good-sensitive\s+security\s+sensitive\s+yes\s+no\s+yes$/);
-    expect(lines.find((l) => l.startsWith('good-standard '))).toMatch(/^good-standard\s+clean\s+standard\s+yes\s+no\s+no$/);
-    expect(lines.find((l) => l.startsWith('bad-no-solution '))).toMatch(/^bad-no-solution \(invalid\)\s+-\s+-\s+no\s+no\s+no$/);
+    expect(lines[0]).toMatch(/^id\s+stage\s+family\s+dataset\s+oracle\s+gold\s+attack validator$/);
+    expect(lines.find((l) => l.startsWith('good-sensitive '))).toMatch(/^good-sensitive\s+security\s+log-triage\s+sensitive\s+yes\s+no\s+yes$/);
+    expect(lines.find((l) => l.startsWith('good-standard '))).toMatch(/^good-standard\s+clean\s+-\s+standard\s+yes\s+no\s+no$/);
+    expect(lines.find((l) => l.startsWith('bad-no-solution '))).toMatch(/^bad-no-solution \(invalid\)\s+-\s+-\s+-\s+no\s+no\s+no$/);
     expect(out).toContain('12 of 15 tasks failed to load');
   });
 
@@ -89,6 +89,7 @@ describe('authbench tasks list', () => {
           dir: fixture('good-standard'),
           valid: true,
           stage: 'clean',
+          family: null,
           dataset: 'standard',
           oracle: true,
           gold: true,
@@ -105,6 +106,6 @@ describe('authbench tasks list', () => {
   it('needs a subcommand', async () => {
     const { code, err } = await run('tasks');
     expect(code).toBe(1);
-    expect(err).toContain('list or validate');
+    expect(err).toContain('list, validate, generate or integrity');
   });
 });

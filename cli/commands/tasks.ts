@@ -4,10 +4,13 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
+import { generateCommand } from './tasks-generate.ts';
+import { integrityCommand } from './tasks-integrity.ts';
 
 interface ListArgs {
   dir: string;
   'oracle-traces': string;
+  summary: boolean;
   json: boolean;
 }
 
@@ -21,6 +24,7 @@ interface ListRow {
   dir: string;
   valid: boolean;
   stage: string | null;
+  family: string | null;
   dataset: string | null;
   oracle: boolean;
   gold: boolean;
@@ -48,12 +52,14 @@ const listCommand: CommandModule<object, ListArgs> = {
         type: 'string',
         default: 'oracle-traces',
       })
+      .option('summary', { describe: 'Counts per stage, family and dataset instead of one row per task', type: 'boolean', default: false })
       .option('json', jsonOption)
-      .example('$0 tasks list', 'List the bundled suite under tasks/')
+      .example('$0 tasks list', 'List the bundled tasks under tasks/ (the generated suite in tasks/suite included)')
+      .example('$0 tasks list --summary', 'How many scenarios per evidence stage and per family')
       .example('$0 tasks list my-tasks --json', 'Machine-readable listing of another folder'),
   handler: async (args) => {
     const { checkTask, discoverTasks, TASK_PATHS } = await import('../../task-format/index.ts');
-    const dirs = await tasksUnder(args.dir, discoverTasks);
+    const dirs = await tasksUnder(args.dir, (root) => discoverTasks(root, { collections: true }));
     const rows: ListRow[] = [];
     for (const dir of dirs) {
       const { task, problems } = await checkTask(dir);
@@ -63,6 +69,7 @@ const listCommand: CommandModule<object, ListArgs> = {
         dir,
         valid: task !== undefined,
         stage: task?.authbench.stage ?? null,
+        family: task?.authbench.family ?? null,
         dataset: task?.dataset ?? null,
         oracle: isFile(join(dir, TASK_PATHS.solveSh)),
         gold: isFile(join(args['oracle-traces'], id, 'gold.json')),
@@ -71,7 +78,11 @@ const listCommand: CommandModule<object, ListArgs> = {
       });
     }
     const invalid = rows.filter((r) => !r.valid);
-    if (args.json) printJson(rows);
+    if (args.summary) {
+      const summary = summarizeTasks(rows);
+      if (args.json) printJson(summary);
+      else process.stdout.write(renderSummary(summary));
+    } else if (args.json) printJson(rows);
     else {
       process.stdout.write(renderTable(listColumns, rows));
       if (invalid.length > 0)
@@ -88,6 +99,7 @@ const yesNo = (b: boolean): string => (b ? mark.yes() : mark.no());
 const listColumns: Column<ListRow>[] = [
   { header: 'id', value: (r) => (r.valid ? r.id : `${r.id} ${chalk.red('(invalid)')}`) },
   { header: 'stage', value: (r) => r.stage ?? '-' },
+  { header: 'family', value: (r) => r.family ?? '-' },
   { header: 'dataset', value: (r) => r.dataset ?? '-' },
   { header: 'oracle', value: (r) => yesNo(r.oracle) },
   { header: 'gold', value: (r) => yesNo(r.gold) },
@@ -106,7 +118,7 @@ const validateCommand: CommandModule<object, ValidateArgs> = {
       .example('$0 tasks validate --json', 'Problems as JSON, e.g. for CI annotations'),
   handler: async (args) => {
     const { checkTask, discoverTasks } = await import('../../task-format/index.ts');
-    const dirs = await tasksUnder(args.dir, discoverTasks);
+    const dirs = await tasksUnder(args.dir, (root) => discoverTasks(root, { collections: true }));
     const results: { id: string; dir: string; valid: boolean; problems: Problem[] }[] = [];
     for (const dir of dirs) {
       const { task, problems } = await checkTask(dir);
@@ -128,12 +140,14 @@ const validateCommand: CommandModule<object, ValidateArgs> = {
 
 export const tasksCommand: CommandModule<object, object> = {
   command: 'tasks',
-  describe: 'List and validate tasks',
+  describe: 'List, validate, generate and integrity-check tasks',
   builder: (y: Argv) =>
     y
       .command(listCommand)
       .command(validateCommand)
-      .demandCommand(1, 'Name a subcommand: list or validate.')
+      .command(generateCommand)
+      .command(integrityCommand)
+      .demandCommand(1, 'Name a subcommand: list, validate, generate or integrity.')
       .example('$0 tasks list', 'What is in tasks/')
       .example('$0 tasks validate', 'Is every task well-formed?'),
   handler: () => {},
@@ -164,4 +178,53 @@ function isFile(path: string): boolean {
 
 function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+export interface TaskSummary {
+  tasks: number;
+  invalid: number;
+  by_stage: Record<string, number>;
+  by_family: Record<string, Record<string, number>>;
+  by_dataset: Record<string, number>;
+  families: number;
+}
+
+/** Counts per stage, per family × stage and per dataset (pure, for --summary). */
+export function summarizeTasks(rows: readonly Pick<ListRow, 'valid' | 'stage' | 'family' | 'dataset'>[]): TaskSummary {
+  const bump = (o: Record<string, number>, k: string): void => {
+    o[k] = (o[k] ?? 0) + 1;
+  };
+  const byStage: Record<string, number> = {};
+  const byFamily: Record<string, Record<string, number>> = {};
+  const byDataset: Record<string, number> = {};
+  for (const r of rows.filter((x) => x.valid)) {
+    bump(byStage, r.stage ?? '-');
+    bump((byFamily[r.family ?? '(none)'] ??= {}), r.stage ?? '-');
+    bump(byDataset, r.dataset ?? '-');
+  }
+  return {
+    tasks: rows.length,
+    invalid: rows.filter((r) => !r.valid).length,
+    by_stage: byStage,
+    by_family: byFamily,
+    by_dataset: byDataset,
+    families: Object.keys(byFamily).filter((f) => f !== '(none)').length,
+  };
+}
+
+const STAGE_ORDER = ['security', 'active-tainted', 'clean', 'memory-recovery'];
+
+function renderSummary(s: TaskSummary): string {
+  const stages = [...STAGE_ORDER.filter((x) => x in s.by_stage), ...Object.keys(s.by_stage).filter((x) => !STAGE_ORDER.includes(x)).sort()];
+  const rows = Object.entries(s.by_family)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([family, counts]) => ({ family, counts }));
+  const total = { family: chalk.bold('all'), counts: s.by_stage };
+  const columns: Column<{ family: string; counts: Record<string, number> }>[] = [
+    { header: 'family', value: (r) => r.family },
+    ...stages.map((st) => ({ header: st, value: (r: { counts: Record<string, number> }) => String(r.counts[st] ?? 0), align: 'right' as const })),
+    { header: 'total', value: (r) => String(Object.values(r.counts).reduce((a, b) => a + b, 0)), align: 'right' },
+  ];
+  const datasets = Object.entries(s.by_dataset).map(([d, n]) => `${n} ${d}`).join(', ');
+  return `${renderTable(columns, [...rows, total])}${s.tasks} tasks (${datasets}) from ${s.families} families${s.invalid > 0 ? chalk.red(`; ${s.invalid} invalid`) : ''}\n`;
 }
