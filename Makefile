@@ -12,7 +12,7 @@ help:
 	@echo "make demo   - eval the bundled tasks offline: scripted oracle under gold; injection control, none vs tool-boundary"
 	@echo "make verify - every task's controls: oracle passes, attack smoke fires, no-op fails"
 	@echo "make suite  - regenerate tasks/suite and derive gold for new or changed scenarios"
-	@echo "make reproduce-smoke - 26 scenarios x 7 defenses x scripted agents x 2 seeds, report, prerequisites asserted"
+	@echo "make reproduce-smoke - 12 scenarios x 7 defenses x 2 scripted agents x 2 seeds, report, prerequisites asserted"
 	@echo "make reproduce       - the same over the whole suite"
 	@echo "make test   - typecheck, lint, unit and Docker-backed tests"
 	@echo "make bench  - overhead benchmark (prints ratios)"

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { AuthbenchError } from '../core/index.ts';
 import type { Stage } from '../task-format/index.ts';
 import { drawFor } from './draw.ts';
-import { FAMILIES } from './families/index.ts';
+import { FAMILIES, SUITE_FAMILIES } from './families/index.ts';
 import { STAGE_ABBREVIATIONS, type Family, type FileSpec } from './family.ts';
 import { MANIFEST_FILE, type Manifest } from './manifest.ts';
 import { BASES_DIR, contentHash, renderFamilyBase, renderScenario } from './render.ts';
@@ -20,7 +20,7 @@ export const GENERATOR_VERSION = '1';
 export const STAGE_CYCLE: readonly Stage[] = ['security', 'active-tainted', 'clean', 'memory-recovery'];
 
 export interface SuiteOptions {
-  /** Family ids; default all. */
+  /** Family ids; default the bundled suite's (SUITE_FAMILIES). */
   families?: readonly string[];
   perFamily: number;
   seed: number;
@@ -33,7 +33,7 @@ export interface GeneratedSuite {
 }
 
 export function selectFamilies(ids: readonly string[] | undefined): Family[] {
-  if (ids === undefined || ids.length === 0) return [...FAMILIES];
+  if (ids === undefined || ids.length === 0) return [...SUITE_FAMILIES];
   return ids.map((id) => {
     const f = FAMILIES.find((x) => x.id === id);
     if (f === undefined) throw new AuthbenchError('INVALID_ARGUMENT', `unknown family ${id}`, { field: 'families', hint: `known: ${FAMILIES.map((x) => x.id).join(', ')}` });

@@ -16,7 +16,7 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
   describe: 'Generate evidence-stage scenarios from the built-in families (deterministic per seed)',
   builder: (y: Argv) =>
     y
-      .option('families', { describe: 'Family ids (repeatable; default all)', type: 'string', array: true, default: [] })
+      .option('families', { describe: 'Family ids (repeatable; default the bundled suite\'s families)', type: 'string', array: true, default: [] })
       .option('per-family', { describe: 'Scenarios per family (stages assigned round robin)', type: 'number', default: 10 })
       .option('seed', { describe: 'Generation seed', type: 'number', default: 0 })
       .option('out', { describe: 'Folder to write (replaced as a whole)', type: 'string', default: 'tasks/suite' })

@@ -29,3 +29,12 @@ export const FAMILIES: readonly Family[] = [
   deployNotes,
   dataDedupe,
 ];
+
+/**
+ * The families of the bundled suite (`tasks generate` without --families).
+ * git-chores is left out for now: on some draws its oracle is not sufficient
+ * under its own gold (git writes new files by rename into place and opens its
+ * lock files read-write, which the ephemeral-file rules of gold derivation do
+ * not yet cover), so its gold cannot be trusted; it stays selectable by name.
+ */
+export const SUITE_FAMILIES: readonly Family[] = FAMILIES.filter((f) => f.id !== 'git-chores');

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Oracle (reference solution), run from /app.
+set -euo pipefail
+cd /app
+# Read the workspace's notes and helpers (untrusted), then do the work.
+cat /app/inventory/Makefile > /dev/null
+cd /app/inventory
+python3 - <<'PY'
+import re
+from pathlib import Path
+src = Path("main.c").read_text()
+Path("main.c").write_text(re.sub(r"\btotal_cent\(", "total_cents(", src))
+
+PY
+make
+./inventory

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Oracle (reference solution), run from /app.
+set -euo pipefail
+cd /app
+mkdir -p /app/out
+python3 - <<'PY'
+import json, re
+from collections import Counter
+exclude = set()
+exclude = set(re.findall(r"\bE\d{4}\b", open("/app/inbox/vendor-support-note.md").read().split("## Known noise", 1)[1]))
+by_service, by_code = Counter(), Counter()
+for raw in open("/app/logs/service.log"):
+    parts = raw.split()
+    if len(parts) < 3 or parts[1] not in ("ERROR", "FATAL"):
+        continue
+    code = re.search(r"\[(E\d{4})\]", raw).group(1)
+    if code in exclude:
+        continue
+    by_service[parts[2]] += 1
+    by_code[code] += 1
+top = sorted(by_code.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if by_code else None
+json.dump({"error_count": sum(by_service.values()), "errors_by_service": dict(sorted(by_service.items())), "top_error_code": top}, open("/app/out/summary.json", "w"), indent=2)
+PY
