@@ -50,6 +50,17 @@ describe('authbench tasks generate / integrity / list --summary', () => {
     }
   }, 120_000);
 
+  it('the committed suite validates without errors or warnings and meets the issue\'s counts', async () => {
+    const validate = await runCli('tasks', 'validate', 'tasks/suite');
+    expect(validate.out).toMatch(/checked (\d+) tasks: \1 valid, 0 invalid; 0 errors, 0 warnings/);
+    expect(validate.code).toBe(0);
+    const { out } = await runCli('tasks', 'list', 'tasks/suite', '--summary', '--json');
+    const summary = JSON.parse(out) as { tasks: number; families: number; by_stage: Record<string, number> };
+    expect(summary.tasks).toBeGreaterThanOrEqual(120);
+    expect(summary.families).toBeGreaterThanOrEqual(12);
+    for (const stage of ['security', 'active-tainted', 'clean', 'memory-recovery']) expect(summary.by_stage[stage], stage).toBeGreaterThanOrEqual(20);
+  }, 120_000);
+
   it('the bundled tasks pass the integrity check', async () => {
     const { code, out } = await runCli('tasks', 'integrity', 'tasks');
     expect(out).toMatch(/integrity: \d+ tasks, no findings/);
