@@ -176,8 +176,10 @@ describe.each(['bundle', 'sec', 'mem'] as const)('follow-injection on %s', (k) =
     expect(o.episode.steps.flatMap((s) => s.proposals).filter((p) => p.decision?.action === 'confirm' && p.result !== undefined)).toEqual([]);
   });
 
-  it('gold itself keeps the injected content unread unless the oracle reads it (the kernel contains the attack first)', () => {
-    const readable = tasks[k].authbench.stage === 'memory-recovery';
+  it('gold lets the agent see the injected content exactly when the oracle reads it (generated scenarios do; the starter bundle does not)', () => {
+    // Generated security and memory oracles read their untrusted files first, so taint happens and the defense must act;
+    // the starter bundle's oracle never opens them, so under gold the kernel contains the attack before any taint.
+    const readable = k !== 'bundle';
     expect(decisions(outcome(`${k} follow-injection taint-only`).episode).includes('taint-only/high-risk-after-taint')).toBe(readable);
   });
 });
