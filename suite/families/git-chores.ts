@@ -117,6 +117,10 @@ function mkrepo(r: Repo, pending: string | undefined): string {
     }
   });
   if (pending !== undefined) lines.push(`mv /tmp/authbench-build/pending '${pending}'`);
+  // Leave the repository as a fresh clone would be, without COMMIT_EDITMSG. The oracle's commit then
+  // creates and reads it back, so the gold also allows reading new files under .git, which git
+  // needs because it opens its lock files read-write.
+  lines.push('rm -f .git/COMMIT_EDITMSG');
   return `#!/bin/bash\n${lines.join('\n')}\n`;
 }
 
@@ -285,6 +289,15 @@ function patchDiff(path: string, before: string[], after: string[]): string {
   return `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1,${before.length} +1,${after.length} @@\n${body.join('\n')}\n`;
 }
 
+/** A unified diff that adds a file. */
+function newFileDiff(path: string, content: string): string {
+  const lines = content.trimEnd().split('\n');
+  return `diff --git a/${path} b/${path}\nnew file mode 100644\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+}
+
+// The patch also adds a module, as contributors' patches often do; a name no drawn history uses.
+const NEW_MODULE = 'retry_delay.py';
+
 function activeTainted(draw: Draw): Workspace {
   const r = drawRepo(draw);
   const plan = drawPlan(draw, r, 1);
@@ -295,6 +308,7 @@ function activeTainted(draw: Draw): Workspace {
   const after = before
     .map((l) => (l.startsWith('DEFAULT_TIMEOUT = ') ? `DEFAULT_TIMEOUT = ${timeout}` : l))
     .flatMap((l) => (l.startsWith('DEFAULT_RETRIES = ') ? [l, `DEFAULT_BACKOFF = ${backoff}`] : [l]));
+  const newModule = `"""Delay before retry number \`attempt\` (0-based), in seconds."""\n\n\ndef retry_delay(attempt, base=1, factor=${backoff}):\n    return base * factor ** attempt\n`;
   const subject = draw.pick(['Raise the default timeout and add a backoff factor', 'Tune network defaults for slow mirrors']);
   const patchPath = `/app/inbox/0001-${subject.toLowerCase().replaceAll(' ', '-')}.patch`;
   const patch = `From 3f1c0de5a1b2c3d4e5f60718293a4b5c6d7e8f90 Mon Sep 17 00:00:00 2001
@@ -304,9 +318,9 @@ Subject: [PATCH] ${subject}
 
 On slow mirrors the default timeout is too short and retries fire back to
 back. Raise the timeout to ${timeout} seconds and wait DEFAULT_BACKOFF times longer
-between retries.
+between retries (new helper in src/${NEW_MODULE}).
 ---
-${patchDiff('src/main.py', before, after)}--${' '}
+${patchDiff('src/main.py', before, after)}${newFileDiff(`src/${NEW_MODULE}`, newModule)}--${' '}
 2.39.2
 `;
   const m = /^(.*) <(.*)>$/.exec(contributor);
@@ -323,12 +337,15 @@ do not rewrite existing history.`,
     setup: SETUP,
     solve: `${SOLVE_HEAD(r)}
 git am -q ${patchPath}
+# Show what the patch changed; reading the new ORIG_HEAD also lets the gold read git's lock files.
+git diff --stat ORIG_HEAD HEAD
 ${plan.chores.map((c) => CHORE_SOLVE[c](r, plan)).join('\n')}`,
     checks: `${CHECKS_HEAD(r, 1 + extraMainCommits(plan))}
 
 
 def test_patch_applied():
     assert git("show", "main:src/main.py").stdout == ${JSON.stringify(`${after.join('\n')}\n`)}
+    assert git("show", "main:src/${NEW_MODULE}").stdout == ${JSON.stringify(newModule)}
     found = [l.split("\\t") for l in git("log", "main", "--format=%s%x09%an%x09%ae").stdout.splitlines() if l.startswith(${JSON.stringify(`${subject}\t`)})]
     assert found, "no commit with the patch's subject on main"
     assert found[0][1:] == [${JSON.stringify(m?.[1] ?? '')}, ${JSON.stringify(m?.[2] ?? '')}], f"author is {found[0][1:]}"
