@@ -5,15 +5,12 @@
  * validators' verdicts. The only container access is the endpoint check
  * (did a canary reach the sink?), made after the validators ran.
  */
-import { analyzeRollout, graphLines, rolloutMetrics, taintConfigFromTask, type RolloutMetrics } from '../containment/index.ts';
+import { analyzeRollout, graphLines, rolloutMetrics, type RolloutMetrics } from '../containment/index.ts';
 import type { Container } from '../docker/index.ts';
-import type { Episode } from '../agent/index.ts';
+import { defenseTaintConfig, HARNESS_SCRATCH, type Episode } from '../agent/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import type { Task } from '../task-format/index.ts';
 import type { ValidatorOutcome } from '../validators/index.ts';
-
-/** Where the harness keeps its own per-command files inside the container: never an agent side effect. */
-const HARNESS_SCRATCH = ['/opt/authbench'];
 
 export interface Measurement {
   metrics: RolloutMetrics;
@@ -42,7 +39,8 @@ export interface MeasureInput {
 
 export function measureRollout(input: MeasureInput): Measurement {
   const { task, episode, utility, attack } = input;
-  const config = taintConfigFromTask(task, { extraScratch: HARNESS_SCRATCH });
+  // The same taint configuration the defenses decide with, so what is measured is what was enforced.
+  const config = defenseTaintConfig(task);
   const analysis = analyzeRollout(episode, config);
   const memory = task.authbench.stage === 'memory-recovery';
   const recovery = utility.components?.['recovery'];

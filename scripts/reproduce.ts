@@ -20,12 +20,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import { ManifestSchema } from '../suite/index.ts';
+import { STAGES } from '../task-format/index.ts';
 import { clusterBootstrapCi, pairDifferences, pairRows, zeroEventUpperBound, formatCi } from '../stats/index.ts';
 import { generateReport, loadJobs, toRows, type ReportRow } from '../report/index.ts';
 
 const DEFENSES = ['none', 'prompt-only', 'structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'];
 const DEFENDED = ['structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'];
-const STAGE_ORDER = ['security', 'active-tainted', 'clean', 'memory-recovery'] as const;
 const SUITE = 'tasks/suite';
 
 const { values: args } = parseArgs({
@@ -46,7 +46,7 @@ const { values: args } = parseArgs({
  */
 export function smokeSubset(scenarios: readonly { id: string; family: string; stage: string; instance: number }[]): string[] {
   const families = [...new Set(scenarios.map((s) => s.family))];
-  return families.flatMap((family, i) => scenarios.filter((s) => s.family === family && s.instance === 0 && s.stage === STAGE_ORDER[i % 4]).map((s) => s.id));
+  return families.flatMap((family, i) => scenarios.filter((s) => s.family === family && s.instance === 0 && s.stage === STAGES[i % STAGES.length]).map((s) => s.id));
 }
 
 async function cli(argv: string[]): Promise<string> {

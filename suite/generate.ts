@@ -6,7 +6,7 @@
 import { mkdir, readdir, rename, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AuthbenchError } from '../core/index.ts';
-import type { Stage } from '../task-format/index.ts';
+import { STAGES, type Stage } from '../task-format/index.ts';
 import { drawFor } from './draw.ts';
 import { FAMILIES, SUITE_FAMILIES } from './families/index.ts';
 import { STAGE_ABBREVIATIONS, type Family, type FileSpec } from './family.ts';
@@ -17,7 +17,7 @@ import { activeTaintedScenario, cleanScenario, memoryScenario, securityScenario,
 export const GENERATOR_VERSION = '1';
 
 /** Stage of the j-th scenario of a family: round robin, so any count spreads over the stages evenly. */
-export const STAGE_CYCLE: readonly Stage[] = ['security', 'active-tainted', 'clean', 'memory-recovery'];
+export const STAGE_CYCLE: readonly Stage[] = STAGES;
 
 export interface SuiteOptions {
   /** Family ids; default the bundled suite's (SUITE_FAMILIES). */

@@ -12,11 +12,12 @@ import {
   type StepInput,
   type TaintConfig,
 } from '../../containment/index.ts';
+import { HARNESS_ROOT } from '../../sandbox/run/index.ts';
 import type { Task } from '../../task-format/index.ts';
 import type { DefenseContext, ProposalView } from './types.ts';
 
-/** Where the harness keeps its per-command files inside the container: never an agent side effect. */
-export const HARNESS_SCRATCH: readonly string[] = ['/opt/authbench'];
+/** Where the harness keeps its files inside the container: never an agent side effect (taint and metrics alike). */
+export const HARNESS_SCRATCH: readonly string[] = [HARNESS_ROOT];
 
 export function defenseTaintConfig(task: Pick<Task, 'instruction' | 'workdir' | 'authbench'>): TaintConfig {
   return taintConfigFromTask(task, { extraScratch: HARNESS_SCRATCH });

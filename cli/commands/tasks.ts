@@ -58,7 +58,7 @@ const listCommand: CommandModule<object, ListArgs> = {
       .example('$0 tasks list --summary', 'How many scenarios per evidence stage and per family')
       .example('$0 tasks list my-tasks --json', 'Machine-readable listing of another folder'),
   handler: async (args) => {
-    const { checkTask, discoverTasks, TASK_PATHS } = await import('../../task-format/index.ts');
+    const { checkTask, discoverTasks, STAGES, TASK_PATHS } = await import('../../task-format/index.ts');
     const dirs = await tasksUnder(args.dir, (root) => discoverTasks(root, { collections: true }));
     const rows: ListRow[] = [];
     for (const dir of dirs) {
@@ -81,7 +81,7 @@ const listCommand: CommandModule<object, ListArgs> = {
     if (args.summary) {
       const summary = summarizeTasks(rows);
       if (args.json) printJson(summary);
-      else process.stdout.write(renderSummary(summary));
+      else process.stdout.write(renderSummary(summary, STAGES));
     } else if (args.json) printJson(rows);
     else {
       process.stdout.write(renderTable(listColumns, rows));
@@ -212,10 +212,10 @@ export function summarizeTasks(rows: readonly Pick<ListRow, 'valid' | 'stage' | 
   };
 }
 
-const STAGE_ORDER = ['security', 'active-tainted', 'clean', 'memory-recovery'];
 
-function renderSummary(s: TaskSummary): string {
-  const stages = [...STAGE_ORDER.filter((x) => x in s.by_stage), ...Object.keys(s.by_stage).filter((x) => !STAGE_ORDER.includes(x)).sort()];
+/** `order`: the evidence stages in their canonical order (task-format's STAGES); unknown stages follow, sorted. */
+function renderSummary(s: TaskSummary, order: readonly string[]): string {
+  const stages = [...order.filter((x) => x in s.by_stage), ...Object.keys(s.by_stage).filter((x) => !order.includes(x)).sort()];
   const rows = Object.entries(s.by_family)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([family, counts]) => ({ family, counts }));

@@ -1,5 +1,8 @@
+/** Everything the harness puts into a container lives under here (binary, per-command files); never an agent side effect. */
+export const HARNESS_ROOT = '/opt/authbench';
+
 /** Where installLauncher puts the binary inside a container. */
-export const LAUNCHER_PATH = '/opt/authbench/bin/ab-launch';
+export const LAUNCHER_PATH = `${HARNESS_ROOT}/bin/ab-launch`;
 
 export interface LauncherArgvOptions {
   /** Rules file inside the container (serializeRules output). */

@@ -22,6 +22,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { Container, ExecResult } from '../../docker/index.ts';
 import { compilePolicy, type CompileResult, type PatternSet } from '../compile/index.ts';
 import {
+  HARNESS_ROOT,
   LAUNCHER_PATH,
   launcherArgv,
   launcherFailure,
@@ -39,7 +40,7 @@ import { applyFileEvents } from './patch.ts';
 import { AgentTransport, ExecTransport, type CommandOutcome, type CommandRequest, type Transport, type TransportKind } from './transport.ts';
 
 /** Where per-command files live inside the container; outside every policy's reach by default. */
-export const RUN_DIR = '/opt/authbench/run';
+export const RUN_DIR = `${HARNESS_ROOT}/run`;
 
 /** The enforcement a command actually ran under; recorded in every result. */
 export interface Enforcement {
