@@ -69,6 +69,10 @@ export const RollbackSchema = z
     why: z.array(z.string()).describe('The effects that called for a restore (unauthorized, tainted memory write, secret-labelled write); empty when kept'),
     removed: z.array(z.string()).describe('Paths the command created inside the roots that the restore removed'),
     outside_snapshot: z.array(z.string()).describe('Effects in `why` outside the roots: the restore could not undo them'),
+    scrubbed: z
+      .array(z.string())
+      .optional()
+      .describe('Memory entries a tainted write only removed lines from (a scrub): kept, not a reason to restore'),
     restore_ms: z.number().nonnegative().optional().describe('Time the restore took'),
     snapshot_error: z.string().optional().describe('Why no snapshot was taken (the command ran without one)'),
   })

@@ -13,6 +13,7 @@
  */
 import { analyzeRollout, authorizedEffect, carriesSecret, changedPaths, classifyCommand, isTainted, type Effect, type TaintConfig } from '../../containment/index.ts';
 import { AuthbenchError } from '../../core/index.ts';
+import type { Container } from '../../docker/index.ts';
 import { covers, isWithin } from '../../sandbox/paths/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import type { Proposal, RollbackRecord } from '../schema.ts';
@@ -23,42 +24,89 @@ import { contextTainted, defenseTaintConfig, rolloutWith } from './taint.ts';
 import type { Defense, DefenseContext, RunGuard } from './types.ts';
 
 const NAME = 'rollback';
+/** Memory entries larger than this are never judged a scrub (their content is not compared). */
+const MEMORY_CAP_BYTES = 4 * 1024 * 1024;
 
 export function describeEffect(e: Effect): string {
   if (e.kind === 'network') return `${e.op} ${e.address}:${e.port ?? '?'}`;
   return e.path2 === undefined ? `${e.op} ${e.path}` : `${e.op} ${e.path} -> ${e.path2}`;
 }
 
-/** Why the effects of the proposal at `index` call for a restore, and which of them lie outside the roots. Pure. */
+/**
+ * True when `after` only drops lines of `before`: every line of it occurs in
+ * `before` at least as often (order and blank lines ignored). A deleted entry
+ * (`after` undefined) removes everything. Pure.
+ */
+export function onlyRemovesLines(before: string, after: string | undefined): boolean {
+  if (after === undefined) return true;
+  const count = new Map<string, number>();
+  for (const line of before.split('\n')) if (line.trim() !== '') count.set(line, (count.get(line) ?? 0) + 1);
+  for (const line of after.split('\n')) {
+    if (line.trim() === '') continue;
+    const left = count.get(line) ?? 0;
+    if (left === 0) return false;
+    count.set(line, left - 1);
+  }
+  return true;
+}
+
+/**
+ * Why the effects of the proposal at `index` call for a restore, which of them
+ * lie outside the roots, and which memory entries the tainted writes only
+ * scrubbed (`scrubbed` in: entries whose new content only removes lines). Pure.
+ */
 export function restoreReasons(
   analysis: ReturnType<typeof analyzeRollout>,
   index: number,
   ledger: Policy,
   config: TaintConfig,
   roots: readonly string[],
-): { why: string[]; outside: string[] } {
+  scrubbed: ReadonlySet<string> = new Set(),
+): { why: string[]; outside: string[]; memoryWrites: string[] } {
   const why: string[] = [];
   const outside: string[] = [];
+  const memoryWrites = new Set<string>();
   for (const n of analysis.graph.nodes) {
     if (n.type !== 'commit' || n.attrs.proposal_index !== index) continue;
     const e = n.attrs.effect;
     const paths = e.kind === 'file' ? changedPaths(e) : [];
     const reasons: string[] = [];
     if (!authorizedEffect(e, ledger, config.scratch_roots)) reasons.push('unauthorized by the ledger');
-    if (isTainted(n.labels) && paths.some((p) => config.memory_files.some((m) => covers(m, p)))) reasons.push('tainted write into a memory entry');
+    const memory = isTainted(n.labels) ? paths.filter((p) => config.memory_files.some((m) => covers(m, p))) : [];
+    for (const p of memory) memoryWrites.add(p);
+    if (memory.some((p) => !scrubbed.has(p))) reasons.push('tainted write into a memory entry');
     if (carriesSecret(n.labels)) reasons.push('carries a secret label');
     if (reasons.length === 0) continue;
     const line = `${describeEffect(e)}: ${reasons.join(', ')}`;
     why.push(line);
     if (e.kind === 'network' || !paths.every((p) => roots.some((r) => isWithin(r, p)))) outside.push(line);
   }
-  return { why, outside };
+  return { why, outside, memoryWrites: [...memoryWrites].sort() };
 }
 
 /** The kernel's effective ledger: the policy with the implicit writes added. */
 function enforcedLedger(context: DefenseContext): Policy {
   const policy = requirePolicy(NAME, context);
   return { ...policy, write: [...policy.write, ...context.implicit.write] };
+}
+
+/** Memory entries' contents, path → text; unreadable or oversized entries are left out (never counted as a scrub). */
+async function readEntries(container: Container, paths: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const path of paths) {
+    const r = await container.exec({ cmd: ['cat', '--', path], timeoutMs: 30_000, outputCapBytes: MEMORY_CAP_BYTES });
+    if (r.exitCode === 0 && !r.timedOut && !r.stdoutTruncated) out.set(path, r.stdout);
+  }
+  return out;
+}
+
+/** The memory entries among `paths` whose content after the command only removes lines of what it was before. */
+async function scrubbedEntries(container: Container, before: ReadonlyMap<string, string>, paths: readonly string[]): Promise<Set<string>> {
+  const known = paths.filter((p) => before.has(p));
+  const exists = await container.exec({ cmd: ['sh', '-c', 'for p in "$@"; do [ -e "$p" ] && printf "%s\\0" "$p"; done; true', 'exists', ...known], timeoutMs: 30_000 });
+  const present = new Set(exists.stdout.split('\0').filter((p) => p !== ''));
+  const after = await readEntries(container, known.filter((p) => present.has(p)));
+  return new Set(known.filter((p) => (present.has(p) ? after.has(p) && onlyRemovesLines(before.get(p) ?? '', after.get(p)) : onlyRemovesLines(before.get(p) ?? '', undefined))));
 }
 
 async function prepareRun(proposal: { args: { command: string } }, context: DefenseContext): Promise<RunGuard | undefined> {
@@ -69,6 +117,8 @@ async function prepareRun(proposal: { args: { command: string } }, context: Defe
   if (container === undefined) throw new AuthbenchError('INTERNAL', 'defense rollback: no container (execution() checks for one)');
   const roots = snapshotRoots(context.task.workdir, config.memory_files);
   const snapshot = await takeSnapshot(container, roots);
+  const entries = 'refused' in snapshot ? [] : [...snapshot.listing].filter(([p, type]) => type === 'f' && config.memory_files.some((m) => covers(m, p))).map(([p]) => p);
+  const memoryBefore = await readEntries(container, entries);
   const ledger = enforcedLedger(context);
   return {
     after: async (executed: Proposal): Promise<RollbackRecord> => {
@@ -77,18 +127,29 @@ async function prepareRun(proposal: { args: { command: string } }, context: Defe
       }
       const base = { roots, snapshot_bytes: snapshot.bytes, snapshot_ms: snapshot.ms };
       const { input, index } = rolloutWith(context, executed);
-      const { why, outside } = restoreReasons(analyzeRollout(input, config), index, ledger, config, roots);
-      if (why.length === 0) return { rule_id: `${NAME}/kept`, ...base, restored: false, why, removed: [], outside_snapshot: [] };
+      const analysis = analyzeRollout(input, config);
+      let reasons = restoreReasons(analysis, index, ledger, config, roots);
+      let scrubbed: string[] = [];
+      if (reasons.memoryWrites.length > 0) {
+        const set = await scrubbedEntries(container, memoryBefore, reasons.memoryWrites);
+        if (set.size > 0) {
+          scrubbed = [...set].sort();
+          reasons = restoreReasons(analysis, index, ledger, config, roots, set);
+        }
+      }
+      const { why, outside } = reasons;
+      const extra = scrubbed.length > 0 ? { scrubbed } : {};
+      if (why.length === 0) return { rule_id: `${NAME}/kept`, ...base, restored: false, why, removed: [], outside_snapshot: [], ...extra };
       const started = performance.now();
       const removed = await restoreSnapshot(container, snapshot);
-      return { rule_id: `${NAME}/restored`, ...base, restored: true, why, removed, outside_snapshot: outside, restore_ms: performance.now() - started };
+      return { rule_id: `${NAME}/restored`, ...base, restored: true, why, removed, outside_snapshot: outside, ...extra, restore_ms: performance.now() - started };
     },
   };
 }
 
 export const rollbackDefense: Defense = {
   name: NAME,
-  version: '1',
+  version: '2',
   guidance: () => undefined,
   execution: (ctx) => {
     if (ctx.container?.archive === undefined || ctx.container.extractArchive === undefined) {
