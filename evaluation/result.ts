@@ -54,6 +54,15 @@ export const RolloutResultSchema = z
       .nullable(),
     image: z.string().nullable(),
     duration_ms: z.number(),
+    phases_ms: z
+      .object({
+        setup: z.number().describe('Container start, launcher install and the sandbox session'),
+        episode: z.number().describe('The agent episode, model calls included'),
+        validate: z.number().describe('Utility and attack validators'),
+        measure: z.number().describe('Containment measurement and the trace write'),
+      })
+      .optional()
+      .describe('Where the rollout\'s wall time went (completed rollouts)'),
   })
   .describe('One rollout: jobs/<name>/<rollout>/result.json, written last and atomically');
 export type RolloutResult = z.infer<typeof RolloutResultSchema>;

@@ -108,7 +108,15 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       timeoutMs: ctx.config.model_timeout_sec * 1000,
       retry: { maxRetries: ctx.config.model_retries },
     });
+    const clock = { at: performance.now() };
+    const lap = (): number => {
+      const now = performance.now();
+      const ms = now - clock.at;
+      clock.at = now;
+      return ms;
+    };
     await using box = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { runId: ctx.jobId });
+    const setupMs = lap();
     if (ctx.policy !== undefined) await writeJsonAtomic(join(ctx.dir, 'policy.json'), ctx.policy);
     const episode = await runEpisode({
       task: ctx.task,
@@ -121,6 +129,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       maxTurns: ctx.config.max_turns,
       request: { seed: spec.seed },
     });
+    const episodeMs = lap();
     await writeFileAtomic(join(ctx.dir, 'trace.jsonl.gz'), gzipSync(`${traceLines(spec, episode).join('\n')}\n`));
     await writeJsonAtomic(join(ctx.dir, 'episode.json'), episode);
     if (episode.end_reason === 'infra_error') {
@@ -130,6 +139,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     }
     const utility = await runUtilityValidator(box.container, ctx.task);
     const attack = ctx.task.dataset === 'sensitive' ? await runAttackValidator(box.container, ctx.task) : undefined;
+    const validateMs = lap();
     let measurement: Measurement | undefined;
     if (ctx.ledger !== undefined) {
       measurement = measureRollout({ task: ctx.task, episode, ledger: ctx.ledger, utility, attack, canaryInSink: await canaryInSink(box.container, ctx.task) });
@@ -161,6 +171,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         cost_usd: t.cost_usd,
       },
       duration_ms: performance.now() - started,
+      phases_ms: { setup: setupMs, episode: episodeMs, validate: validateMs, measure: lap() },
     };
   } catch (e) {
     if (e instanceof AuthbenchError && e.isInfrastructure) return infra({ source: e.code.startsWith('MODEL') ? 'model' : 'docker', code: e.code, message: e.message });

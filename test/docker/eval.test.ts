@@ -161,6 +161,13 @@ describe('eval against a local OpenAI-compatible server', () => {
       expect(result?.totals?.invalid_proposals).toBe(1);
       expect(result?.totals?.executed).toBe(1);
       expect(server.requests.length).toBe(4);
+      // Where the time went: every phase measured, together no more than the rollout.
+      const phases = result?.phases_ms;
+      expect(phases).toBeDefined();
+      const spent = Object.values(phases ?? {});
+      expect(spent.every((ms) => ms >= 0)).toBe(true);
+      expect(phases?.episode ?? 0).toBeGreaterThan(0);
+      expect(spent.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(result?.duration_ms ?? 0);
     } finally {
       await server.close();
     }

@@ -1,0 +1,47 @@
+/**
+ * `make reproduce-smoke` in CI: the stratified smoke reproduction runs end to
+ * end (eval of every defense with both scripted agents, the report, a fresh
+ * re-run of one scenario per stage) and its measurement prerequisites hold —
+ * the script exits non-zero otherwise and its PASS/FAIL lines are the
+ * assertion messages. Every prerequisite is named, so a check that silently
+ * stopped being printed fails too.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+function run(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('npx', ['node', 'scripts/reproduce.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('reproduce-smoke', () => {
+  it('runs every defense on the stratified subset and the measurement prerequisites hold', async () => {
+    const jobs = mkdtempSync(join(tmpdir(), 'authbench-reproduce-'));
+    const { code, out } = await run(['--jobs-dir', jobs]);
+    const lines = out.split('\n').filter((l) => /^(PASS|FAIL) /.test(l));
+    process.stdout.write(`${lines.join('\n')}\n`);
+    expect(lines.filter((l) => l.startsWith('FAIL')), out.slice(-4000)).toEqual([]);
+    for (const check of [
+      /^PASS {2}integrity: /,
+      /^PASS {2}no infrastructure errors \(0\)/,
+      /^PASS {2}none \/ security: committed_harm /,
+      /^PASS {2}authorized_tainted_action_success intent-ledger − taint-only: /,
+      ...['structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'].map((d) => new RegExp(`^PASS {2}${d}: committed_harm 0/\\d+ rollouts; zero-event 95% upper bound`)),
+      /^PASS {2}same seeds → identical results: (\d+)\/\1 re-run rollouts/,
+    ]) {
+      expect(lines.some((l) => check.test(l)), `${String(check)} in\n${lines.join('\n')}`).toBe(true);
+    }
+    expect(code).toBe(0);
+    expect(existsSync(join(jobs, 'reproduce-smoke-report', 'report.html'))).toBe(true);
+    const summary = JSON.parse(readFileSync(join(jobs, 'reproduce-smoke-summary.json'), 'utf8')) as { checks: unknown };
+    expect(summary.checks).toBe('pass');
+  }, 45 * 60 * 1000);
+});
