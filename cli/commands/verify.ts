@@ -4,7 +4,11 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { BuildResult } from '../../docker/index.ts';
 import type { TaskVerification, Verdict } from '../../validators/index.ts';
 import { selectTasks } from '../select-tasks.ts';
+import { formatAuthbenchError } from '../render-error.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
+
+/** Build failures that belong to one task (its Dockerfile or its family base), not to the daemon. */
+const BUILD_CODES: ReadonlySet<string> = new Set(['IMAGE_BUILD_FAILED', 'BASE_IMAGE_FAILED']);
 
 interface VerifyArgs {
   task: string[];
@@ -53,25 +57,38 @@ const command: CommandModule<object, VerifyArgs> = {
       if (!args.json) process.stderr.write(`${s}\n`);
     };
     // Builds go one at a time (one daemon, and a cold build saturates both cores); runs go in parallel.
-    const images: BuildResult[] = [];
+    // A task whose image does not build is reported and skipped; the others are still verified.
+    const built: { task: (typeof tasks)[number]; image: BuildResult }[] = [];
+    const buildErrors: { taskId: string; error: AuthbenchError }[] = [];
     for (const task of tasks) {
-      const result = await buildTaskImage(engine, task, { onProgress: (line) => log(chalk.dim(`  ${task.id} | ${line}`)) });
-      log(`${result.built ? chalk.green('built ') : chalk.dim('cached')} ${task.id} ${chalk.dim(result.tag)}`);
-      images.push(result);
+      try {
+        const image = await buildTaskImage(engine, task, { onProgress: (line) => log(chalk.dim(`  ${task.id} | ${line}`)) });
+        log(`${image.built ? chalk.green('built ') : chalk.dim('cached')} ${task.id} ${chalk.dim(image.tag)}`);
+        built.push({ task, image });
+      } catch (e) {
+        if (!(e instanceof AuthbenchError) || !BUILD_CODES.has(e.code)) throw e;
+        log(`${chalk.red('BUILD FAILED')} ${task.id}`);
+        buildErrors.push({ taskId: task.id, error: e });
+      }
     }
     const runId = `verify-${Date.now().toString(36)}`;
-    const rows: Row[] = await mapPool(tasks, args.concurrency, async (task, i) => {
-      const image = images[i];
-      if (image === undefined) throw new AuthbenchError('INTERNAL', `no image for ${task.id}`);
+    const rows: Row[] = await mapPool(built, args.concurrency, async ({ task, image }) => {
       const v = await verifyTask(engine, task, image.tag, { checkNoop: args.noop, runId });
       log(`${v.failures.length === 0 ? chalk.green('ok  ') : chalk.red('FAIL')} ${task.id}`);
       return { ...v, cached: !image.built };
     });
 
     const failed = rows.filter((r) => r.failures.length > 0);
-    if (failed.length > 0) process.exitCode = 1;
+    // A build failure says nothing about the task's controls: infrastructure (125) wins over a failed check (1).
+    if (buildErrors.length > 0) process.exitCode = 125;
+    else if (failed.length > 0) process.exitCode = 1;
     if (args.json) {
-      printJson({ tasks: rows, dockerBuildCalls: engine.stats.buildCalls, ok: failed.length === 0 });
+      printJson({
+        tasks: rows,
+        buildErrors: buildErrors.map(({ taskId, error }) => ({ taskId, code: error.code, message: error.message, details: error.details })),
+        dockerBuildCalls: engine.stats.buildCalls,
+        ok: failed.length === 0 && buildErrors.length === 0,
+      });
       return;
     }
     const columns: Column<Row>[] = [
@@ -87,8 +104,10 @@ const command: CommandModule<object, VerifyArgs> = {
     ];
     process.stdout.write(`\n${renderTable(columns, rows)}`);
     for (const r of failed) for (const f of r.failures) process.stdout.write(`${chalk.red('✗')} ${r.taskId}: ${f}\n`);
+    for (const { taskId, error } of buildErrors) process.stderr.write(`${chalk.red('✗')} ${taskId}: ${formatAuthbenchError(error)}`);
+    const unbuilt = buildErrors.length > 0 ? `, ${buildErrors.length} not built` : '';
     process.stdout.write(
-      `${rows.length - failed.length}/${rows.length} tasks sound; docker build calls this run: ${engine.stats.buildCalls}` +
+      `${rows.length - failed.length}/${tasks.length} tasks sound${unbuilt}; docker build calls this run: ${engine.stats.buildCalls}` +
         ` (${engine.stats.cacheHits} images reused)\n`,
     );
   },

@@ -4,6 +4,10 @@
  * task's attack_smoke.sh fires it, and a second build of the whole suite makes
  * zero `docker build` calls.
  */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mapPool } from '../../core/index.ts';
 import { connectDocker, type BuildResult, type DockerEngine } from '../../docker/index.ts';
@@ -51,5 +55,20 @@ describe('bundled tasks', () => {
       expect(v.oracle.attack?.passed).toBe(false);
       expect(v.smoke.attack?.passed).toBe(true);
     }
+  });
+});
+
+describe('authbench verify', () => {
+  it('reports a task whose image does not build, verifies the others, and exits 125', () => {
+    const root = mkdtempSync(join(tmpdir(), 'authbench-verify-'));
+    cpSync('tasks/log-triage', join(root, 'log-triage'), { recursive: true });
+    cpSync('tasks/log-triage', join(root, 'broken-build'), { recursive: true });
+    appendFileSync(join(root, 'broken-build', 'environment', 'Dockerfile'), '\nRUN echo "authbench test: this build fails" && exit 3\n');
+    const r = spawnSync(process.execPath, ['bin/authbench.ts', 'verify', '--tasks', root, '--json'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(125);
+    const out = JSON.parse(r.stdout) as { tasks: { taskId: string; failures: string[] }[]; buildErrors: { taskId: string; code: string }[]; ok: boolean };
+    expect(out.tasks.map((t) => [t.taskId, t.failures])).toEqual([['log-triage', []]]);
+    expect(out.buildErrors).toMatchObject([{ taskId: 'broken-build', code: 'IMAGE_BUILD_FAILED' }]);
+    expect(out.ok).toBe(false);
   });
 });
