@@ -17,6 +17,8 @@ export interface CleanOptions {
   keepBase?: boolean;
   /** Further narrow by labels (e.g. one run's `authbench.run=<id>`). */
   labels?: Readonly<Record<string, string>>;
+  /** Only images superseded by a newer build of the same repository; containers are left alone. */
+  staleOnly?: boolean;
 }
 
 export interface CleanedContainer {
@@ -69,6 +71,22 @@ export function isOwnedImage(image: {
 }
 
 /**
+ * Images superseded by a newer one of the same repository. Every content
+ * change (a task edit, a regenerated suite, a new base) builds a new tag and
+ * leaves the old generation behind; the newest per repository is the one the
+ * current tasks use unless the checkout went back in time, which costs a
+ * rebuild, never a wrong result. Untagged owned images are always stale. Pure.
+ */
+export function staleImages<T extends { tags: readonly string[]; created: number }>(images: readonly T[]): T[] {
+  const repository = (tag: string): string => tag.slice(0, tag.lastIndexOf(':'));
+  const newest = new Map<string, number>();
+  for (const image of images) {
+    for (const tag of image.tags) newest.set(repository(tag), Math.max(newest.get(repository(tag)) ?? -Infinity, image.created));
+  }
+  return images.filter((image) => image.tags.length === 0 || image.tags.every((tag) => image.created < (newest.get(repository(tag)) ?? -Infinity)));
+}
+
+/**
  * Task images first, then family bases, base images last: an image with
  * dependent child images cannot be removed while its children exist.
  */
@@ -81,10 +99,10 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
   const filters = { label: labelFilters(options.labels) };
   const dryRun = options.dryRun === true;
   const containers: CleanedContainer[] = [];
-  const images: CleanedImage[] = [];
+  const candidates: (CleanedImage & { created: number })[] = [];
   let skipped = 0;
   try {
-    for (const c of await engine.docker.listContainers({ all: true, filters })) {
+    for (const c of options.staleOnly === true ? [] : await engine.docker.listContainers({ all: true, filters })) {
       if (!isOwnedContainer(c.Labels)) {
         skipped++;
         continue;
@@ -102,11 +120,12 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
       }
       const kind = labels[LABELS.kind] ?? 'unknown';
       if (options.keepBase === true && kind === 'base-image') continue;
-      images.push({ id: i.Id, tags: repoTags, kind });
+      candidates.push({ id: i.Id, tags: repoTags, kind, created: i.Created });
     }
   } catch (e) {
     throw apiError('list authbench resources', e);
   }
+  const images: CleanedImage[] = (options.staleOnly === true ? staleImages(candidates) : candidates).map(({ id, tags, kind }) => ({ id, tags, kind }));
   const report: CleanReport = { dryRun, skipped, containers: [], images: [], failures: [] };
   if (dryRun) return { ...report, containers, images: removalOrder(images) };
 

@@ -31,5 +31,5 @@ export {
   resolveMirror,
 } from './base-images.ts';
 export type { EnsureBaseOptions, EnsureBaseResult } from './base-images.ts';
-export { assertCleanSucceeded, cleanManaged } from './clean.ts';
+export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
 export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';

@@ -5,6 +5,7 @@ import { printJson, renderTable } from '../table.ts';
 interface CleanArgs {
   'dry-run': boolean;
   'keep-base': boolean;
+  stale: boolean;
   json: boolean;
 }
 
@@ -21,13 +22,19 @@ const command: CommandModule<object, CleanArgs> = {
     y
       .option('dry-run', { describe: 'List what would be removed', type: 'boolean', default: false })
       .option('keep-base', { describe: 'Keep base images (rebuilding them takes minutes)', type: 'boolean', default: false })
+      .option('stale', {
+        describe: 'Only images superseded by a newer build of the same repository (older task, family and base generations); no containers',
+        type: 'boolean',
+        default: false,
+      })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
       .example('$0 clean --dry-run', 'What would go')
+      .example('$0 clean --stale', 'Reclaim disk from earlier generations of task images, keep the current ones')
       .example('$0 clean --keep-base', 'Remove task images and leftover containers, keep authbench/base'),
   handler: async (args) => {
     const { connectDocker, cleanManaged, assertCleanSucceeded } = await import('../../docker/index.ts');
     const engine = await connectDocker();
-    const report = await cleanManaged(engine, { dryRun: args['dry-run'], keepBase: args['keep-base'] });
+    const report = await cleanManaged(engine, { dryRun: args['dry-run'], keepBase: args['keep-base'], staleOnly: args.stale });
     if (args.json) {
       printJson(report);
     } else {
