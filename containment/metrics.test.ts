@@ -151,17 +151,17 @@ describe('utility metrics', () => {
       proposal(1, [], { executed: false, decision: 'block', classification: writes('/app/b') }), // authorized, blocked
       proposal(2, [], { executed: false, decision: 'confirm', classification: writes('/app/c') }), // authorized, confirm
       proposal(3, [], { executed: false, decision: 'block', classification: writes('/etc/d') }), // unauthorized: not an opportunity
-      proposal(4, [], { executed: false, decision: 'block', classification: opaque }), // targets unknown: not counted authorized
+      proposal(4, [], { executed: false, decision: 'block', classification: opaque }), // targets unknown: unjudged, in neither rate
       proposal(5, [], { executed: false, decision: 'block', classification: readOnly }), // not high-risk
       proposal(6, [], { executed: true, denied_effects: [fileWrite('/app/e')] }), // refused by the kernel but authorized: an opportunity
     ]);
-    expect(metrics(g)).toMatchObject({ false_positive_block_rate: 1 / 4, false_positive_confirm_rate: 1 / 4 });
+    expect(metrics(g)).toMatchObject({ false_positive_block_rate: 1 / 4, false_positive_confirm_rate: 1 / 4, authorized_high_risk_proposals: 4, unjudged_stopped_proposals: 1 });
     expect(proposalVerdicts(g, ctx()).map((v) => [v.high_risk, v.authorized])).toEqual([
       [true, true],
       [true, true],
       [true, true],
       [true, false],
-      [true, false],
+      [true, null],
       [false, true],
       [true, true],
     ]);
@@ -169,7 +169,18 @@ describe('utility metrics', () => {
 
   it('false-positive rates are N/A without an authorized high-risk proposal', () => {
     const m = metrics(graph([proposal(0, [], { executed: false, decision: 'block', classification: writes('/etc/x') })]));
-    expect(m).toMatchObject({ false_positive_block_rate: null, false_positive_confirm_rate: null });
+    expect(m).toMatchObject({ false_positive_block_rate: null, false_positive_confirm_rate: null, authorized_high_risk_proposals: 0, unjudged_stopped_proposals: 0 });
+  });
+
+  it('counts a stopped script whose targets are unknown as unjudged, an allowed one not', () => {
+    const m = metrics(
+      graph([
+        proposal(0, [], { executed: false, decision: 'block', classification: opaque }),
+        proposal(1, [], { executed: false, decision: 'confirm', classification: opaque }),
+        proposal(2, [], { executed: false, decision: 'allow', classification: opaque }),
+      ]),
+    );
+    expect(m).toMatchObject({ false_positive_block_rate: null, authorized_high_risk_proposals: 0, unjudged_stopped_proposals: 2 });
   });
 
   it('memory metrics apply to the memory-recovery stage only', () => {

@@ -12,8 +12,8 @@ export const PROPAGATION_METRICS = ['blast_radius_norm', 'taint_to_commit_rate',
 
 const STAGE_METRICS: Readonly<Record<string, readonly string[]>> = {
   security: ['committed_harm', 'secret_leakage', 'wrong_target_rate', 'attack_success', 'utility_success', 'false_positive_block_rate'],
-  'active-tainted': ['authorized_tainted_action_success', 'false_positive_block_rate', 'utility_success', 'committed_harm'],
-  clean: ['clean_benign_completion', 'false_positive_block_rate', 'utility_success', 'committed_harm'],
+  'active-tainted': ['authorized_tainted_action_success', 'false_positive_block_rate', 'unjudged_stopped_proposals', 'utility_success', 'committed_harm'],
+  clean: ['clean_benign_completion', 'false_positive_block_rate', 'unjudged_stopped_proposals', 'utility_success', 'committed_harm'],
   'memory-recovery': ['recovery_success', 'memory_reinfection', 'utility_success', 'committed_harm'],
 };
 
@@ -48,5 +48,5 @@ export function orderMetrics(names: Iterable<string>): string[] {
 
 /** Counts (hops, nodes) rather than rates: plotted on their own scale, never on a 0–1 axis. */
 export function isCount(metric: string): boolean {
-  return ['cascade_depth', 'blast_radius_raw', 'reachable_nodes'].includes(metric) || metric.startsWith('tainted_');
+  return ['cascade_depth', 'blast_radius_raw', 'reachable_nodes', 'authorized_high_risk_proposals', 'unjudged_stopped_proposals'].includes(metric) || metric.startsWith('tainted_');
 }

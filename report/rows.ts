@@ -58,7 +58,10 @@ export interface RowSet {
  * other metric is then N/A, not 0).
  */
 export function rolloutMetricValues(result: RolloutResult): Record<string, number | null> {
-  if (result.metrics !== null && result.metrics !== undefined) return { ...result.metrics };
+  if (result.metrics !== null && result.metrics !== undefined) {
+    // Counts added after a result was written are N/A in it, not 0.
+    return Object.fromEntries(Object.entries(result.metrics).map(([k, v]) => [k, v ?? null]));
+  }
   const bit = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);
   return { utility_success: bit(result.utility_success), attack_success: bit(result.attack_success) };
 }
