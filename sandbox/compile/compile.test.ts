@@ -69,6 +69,17 @@ describe('compilePolicy: read axis', () => {
     const es = facets({ read: ['/app/out/result.txt'], write: ['/app/out/result.txt'] });
     expect(brief(es.filter((e) => e.axis === 'read'))).toEqual([['widened', ['/app/out read_file,read_dir']]]);
   });
+
+  it('a read glob a write glob creates matches at run time: read rights where the write creates them', () => {
+    const es = facets({ read: ['/app/out/*.lock'], write: ['/app/out/*.lock'] });
+    expect(brief(es.filter((e) => e.axis === 'read'))).toEqual([
+      ['no-match', []],
+      ['widened', ['/app/out read_file,read_dir']],
+    ]);
+    expect(es.find((e) => e.axis === 'read' && e.kind === 'widened')?.note).toMatch(/write entry \/app\/out\/\*\.lock creates them/);
+    // Without a covering write entry, nothing beyond the matches.
+    expect(brief(facets({ read: ['/app/data/*.csv'], write: ['/app/data/a.csv'] }).filter((e) => e.axis === 'read'))).toEqual([['exact', ['/app/data/a.csv read_file']]]);
+  });
 });
 
 describe('compilePolicy: write axis', () => {

@@ -32,7 +32,8 @@
  *          read/write `/**` bases, symlinks beneath that leave the base get their
  *          targets granted (widened), so what the pattern covers lexically works.
  * read/execute entries that do not exist but that a write entry will create
- *          get their rights on the same creation anchor (widened).
+ *          get their rights on the same creation anchor (widened); so do
+ *          read/execute globs a write entry covers (new matches at run time).
  * Nothing is dropped silently: unmatched globs are `no-match`, missing paths
  * `nonexistent`, every limit of the ABI is `abi-limited`.
  * The implicit runtime set (loader, libraries, /dev/null, ...) is compiled the
@@ -227,6 +228,7 @@ function compileCanonical(axis: PolicyAxis, pattern: string, ctx: Context): Face
     const matches = expandPattern(pattern, ctx.view.snapshot);
     const facets = matches.length === 0 ? [noMatch(pattern)] : matches.flatMap((m) => existingGrant(axis, pattern, m.path, ctx));
     if (axis === 'write') facets.push(...globCreation(pattern, CREATE_BENEATH, ctx));
+    else facets.push(...createdGlobAccess(axis, pattern, ctx));
     return facets;
   }
   if (ctx.view.get(pattern) !== undefined || ctx.view.realpath(pattern) !== undefined) return existingGrant(axis, pattern, pattern, ctx);
@@ -430,6 +432,29 @@ function globCreation(pattern: string, rights: readonly FsAccess[], ctx: Context
       kind: 'widened',
       granted: [{ path: real, access: [...rights] }],
       note: `creating new paths matching ${posix.basename(pattern)} needs ${rights.join(', ')} on ${real}: any new file beneath it, not only matching ones, and writes to every existing file there`,
+    },
+  ];
+}
+
+/**
+ * A read/execute glob whose new matches a write glob creates (git's
+ * `.git/*.lock`: created, then read back): the same creation anchor as the
+ * write — its literal directory — gets the read (or execute) rights, so files
+ * that appear there at run time are usable. Only when one write entry covers
+ * the pattern itself; otherwise new matches stay unreadable and nothing is added.
+ */
+function createdGlobAccess(axis: 'read' | 'execute', pattern: string, ctx: Context): Facet[] {
+  const creator = ctx.policy.write.find((w) => covers(normalizePattern(w), pattern));
+  if (creator === undefined) return [];
+  const dir = posix.dirname(pattern);
+  const real = isGlob(dir) ? undefined : ctx.view.realpath(dir);
+  if (real === undefined || ctx.view.get(real)?.type !== 'dir' || real === '/') return [];
+  const rights = axis === 'read' ? READ_TREE : EXECUTE_FILE;
+  return [
+    {
+      kind: 'widened',
+      granted: [{ path: real, access: [...rights] }],
+      note: `new paths matching ${posix.basename(pattern)} (write entry ${creator} creates them): ${rights.join(', ')} on everything beneath ${real}`,
     },
   ];
 }
