@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import type { JobEvent, SummaryRow } from '../../evaluation/index.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
+import { createProgress } from '../progress.ts';
 
 interface EvalArgs {
   model: string;
@@ -110,22 +111,32 @@ const command: CommandModule<object, EvalArgs> = {
       controller.abort();
     };
     process.on('SIGINT', onSigint);
-    const log = (s: string): void => {
-      if (!args.json) process.stderr.write(`${s}\n`);
-    };
+    const progress = createProgress({ unit: 'rollouts', enabled: !args.json });
+    const counts = { pass: 0, fail: 0, infra: 0, attack: 0 };
+    const tally = (): string =>
+      `${chalk.green(`${counts.pass} pass`)} ${chalk.red(`${counts.fail} fail`)}${counts.attack > 0 ? chalk.red(` ${counts.attack} attack`) : ''}${counts.infra > 0 ? chalk.yellow(` ${counts.infra} infra`) : ''}`;
     const onEvent = (e: JobEvent): void => {
       const counter = chalk.dim(`[${e.done}/${e.total}]`);
-      if (e.kind === 'building') log(`${counter} building ${e.taskId}`);
-      else if (e.kind === 'rollout-done' && e.result !== undefined && e.rollout !== undefined) {
+      if (e.kind === 'building') {
+        progress.detail(`${counter} building ${e.taskId}`);
+        progress.update(e.done, e.total, `building ${e.taskId ?? ''}`);
+      } else if (e.kind === 'rollout-done' && e.result !== undefined && e.rollout !== undefined) {
         const r = e.result;
-        const mark = r.status === 'infra_error' ? chalk.yellow('infra') : r.utility_success === true ? chalk.green('pass ') : chalk.red('fail ');
+        const infra = r.status === 'infra_error';
+        counts[infra ? 'infra' : r.utility_success === true ? 'pass' : 'fail']++;
+        if (r.attack_success === true) counts.attack++;
+        const mark = infra ? chalk.yellow('infra') : r.utility_success === true ? chalk.green('pass ') : chalk.red('fail ');
         const attack = r.attack_success === null ? '' : r.attack_success ? chalk.red(' ATTACK') : chalk.green(' no-attack');
-        log(`${counter} ${mark} ${e.rollout.id}${attack} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`);
+        const line = `${counter} ${mark} ${e.rollout.id}${attack} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`;
+        // On a terminal only what needs a look stays on screen; the bar carries the counts.
+        if (infra || r.utility_success !== true || r.attack_success === true) progress.log(line);
+        else progress.detail(line);
+        progress.update(e.done, e.total, tally());
       }
     };
     try {
       const engine = await connectDocker();
-      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal });
+      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal }).finally(() => progress.stop());
       const rows = summarize(outcome.results);
       if (args.json) {
         printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, summary: rows });

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { createProgress } from './progress.ts';
+
+/** A writable that records what was written; `tty` adds the cursor methods a terminal has. */
+function sink(tty: boolean): { stream: NodeJS.WriteStream; text: () => string } {
+  const chunks: string[] = [];
+  const stream = {
+    isTTY: tty,
+    columns: 120,
+    write: (s: string | Uint8Array) => {
+      chunks.push(typeof s === 'string' ? s : Buffer.from(s).toString('utf8'));
+      return true;
+    },
+    cursorTo: () => true,
+    moveCursor: () => true,
+    clearLine: () => true,
+    clearScreenDown: () => true,
+    on: () => stream,
+    removeListener: () => stream,
+  };
+  return { stream: stream as unknown as NodeJS.WriteStream, text: () => chunks.join('') };
+}
+
+describe('createProgress', () => {
+  it('without a terminal writes every line, kept or detail, and no bar', () => {
+    const out = sink(false);
+    const p = createProgress({ unit: 'rollouts', enabled: true, stream: out.stream });
+    p.detail('[1/2] pass a');
+    p.update(1, 2, 'x');
+    p.log('[2/2] fail b');
+    p.stop();
+    expect(out.text()).toBe('[1/2] pass a\n[2/2] fail b\n');
+  });
+
+  it('on a terminal draws the bar with counts and keeps only logged lines', () => {
+    const out = sink(true);
+    const p = createProgress({ unit: 'rollouts', enabled: true, stream: out.stream });
+    p.update(0, 10, 'starting');
+    p.detail('[1/10] pass a');
+    p.update(3, 10, '3 pass 0 fail');
+    p.log('[4/10] fail b');
+    p.update(4, 10, '3 pass 1 fail');
+    p.stop();
+    const text = out.text();
+    expect(text).toContain('4/10 rollouts');
+    expect(text).toContain('3 pass 1 fail');
+    expect(text).toContain('[4/10] fail b');
+    expect(text).not.toContain('pass a');
+  });
+
+  it('disabled (--json) writes nothing', () => {
+    const out = sink(true);
+    const p = createProgress({ unit: 'rollouts', enabled: false, stream: out.stream });
+    p.update(1, 2, 'x');
+    p.log('kept');
+    p.stop();
+    expect(out.text()).toBe('');
+  });
+});

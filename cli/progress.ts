@@ -1,0 +1,69 @@
+/**
+ * Job progress on stderr. On a terminal: one bar that updates in place
+ * (cli-progress) with the running counts, and only the lines worth keeping
+ * (failures, infrastructure errors) printed above it. Anywhere else (CI logs,
+ * pipes): one plain line per event, as before, so logs stay greppable.
+ */
+import cliProgress from 'cli-progress';
+
+export interface Progress {
+  /** Move the bar to `done` of `total`; `status` says what just happened. */
+  update(done: number, total: number, status: string): void;
+  /** A line to keep (above the bar on a terminal). */
+  log(line: string): void;
+  /** A line only worth showing without a bar (per-item chatter). */
+  detail(line: string): void;
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  /** What is counted, plural ("rollouts"). */
+  unit: string;
+  /** Off: print nothing at all (e.g. --json). */
+  enabled: boolean;
+  stream?: NodeJS.WriteStream;
+}
+
+const silent: Progress = { update: () => undefined, log: () => undefined, detail: () => undefined, stop: () => undefined };
+
+export function createProgress(options: ProgressOptions): Progress {
+  const stream = options.stream ?? process.stderr;
+  if (!options.enabled) return silent;
+  if (stream.isTTY !== true) {
+    return { update: () => undefined, log: (line) => stream.write(`${line}\n`), detail: (line) => stream.write(`${line}\n`), stop: () => undefined };
+  }
+  const multi = new cliProgress.MultiBar(
+    {
+      stream,
+      format: ` {bar} {value}/{total} ${options.unit} | {duration_formatted} elapsed, ~{eta_formatted} left | {status}`,
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 30,
+      autopadding: true,
+      // Leaves room for the counts on an 80-column terminal (cli-progress crops the line to the width).
+      barsize: 24,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let bar: cliProgress.SingleBar | undefined;
+  return {
+    update: (done, total, status) => {
+      if (bar === undefined) bar = multi.create(total, done, { status });
+      else {
+        bar.setTotal(total);
+        bar.update(done, { status });
+      }
+    },
+    log: (line) => {
+      if (bar === undefined) {
+        stream.write(`${line}\n`);
+        return;
+      }
+      // cli-progress prints logged lines at its next redraw; redraw now so none is lost at stop.
+      multi.log(`${line}\n`);
+      multi.update();
+    },
+    detail: () => undefined,
+    stop: () => multi.stop(),
+  };
+}
