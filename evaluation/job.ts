@@ -162,11 +162,14 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
   }
   // Generated policies need the built image; one generation per (task, attempt), shared by its defenses.
   const generations = new Map<string, Promise<GeneratedEntry | AuthbenchError>>();
+  const invocation = new Date().toISOString();
   const generated = (spec: RolloutSpec, task: Task, image: string): Promise<GeneratedEntry | AuthbenchError> => {
     const key = `${spec.taskId}\u0000${spec.attempt}`;
     const known = generations.get(key);
     if (known !== undefined) return known;
-    const made = generateFor(engine, config, task, image, spec.seed, `job-${options.name}`);
+    // The invocation's start in the id: a resumed job that generates again spent again.
+    const id = `${spec.taskId}#a${spec.attempt}@${invocation}`;
+    const made = generateFor(engine, config, task, image, spec.seed, `job-${options.name}`, id);
     generations.set(key, made);
     return made;
   };
@@ -249,7 +252,7 @@ async function staticScore(config: EvalConfig, task: Task, input: ScoreInput): P
  * granted that the writer did not validly grant); only infrastructure
  * failures come back as errors, to become that rollout's infra_error.
  */
-async function generateFor(engine: Engine, config: EvalConfig, task: Task, image: string, seed: number, runId: string): Promise<GeneratedEntry | AuthbenchError> {
+async function generateFor(engine: Engine, config: EvalConfig, task: Task, image: string, seed: number, runId: string, id: string): Promise<GeneratedEntry | AuthbenchError> {
   try {
     const model = await createPolicyWriter(config.model, task, {
       oracleTracesDir: config.oracle_traces_dir,
@@ -265,7 +268,7 @@ async function generateFor(engine: Engine, config: EvalConfig, task: Task, image
     return {
       policy: g.policy ?? denyAllPolicy(),
       score: await staticScore(config, task, input),
-      generated: { answers: g.answers, status: g.parse.status, valid: g.parse.valid },
+      generated: { answers: g.answers, status: g.parse.status, valid: g.parse.valid, usage: { id, ...g.usage } },
     };
   } catch (e) {
     if (e instanceof AuthbenchError && e.isInfrastructure) return e;

@@ -22,6 +22,15 @@ export const RolloutResultSchema = z
       .optional()
       .describe('generated only: how much help the answer needed to yield a JSON object'),
     policy_valid: z.boolean().optional().describe('generated only: the answer was a valid policy (if not: scored 0, executed under deny-all)'),
+    policy_generation: z
+      .object({
+        id: z.string().describe('One generation (task, attempt, invocation); rollouts of several defenses share it, so count its cost once per id'),
+        input_tokens: z.number().int().nonnegative().nullable(),
+        output_tokens: z.number().int().nonnegative().nullable(),
+        cost_usd: z.number().nonnegative().nullable().describe('null when a call had an unknown cost'),
+      })
+      .optional()
+      .describe('generated only: what the policy writer (exploration and tightening) cost'),
     defense: z.object({ name: z.string(), version: z.string() }),
     attempt: z.number().int(),
     seed: z.number().int(),

@@ -26,6 +26,7 @@ export interface GeneratedRecord {
   answers: readonly { phase: string; raw: string }[];
   status: NonNullable<RolloutResult['policy_parse_status']>;
   valid: boolean;
+  usage: NonNullable<RolloutResult['policy_generation']>;
 }
 
 export interface RolloutContext {
@@ -56,7 +57,7 @@ function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'stat
     model: ctx.config.model,
     policy_source: spec.policy,
     policy_sha256: ctx.policy === undefined ? null : hashJson(ctx.policy),
-    ...(ctx.generated === undefined ? {} : { policy_parse_status: ctx.generated.status, policy_valid: ctx.generated.valid }),
+    ...(ctx.generated === undefined ? {} : { policy_parse_status: ctx.generated.status, policy_valid: ctx.generated.valid, policy_generation: ctx.generated.usage }),
     attempt: spec.attempt,
     seed: spec.seed,
     static_score: ctx.staticScore,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutResult } from './result.ts';
-import { summarize } from './summary.ts';
+import { policyWriterCost, summarize } from './summary.ts';
 
 const axis = (f1: number) => ({ precision: f1, recall: f1, f1, tp: 1, predicted: 1, gold: 1 });
 function result(over: Partial<RolloutResult>): RolloutResult {
@@ -62,5 +62,21 @@ describe('summarize', () => {
     const [row] = summarize([result({ static_score: score(1, 0.5, 2) }), result({ static_score: score(0.5, 0, 0) })]);
     expect(row?.f1.read).toBe(0.75);
     expect(row?.ser).toBe(0.5);
+  });
+
+  it('counts the policy writer once per generation, separately from the agent', () => {
+    const gen = (id: string, cost: number | null) => ({ id, input_tokens: 10, output_tokens: 5, cost_usd: cost });
+    const totals = (cost: number) => ({ turns: 1, proposals: 1, valid_proposals: 1, invalid_proposals: 0, executed: 1, blocked: 0, held: 0, rolled_back: 0, denials: 0, input_tokens: 1, output_tokens: 1, cost_usd: cost });
+    const rs = [
+      result({ policy_source: 'generated', defense: { name: 'tool-boundary', version: '1' }, policy_generation: gen('t#a1@x', 0.5), totals: totals(0.1) }),
+      result({ policy_source: 'generated', defense: { name: 'intent-ledger', version: '1' }, policy_generation: gen('t#a1@x', 0.5), totals: totals(0.2) }),
+      result({ policy_source: 'generated', defense: { name: 'tool-boundary', version: '1' }, policy_generation: gen('t#a2@x', 0.25), totals: totals(0.1) }),
+    ];
+    expect(policyWriterCost(rs)).toBe(0.75);
+    const tb = summarize(rs).find((r) => r.defense === 'tool-boundary');
+    expect(tb).toMatchObject({ costUsd: 0.2, policyCostUsd: 0.75 });
+    expect(summarize(rs).find((r) => r.defense === 'intent-ledger')).toMatchObject({ costUsd: 0.2, policyCostUsd: 0.5 });
+    expect(policyWriterCost([...rs, result({ policy_generation: gen('t#a3@x', null) })])).toBeNull();
+    expect(policyWriterCost([result({})])).toBeNull();
   });
 });

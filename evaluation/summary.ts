@@ -17,7 +17,19 @@ export interface SummaryRow {
   asr: number | null;
   ser: number | null;
   f1: { read: number | null; write: number | null; execute: number | null };
+  /** The execution agent's model calls. */
   costUsd: number | null;
+  /** The policy writer's, each generation counted once (several defenses share one); null without generated policies or when a cost was unknown. */
+  policyCostUsd: number | null;
+}
+
+/** Policy-writer cost over distinct generations; null when there are none or one had an unknown cost. Pure. */
+export function policyWriterCost(results: readonly RolloutResult[]): number | null {
+  const byId = new Map<string, number | null>();
+  for (const r of results) if (r.policy_generation !== undefined) byId.set(r.policy_generation.id, r.policy_generation.cost_usd);
+  const costs = [...byId.values()];
+  if (costs.length === 0 || costs.some((c) => c === null)) return null;
+  return costs.reduce<number>((a, c) => a + (c ?? 0), 0);
 }
 
 const mean = (xs: readonly number[]): number | null => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -48,6 +60,7 @@ export function summarize(results: readonly RolloutResult[]): SummaryRow[] {
       ser: mean(scores.filter((s) => s.sensitive_total > 0).map((s) => s.sensitive_exposure)),
       f1: { read: mean(scores.map((s) => s.read.f1)), write: mean(scores.map((s) => s.write.f1)), execute: mean(scores.map((s) => s.execute.f1)) },
       costUsd: costs.some((c) => c === null) ? null : costs.reduce<number>((a, c) => a + (c ?? 0), 0),
+      policyCostUsd: policyWriterCost(rs),
     });
   }
   return rows;

@@ -41,7 +41,17 @@ export interface GeneratedPolicy {
   exploration: Episode;
   /** Writes the kernel refused during exploration. */
   writeAttempts: number;
+  /** What writing it cost: the exploration episode plus the tightening call; null where a call did not report it. */
+  usage: GenerationUsage;
 }
+
+export interface GenerationUsage {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+}
+
+const addOrNull = (a: number | null, b: number | null | undefined): number | null => (a === null || b === null || b === undefined ? null : a + b);
 
 interface CommonOptions {
   task: Task;
@@ -100,7 +110,9 @@ export async function writePolicy(options: WritePolicyOptions): Promise<Generate
   }
   const writeAttempts = countWriteAttempts(exploration);
   const first: PolicyAnswer = { phase: 'explore', raw: episodeAnswer(exploration) };
-  if (strategy === 'direct') return { strategy, raw: first.raw, answers: [first], ...parsed(first.raw), exploration, writeAttempts };
+  const t = exploration.totals;
+  const explored: GenerationUsage = { input_tokens: t.input_tokens, output_tokens: t.output_tokens, cost_usd: t.cost_usd };
+  if (strategy === 'direct') return { strategy, raw: first.raw, answers: [first], ...parsed(first.raw), exploration, writeAttempts, usage: explored };
 
   const draft = parsed(first.raw);
   const response = await options.model.complete({
@@ -110,7 +122,12 @@ export async function writePolicy(options: WritePolicyOptions): Promise<Generate
     ...options.request,
   });
   const second: PolicyAnswer = { phase: 'tighten', raw: response.text };
-  return { strategy, raw: second.raw, answers: [first, second], ...parsed(second.raw), exploration, writeAttempts };
+  const usage: GenerationUsage = {
+    input_tokens: addOrNull(explored.input_tokens, response.usage.inputTokens),
+    output_tokens: addOrNull(explored.output_tokens, response.usage.outputTokens),
+    cost_usd: addOrNull(explored.cost_usd, response.costUsd),
+  };
+  return { strategy, raw: second.raw, answers: [first, second], ...parsed(second.raw), exploration, writeAttempts, usage };
 }
 
 /** One generation in a fresh container of the task image, removed afterwards. */

@@ -62,7 +62,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model gpt-5 --policy generated --strategy sufficiency-tightness', 'The model writes each policy (read-only exploration), then executes under it')
       .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job'),
   handler: async (args) => {
-    const { EvalConfigSchema, POLICY_SOURCES, runJob, summarize } = await import('../../evaluation/index.ts');
+    const { EvalConfigSchema, POLICY_SOURCES, policyWriterCost, runJob, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
@@ -154,9 +154,17 @@ const command: CommandModule<object, EvalArgs> = {
           { header: 'F1 x', value: (r) => num(r.f1.execute), align: 'right' },
           { header: 'infra err', value: (r) => (r.infraErrors === 0 ? '0' : chalk.yellow(String(r.infraErrors))), align: 'right' },
           { header: 'cost $', value: (r) => (r.costUsd === null ? chalk.dim('?') : r.costUsd.toFixed(4)), align: 'right' },
+          ...(rows.some((r) => r.policy === 'generated')
+            ? [{ header: 'policy $', value: (r: SummaryRow) => (r.policy !== 'generated' ? chalk.dim('-') : r.policyCostUsd === null ? chalk.dim('?') : r.policyCostUsd.toFixed(4)), align: 'right' as const }]
+            : []),
         ];
         process.stdout.write(`\n${renderTable(columns, rows)}`);
         process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
+        if (rows.some((r) => r.policy === 'generated')) {
+          // Rows share generations (one per task and attempt, used by every defense): the job total counts each once.
+          const writer = policyWriterCost(outcome.results);
+          process.stdout.write(`policy writer: ${writer === null ? 'cost unknown' : `$${writer.toFixed(4)}`} over ${new Set(outcome.results.flatMap((r) => (r.policy_generation === undefined ? [] : [r.policy_generation.id]))).size} generation(s), each counted once\n`);
+        }
       }
       if (outcome.interrupted) {
         process.stderr.write(chalk.yellow(`interrupted: resume with authbench eval … --job-name ${name} --resume\n`));

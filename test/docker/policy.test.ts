@@ -103,7 +103,9 @@ describe('authbench policy with a provider model', () => {
 describe('eval --policy generated', () => {
   it('writes the policy with the eval model, scores it, records the parse status and keeps the raw answer', async () => {
     const server = await startFakeOpenAiServer((req) =>
-      isWriter(req) ? { body: chatCompletion({ content: toolResults(req) === 0 ? 'no tools needed\n' + ANSWER : ANSWER }) } : { body: chatCompletion({ content: 'I am done.' }) },
+      isWriter(req)
+        ? { body: chatCompletion({ content: toolResults(req) === 0 ? 'no tools needed\n' + ANSWER : ANSWER, usage: { prompt_tokens: 100, completion_tokens: 20 } }) }
+        : { body: chatCompletion({ content: 'I am done.' }) },
     );
     try {
       const jobs = join(out, 'jobs');
@@ -116,6 +118,10 @@ describe('eval --policy generated', () => {
       const result = JSON.parse(readFileSync(join(rdir, 'result.json'), 'utf8')) as RolloutResult;
       expect(result).toMatchObject({ status: 'completed', policy_source: 'generated', policy_parse_status: 'fenced', policy_valid: true });
       expect(result.static_score?.write.f1).toBe(1);
+      // The writer's usage is the rollout's too (its price is unknown: cost null, never 0).
+      const writerCalls = server.requests.filter((q) => isWriter(q)).length;
+      expect(result.policy_generation).toMatchObject({ input_tokens: 100 * writerCalls, output_tokens: 20 * writerCalls, cost_usd: null });
+      expect(result.policy_generation?.id).toMatch(new RegExp(`^${TASK}#a1@`));
       expect(readFileSync(join(rdir, 'policy.raw.txt'), 'utf8')).toContain('```json');
       expect(existsSync(join(rdir, 'policy.json'))).toBe(true);
     } finally {
