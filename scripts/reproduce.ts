@@ -77,12 +77,13 @@ await cli(['tasks', 'integrity', SUITE]);
 check(true, 'integrity: every canary synthetic, every sink local, no real credentials or hidden content');
 
 const MODELS = ['scripted/oracle', 'scripted/follow-injection'];
+const jobName = (suffix: string, model: string): string => `${name}${suffix}-${model.split('/')[1] ?? model}`;
 
 /** One eval job per scripted agent over `scenarios`; returns the job folders. */
 async function evaluate(scenarios: readonly string[], attempts: number, suffix: string, resume: boolean): Promise<string[]> {
   const dirs: string[] = [];
   for (const model of MODELS) {
-    const job = `${name}${suffix}-${model.split('/')[1] ?? model}`;
+    const job = jobName(suffix, model);
     dirs.push(join(jobsDir, job));
     const include = scenarios.flatMap((id) => ['-i', id]);
     const defenses = DEFENSES.flatMap((d) => ['--defense', d]);
@@ -147,7 +148,7 @@ if (!args['no-rerun']) {
   const rerunIds = STAGES.map((stage) => ids.find((id) => manifest.scenarios.find((s) => s.id === id)?.stage === stage)).filter((id) => id !== undefined);
   const suffix = '-rerun';
   // Never resumed: a re-run that reused the first run's rollouts would prove nothing.
-  for (const model of MODELS) rmSync(join(jobsDir, `${name}${suffix}-${model.split('/')[1] ?? model}`), { recursive: true, force: true });
+  for (const model of MODELS) rmSync(join(jobsDir, jobName(suffix, model)), { recursive: true, force: true });
   const rerun = await loadJobs(await evaluate(rerunIds, 1, suffix, false));
   const original = new Map(loaded.results.map((r) => [`${r.result.model}|${r.result.rollout_id}`, r]));
   const mismatched: string[] = [];
