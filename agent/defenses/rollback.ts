@@ -6,6 +6,15 @@
  * not authorize, a tainted write into a memory entry or a write carrying a
  * secret label puts the snapshot back. The model is told.
  *
+ * A tainted write into memory that only removes lines (the entry's content
+ * after the command is a sub-multiset of its lines before) is a scrub, not a
+ * poisoning: recovery objectives read the poisoned notes and then drop the
+ * bad entries, and restoring would re-infect the memory the agent just
+ * cleaned. Such writes are kept and listed in the record's `scrubbed`. The
+ * price: a tainted instruction to delete good notes is kept too — removal can
+ * lose information but cannot plant an instruction, and without per-entry
+ * provenance the two look the same at this level.
+ *
  * The ledger here is what the kernel enforced (the policy plus the implicit
  * writes every command needs), so harness-level writes never trigger a
  * restore; what remains is what slipped past it (grants Landlock had to
@@ -106,7 +115,13 @@ async function scrubbedEntries(container: Container, before: ReadonlyMap<string,
   const exists = await container.exec({ cmd: ['sh', '-c', 'for p in "$@"; do [ -e "$p" ] && printf "%s\\0" "$p"; done; true', 'exists', ...known], timeoutMs: 30_000 });
   const present = new Set(exists.stdout.split('\0').filter((p) => p !== ''));
   const after = await readEntries(container, known.filter((p) => present.has(p)));
-  return new Set(known.filter((p) => (present.has(p) ? after.has(p) && onlyRemovesLines(before.get(p) ?? '', after.get(p)) : onlyRemovesLines(before.get(p) ?? '', undefined))));
+  return new Set(
+    known.filter((p) => {
+      if (!present.has(p)) return true; // deleted: every line removed
+      const text = after.get(p);
+      return text !== undefined && onlyRemovesLines(before.get(p) ?? '', text);
+    }),
+  );
 }
 
 async function prepareRun(proposal: { args: { command: string } }, context: DefenseContext): Promise<RunGuard | undefined> {
