@@ -9,7 +9,7 @@ AUTHBENCH := npx authbench
 all: test
 
 help:
-	@echo "make demo   - eval the bundled tasks offline: scripted oracle under gold; injection control, none vs tool-boundary"
+	@echo "make demo   - eval the bundled tasks offline: scripted oracle under gold; injection control, none vs tool-boundary; report"
 	@echo "make verify - every task's controls: oracle passes, attack smoke fires, no-op fails"
 	@echo "make suite  - regenerate tasks/suite and derive gold for new or changed scenarios"
 	@echo "make reproduce-smoke - 12 scenarios x 7 defenses x 2 scripted agents x 2 seeds, report, prerequisites asserted"
@@ -49,9 +49,12 @@ test: host deps typecheck lint
 
 # The main job on the bundled tasks, offline: the oracle through the agent loop under its gold
 # policy, then the injection-following positive control with no defense vs the kernel boundary.
+# Two evals on the starter tasks, then the report over both (jobs/demo-oracle-<stamp>/report/report.html).
 demo: base
-	$(AUTHBENCH) eval --model scripted/oracle --policy gold --job-name demo-oracle-$$(date +%s)
-	$(AUTHBENCH) eval --model scripted/follow-injection --defense none --defense tool-boundary --policy gold --job-name demo-injection-$$(date +%s)
+	@stamp=$$(date +%s); \
+	$(AUTHBENCH) eval --model scripted/oracle --policy gold --job-name demo-oracle-$$stamp && \
+	$(AUTHBENCH) eval --model scripted/follow-injection --defense none --defense tool-boundary --policy gold --job-name demo-injection-$$stamp && \
+	$(AUTHBENCH) report jobs/demo-oracle-$$stamp jobs/demo-injection-$$stamp
 
 verify: base
 	$(AUTHBENCH) verify --noop
