@@ -54,10 +54,10 @@ export function smokeSubset(scenarios: readonly { id: string; family: string; st
   return families.flatMap((family, i) => scenarios.filter((s) => s.family === family && s.instance === 0 && s.stage === STAGES[i % STAGES.length]).map((s) => s.id));
 }
 
-async function cli(argv: string[]): Promise<string> {
-  const r = await execa('npx', ['authbench', ...argv], { reject: false, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Run the CLI with its output shown (eval's progress and summary table included). */
+async function cli(argv: string[]): Promise<void> {
+  const r = await execa('npx', ['authbench', ...argv], { reject: false, stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.exitCode !== 0) throw new Error(`authbench ${argv.join(' ')} exited ${String(r.exitCode)}`);
-  return r.stdout;
 }
 
 const failures: string[] = [];
@@ -85,9 +85,10 @@ async function evaluate(scenarios: readonly string[], attempts: number, suffix: 
   for (const model of MODELS) {
     const job = jobName(suffix, model);
     dirs.push(join(jobsDir, job));
+    // Not --json: eval's progress (a bar on a terminal, a line per rollout in logs) reaches the user on stderr.
     const include = scenarios.flatMap((id) => ['-i', id]);
     const defenses = DEFENSES.flatMap((d) => ['--defense', d]);
-    await cli(['eval', '--model', model, '--tasks', SUITE, ...include, ...defenses, '--policy', 'gold', '-k', String(attempts), '--seed', args.seed, '-n', args.concurrency, '--jobs-dir', jobsDir, '--job-name', job, ...(resume ? ['--resume'] : []), '--json']);
+    await cli(['eval', '--model', model, '--tasks', SUITE, ...include, ...defenses, '--policy', 'gold', '-k', String(attempts), '--seed', args.seed, '-n', args.concurrency, '--jobs-dir', jobsDir, '--job-name', job, ...(resume ? ['--resume'] : [])]);
   }
   return dirs;
 }
