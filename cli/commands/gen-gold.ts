@@ -2,6 +2,8 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
 import type { GoldFile } from '../../gold/index.ts';
+import { createProgress } from '../progress.ts';
+import { formatAuthbenchError } from '../render-error.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
@@ -21,7 +23,7 @@ interface GenGoldArgs {
   json: boolean;
 }
 
-type Action = 'written' | 'unchanged' | 'refused' | 'checked' | 'drift' | 'untrusted';
+type Action = 'written' | 'unchanged' | 'refused' | 'checked' | 'drift' | 'untrusted' | 'failed';
 
 interface Row {
   task: string;
@@ -34,6 +36,8 @@ interface Row {
   diff?: string;
   problems: Problem[];
   minimal?: { necessary: number; notNeeded: number; budgetExhausted: boolean };
+  /** action `failed`: the infrastructure error (build, Docker, sandbox) that stopped this task; the others went on. */
+  error?: { code: string; message: string };
 }
 
 const count = (g: GoldFile, key: 'required' | 'support' | 'flaky'): number => g[key].read.length + g[key].write.length + g[key].execute.length;
@@ -70,12 +74,23 @@ const command: CommandModule<object, GenGoldArgs> = {
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--runs must be a positive integer, got ${args.runs}`);
     const tasks = await selectTasks(args.tasks, args.all ? [] : args.task);
     const engine = await connectDocker();
-    const say = (s: string): void => {
-      if (!args.json) process.stderr.write(`${s}\n`);
-    };
+    const progress = createProgress({ unit: 'tasks', enabled: !args.json });
+    let finished = 0;
+    const failures: { task: string; error: AuthbenchError }[] = [];
 
     const { mapPool } = await import('../../core/index.ts');
-    const rows: Row[] = await mapPool(tasks, args.concurrency, async (task): Promise<Row> => {
+    // One task's infrastructure failure (its image does not build, its sandbox fails) is reported
+    // in its row; the other tasks go on and what they derived is written as usual.
+    const derive = async (task: (typeof tasks)[number]): Promise<Row> => {
+      try {
+        return await deriveOne(task);
+      } catch (e) {
+        if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
+        failures.push({ task: task.id, error: e });
+        return { task: task.id, counts: { read: 0, write: 0, execute: 0 }, support: 0, flaky: 0, sufficient: undefined, drift: 'none', action: 'failed', problems: [], error: { code: e.code, message: e.message } };
+      }
+    };
+    const deriveOne = async (task: (typeof tasks)[number]): Promise<Row> => {
       const paths = goldPaths(args['oracle-traces'], task.id);
       const image = await buildTaskImage(engine, task);
       const overrides = await readOverrides(paths);
@@ -86,7 +101,7 @@ const command: CommandModule<object, GenGoldArgs> = {
         minimize: args.minimize,
         minimizeBudgetMs: args.budget * 1000,
         ...(overrides === undefined ? {} : { overrides, overridesFile: paths.overrides }),
-        onProgress: (m) => say(chalk.dim(`  ${task.id}: ${m}`)),
+        onProgress: (m) => progress.detail(chalk.dim(`  ${task.id}: ${m}`)),
       });
       const { gold } = result;
       const diff = stored === undefined ? undefined : diffGold(stored, gold);
@@ -120,7 +135,19 @@ const command: CommandModule<object, GenGoldArgs> = {
               },
             }),
       };
-    });
+    };
+    progress.update(0, tasks.length, `deriving ${tasks.length} task(s), ${args.concurrency} at a time`);
+    const rows: Row[] = await mapPool(tasks, args.concurrency, async (task) => {
+      const row = await derive(task);
+      finished += 1;
+      const ok = row.action === 'written' || row.action === 'unchanged' || row.action === 'checked';
+      const line = `${chalk.dim(`[${finished}/${tasks.length}]`)} ${ok ? chalk.green('ok  ') : chalk.red('FAIL')} ${row.task}: ${row.action}`;
+      if (ok) progress.detail(line);
+      else progress.log(line);
+      progress.update(finished, tasks.length, row.task);
+      return row;
+    }).finally(() => progress.stop());
+    if (failures.length > 0) process.exitCode = 125;
 
     if (args.json) {
       printJson({ tasks: rows });
@@ -133,6 +160,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       refused: chalk.red('DRIFT (not written; --write accepts)'),
       drift: chalk.red('DRIFT'),
       untrusted: chalk.red('UNTRUSTED (not written)'),
+      failed: chalk.yellow('FAILED (infrastructure; see below)'),
     };
     const columns: Column<Row>[] = [
       { header: 'task', value: (r) => r.task },
@@ -154,6 +182,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       const shown = args.verbose ? r.problems : r.problems.filter((p) => p.severity === 'error');
       for (const p of shown) process.stdout.write(`${formatProblem(p)}\n`);
     }
+    for (const { task, error } of failures) process.stderr.write(`${chalk.red('✗')} ${task}: ${formatAuthbenchError(error)}`);
     if (!args.verbose && rows.some((r) => r.problems.some((p) => p.severity === 'warning'))) {
       process.stdout.write(chalk.dim('(warnings hidden: --verbose shows them)\n'));
     }

@@ -5,6 +5,7 @@
  * demands against itself and the built-in policies. A changed solve.sh is
  * reported as drift with a readable diff.
  */
+import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,5 +109,26 @@ describe('drift', () => {
     expect(isDrift(diff)).toBe(true);
     const text = renderGoldDiff(diff, 'log-triage');
     expect(text).toContain('+ write /app/extra-notes.txt');
+  });
+});
+
+describe('authbench gen-gold', () => {
+  it('reports a task whose image does not build, derives and writes the others, and exits 125', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'authbench-gen-gold-'));
+    try {
+      await cp('tasks/log-triage', join(root, 'tasks', 'log-triage'), { recursive: true });
+      await cp('tasks/log-triage', join(root, 'tasks', 'broken-build'), { recursive: true });
+      const dockerfile = join(root, 'tasks', 'broken-build', 'environment', 'Dockerfile');
+      await writeFile(dockerfile, `${await readFile(dockerfile, 'utf8')}\nRUN echo "authbench test: this build fails" && exit 3\n`);
+      const r = spawnSync(process.execPath, ['bin/authbench.ts', 'gen-gold', '--all', '--tasks', join(root, 'tasks'), '--oracle-traces', join(root, 'gold'), '--no-sufficiency', '-n', '2', '--json'], { encoding: 'utf8' });
+      expect(r.status, r.stderr.slice(-2000)).toBe(125);
+      const out = JSON.parse(r.stdout) as { tasks: { task: string; action: string; error?: { code: string } }[] };
+      const byTask = Object.fromEntries(out.tasks.map((t) => [t.task, t]));
+      expect(byTask['log-triage']?.action).toBe('written');
+      expect(byTask['broken-build']).toMatchObject({ action: 'failed', error: { code: 'IMAGE_BUILD_FAILED' } });
+      expect(await readStoredGold(goldPaths(join(root, 'gold'), 'log-triage'))).toBeDefined();
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
