@@ -88,10 +88,20 @@ async function evaluate(scenarios: readonly string[], attempts: number, suffix: 
     // Not --json: eval's progress (a bar on a terminal, a line per rollout in logs) reaches the user on stderr.
     const include = scenarios.flatMap((id) => ['-i', id]);
     const defenses = DEFENSES.flatMap((d) => ['--defense', d]);
-    await cli(['eval', '--model', model, '--tasks', SUITE, ...include, ...defenses, '--policy', 'gold', '-k', String(attempts), '--seed', args.seed, '-n', args.concurrency, '--jobs-dir', jobsDir, '--job-name', job, ...(resume ? ['--resume'] : [])]);
+    const argv = ['eval', '--model', model, '--tasks', SUITE, ...include, ...defenses, '--policy', 'gold', '-k', String(attempts), '--seed', args.seed, '-n', args.concurrency, '--jobs-dir', jobsDir, '--job-name', job];
+    await cli([...argv, ...(resume ? ['--resume'] : [])]);
+    // Infrastructure errors (a Docker hiccup) say nothing about a defense: retry those rollouts once
+    // (--resume re-runs exactly the rollouts without a completed result). What is left is reported.
+    const failed = (await loadJobs([join(jobsDir, job)])).results.filter((r) => r.result.status === 'infra_error').length;
+    if (failed > 0) {
+      process.stdout.write(`${job}: retrying ${failed} rollout(s) that hit infrastructure errors\n`);
+      retried += failed;
+      await cli([...argv, '--resume']);
+    }
   }
   return dirs;
 }
+let retried = 0;
 
 // --resume makes an interrupted reproduction continue; a finished one is reused as is.
 const jobs = await evaluate(ids, seeds, '', true);
@@ -113,7 +123,7 @@ process.stdout.write(`report: ${report.files.html}\n`);
 
 const loaded = await loadJobs(jobs);
 const { rows, infra } = toRows([...loaded.results].sort((a, b) => (a.result.rollout_id < b.result.rollout_id ? -1 : a.result.rollout_id > b.result.rollout_id ? 1 : a.job < b.job ? -1 : 1)));
-check(infra.length === 0, `no infrastructure errors (${infra.length})`);
+check(infra.length === 0, `no infrastructure errors (${infra.length}; ${retried} retried once)`);
 const opts = { seed: Number(args.seed), resamples: 2000 };
 const value = (r: ReportRow, m: string): number | null => r.metrics[m] ?? null;
 
