@@ -4,6 +4,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { BuildResult } from '../../docker/index.ts';
 import type { TaskVerification, Verdict } from '../../validators/index.ts';
 import { selectTasks } from '../select-tasks.ts';
+import { createProgress } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
@@ -53,9 +54,8 @@ const command: CommandModule<object, VerifyArgs> = {
     const tasks = await selectTasks(args.tasks, args.task);
 
     const engine = await connectDocker();
-    const log = (s: string): void => {
-      if (!args.json) process.stderr.write(`${s}\n`);
-    };
+    const progress = createProgress({ unit: 'tasks', enabled: !args.json });
+    const log = (line: string): void => progress.detail(line);
     // Builds go one at a time (one daemon, and a cold build saturates both cores); runs go in parallel.
     // A task whose image does not build is reported and skipped; the others are still verified.
     const built: { task: (typeof tasks)[number]; image: BuildResult }[] = [];
@@ -67,16 +67,22 @@ const command: CommandModule<object, VerifyArgs> = {
         built.push({ task, image });
       } catch (e) {
         if (!(e instanceof AuthbenchError) || !BUILD_CODES.has(e.code)) throw e;
-        log(`${chalk.red('BUILD FAILED')} ${task.id}`);
+        progress.log(`${chalk.red('BUILD FAILED')} ${task.id}`);
         buildErrors.push({ taskId: task.id, error: e });
       }
     }
     const runId = `verify-${Date.now().toString(36)}`;
+    let finished = 0;
+    progress.update(0, built.length, `verifying ${built.length} task(s), ${args.concurrency} at a time`);
     const rows: Row[] = await mapPool(built, args.concurrency, async ({ task, image }) => {
       const v = await verifyTask(engine, task, image.tag, { checkNoop: args.noop, runId });
-      log(`${v.failures.length === 0 ? chalk.green('ok  ') : chalk.red('FAIL')} ${task.id}`);
+      finished += 1;
+      const line = `${chalk.dim(`[${finished}/${built.length}]`)} ${v.failures.length === 0 ? chalk.green('ok  ') : chalk.red('FAIL')} ${task.id}`;
+      if (v.failures.length === 0) progress.detail(line);
+      else progress.log(line);
+      progress.update(finished, built.length, task.id);
       return { ...v, cached: !image.built };
-    });
+    }).finally(() => progress.stop());
 
     const failed = rows.filter((r) => r.failures.length > 0);
     // A build failure says nothing about the task's controls: infrastructure (125) wins over a failed check (1).
