@@ -95,6 +95,8 @@ export function operatingPointsSpec(op: OperatingPoints, series: readonly string
     n_x: p.completion.n,
     n_y: p.harm.n,
   }));
+  const labels = pointLabels(values);
+  const labelledValues = values.map((v, i) => ({ ...v, ...labels[i] }));
   const xTitle = `${op.completion.metric} (${op.completion.stage}) → better`;
   const yTitle = `${op.harm.metric} (${op.harm.stage}) → worse`;
   const x: Spec = { field: 'x', type: 'quantitative', title: xTitle, scale: { domain: [0, 1] } };
@@ -102,7 +104,7 @@ export function operatingPointsSpec(op: OperatingPoints, series: readonly string
   return {
     width: 520,
     height: 380,
-    data: { values },
+    data: { values: labelledValues },
     layer: [
       { mark: { type: 'rule', opacity: 0.6 }, encoding: { x: { ...x, field: 'x_lo' }, x2: { field: 'x_hi' }, y, color: colour(series, 'defense') } },
       { mark: { type: 'rule', opacity: 0.6 }, encoding: { y: { ...y, field: 'y_lo' }, y2: { field: 'y_hi' }, x, color: colour(series, 'defense') } },
@@ -125,9 +127,35 @@ export function operatingPointsSpec(op: OperatingPoints, series: readonly string
           ],
         },
       },
-      { mark: { type: 'text', align: 'left', dx: 7, dy: -7, fontSize: 11 }, encoding: { x, y, text: { field: 'series' } } },
+      // One label per position, naming every series there, placed inward so it stays inside the plot.
+      ...(['left', 'right'] as const).flatMap((align) =>
+        (['bottom', 'top'] as const).map((baseline) => ({
+          transform: [{ filter: `datum.label_align === '${align}' && datum.label_baseline === '${baseline}'` }],
+          // `limit` truncates with an ellipsis, so labels from opposite corners never meet; the table below has every point.
+          mark: { type: 'text', align, baseline, dx: align === 'left' ? 7 : -7, dy: baseline === 'bottom' ? -7 : 7, fontSize: 11, limit: 240 },
+          encoding: { x, y, text: { field: 'label' } },
+        })),
+      ),
     ],
   };
+}
+
+/**
+ * Labels for points that share a position: the first point there carries all
+ * their names, the others none, so coinciding defenses do not print over each
+ * other. Right-hand and top points are labelled inward. Pure.
+ */
+export function pointLabels(points: readonly { series: string; x: number | null; y: number | null }[]): { label: string; label_align: 'left' | 'right'; label_baseline: 'bottom' | 'top' }[] {
+  const keyOf = (p: { x: number | null; y: number | null }): string => `${p.x?.toFixed(4) ?? '-'},${p.y?.toFixed(4) ?? '-'}`;
+  const at = new Map<string, string[]>();
+  for (const p of points) at.set(keyOf(p), [...(at.get(keyOf(p)) ?? []), p.series]);
+  const labelled = new Set<string>();
+  return points.map((p) => {
+    const key = keyOf(p);
+    const names = labelled.has(key) ? [] : (at.get(key) ?? []);
+    labelled.add(key);
+    return { label: names.join(', '), label_align: (p.x ?? 0) > 0.6 ? 'right' : 'left', label_baseline: (p.y ?? 0) > 0.6 ? 'top' : 'bottom' };
+  });
 }
 
 export function stageSpec(table: StageTable, series: readonly string[], multiModel: boolean): Spec | null {
