@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgress } from './progress.ts';
+import { createProgress, itemLine } from './progress.ts';
 
 /** A writable that records what was written; `tty` adds the cursor methods a terminal has. */
 function sink(tty: boolean): { stream: NodeJS.WriteStream; text: () => string } {
@@ -55,5 +55,27 @@ describe('createProgress', () => {
     p.log('kept');
     p.stop();
     expect(out.text()).toBe('');
+  });
+});
+
+describe('finish', () => {
+  it('keeps a line that needs a look and moves the bar; an ok item is only a detail', () => {
+    const out = sink(true);
+    const p = createProgress({ unit: 'tasks', enabled: true, stream: out.stream });
+    p.update(0, 2, 'starting');
+    p.finish({ done: 1, total: 2, line: itemLine(1, 2, true, 'quiet-task'), keep: false, status: 'one' });
+    p.finish({ done: 2, total: 2, line: itemLine(2, 2, false, 'loud-task'), keep: true, status: 'two' });
+    p.stop();
+    const text = out.text();
+    expect(text).toContain('2/2 tasks');
+    expect(text).toMatch(/\[2\/2\].*FAIL.*loud-task/);
+    expect(text).not.toContain('quiet-task');
+  });
+
+  it('without a terminal prints every finished item', () => {
+    const out = sink(false);
+    const p = createProgress({ unit: 'tasks', enabled: true, stream: out.stream });
+    p.finish({ done: 1, total: 1, line: 'a', keep: false, status: 's' });
+    expect(out.text()).toBe('a\n');
   });
 });

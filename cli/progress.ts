@@ -4,6 +4,7 @@
  * (failures, infrastructure errors) printed above it. Anywhere else (CI logs,
  * pipes): one plain line per event, as before, so logs stay greppable.
  */
+import chalk from 'chalk';
 import cliProgress from 'cli-progress';
 
 export interface Progress {
@@ -13,7 +14,25 @@ export interface Progress {
   log(line: string): void;
   /** A line only worth showing without a bar (per-item chatter). */
   detail(line: string): void;
+  /** One item finished: its line is kept when it needs a look (`keep`), the bar moves to `done`. */
+  finish(item: { done: number; total: number; line: string; keep: boolean; status: string }): void;
   stop(): void;
+}
+
+/** `[3/10] ok   name` / `[3/10] FAIL name`: the per-item line every command prints. */
+export function itemLine(done: number, total: number, ok: boolean, text: string): string {
+  return `${chalk.dim(`[${done}/${total}]`)} ${ok ? chalk.green('ok  ') : chalk.red('FAIL')} ${text}`;
+}
+
+function withFinish(p: Omit<Progress, 'finish'>): Progress {
+  return {
+    ...p,
+    finish: ({ done, total, line, keep, status }) => {
+      if (keep) p.log(line);
+      else p.detail(line);
+      p.update(done, total, status);
+    },
+  };
 }
 
 export interface ProgressOptions {
@@ -24,13 +43,13 @@ export interface ProgressOptions {
   stream?: NodeJS.WriteStream;
 }
 
-const silent: Progress = { update: () => undefined, log: () => undefined, detail: () => undefined, stop: () => undefined };
+const silent: Progress = withFinish({ update: () => undefined, log: () => undefined, detail: () => undefined, stop: () => undefined });
 
 export function createProgress(options: ProgressOptions): Progress {
   const stream = options.stream ?? process.stderr;
   if (!options.enabled) return silent;
   if (stream.isTTY !== true) {
-    return { update: () => undefined, log: (line) => stream.write(`${line}\n`), detail: (line) => stream.write(`${line}\n`), stop: () => undefined };
+    return withFinish({ update: () => undefined, log: (line) => stream.write(`${line}\n`), detail: (line) => stream.write(`${line}\n`), stop: () => undefined });
   }
   const multi = new cliProgress.MultiBar(
     {
@@ -46,7 +65,7 @@ export function createProgress(options: ProgressOptions): Progress {
     cliProgress.Presets.shades_classic,
   );
   let bar: cliProgress.SingleBar | undefined;
-  return {
+  return withFinish({
     update: (done, total, status) => {
       if (bar === undefined) bar = multi.create(total, done, { status });
       else {
@@ -65,5 +84,5 @@ export function createProgress(options: ProgressOptions): Progress {
     },
     detail: () => undefined,
     stop: () => multi.stop(),
-  };
+  });
 }

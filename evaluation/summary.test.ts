@@ -72,11 +72,11 @@ describe('summarize', () => {
       result({ policy_source: 'generated', defense: { name: 'intent-ledger', version: '1' }, policy_generation: gen('t#a1@x', 0.5), totals: totals(0.2) }),
       result({ policy_source: 'generated', defense: { name: 'tool-boundary', version: '1' }, policy_generation: gen('t#a2@x', 0.25), totals: totals(0.1) }),
     ];
-    expect(policyWriterCost(rs)).toBe(0.75);
+    expect(policyWriterCost(rs)).toEqual({ costUsd: 0.75, generations: 2 });
     const tb = summarize(rs).find((r) => r.defense === 'tool-boundary');
     expect(tb).toMatchObject({ costUsd: 0.2, policyCostUsd: 0.75 });
     expect(summarize(rs).find((r) => r.defense === 'intent-ledger')).toMatchObject({ costUsd: 0.2, policyCostUsd: 0.5 });
-    expect(policyWriterCost([...rs, result({ policy_generation: gen('t#a3@x', null) })])).toBeNull();
-    expect(policyWriterCost([result({})])).toBeNull();
+    expect(policyWriterCost([...rs, result({ policy_generation: gen('t#a3@x', null) })])).toEqual({ costUsd: null, generations: 3 });
+    expect(policyWriterCost([result({})])).toEqual({ costUsd: null, generations: 0 });
   });
 });

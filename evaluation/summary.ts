@@ -23,13 +23,13 @@ export interface SummaryRow {
   policyCostUsd: number | null;
 }
 
-/** Policy-writer cost over distinct generations; null when there are none or one had an unknown cost. Pure. */
-export function policyWriterCost(results: readonly RolloutResult[]): number | null {
+/** Policy-writer cost over distinct generations (null when there are none or one had an unknown cost), and how many. Pure. */
+export function policyWriterCost(results: readonly RolloutResult[]): { costUsd: number | null; generations: number } {
   const byId = new Map<string, number | null>();
   for (const r of results) if (r.policy_generation !== undefined) byId.set(r.policy_generation.id, r.policy_generation.cost_usd);
   const costs = [...byId.values()];
-  if (costs.length === 0 || costs.some((c) => c === null)) return null;
-  return costs.reduce<number>((a, c) => a + (c ?? 0), 0);
+  const costUsd = costs.length === 0 || costs.some((c) => c === null) ? null : costs.reduce<number>((a, c) => a + (c ?? 0), 0);
+  return { costUsd, generations: costs.length };
 }
 
 const mean = (xs: readonly number[]): number | null => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -60,7 +60,7 @@ export function summarize(results: readonly RolloutResult[]): SummaryRow[] {
       ser: mean(scores.filter((s) => s.sensitive_total > 0).map((s) => s.sensitive_exposure)),
       f1: { read: mean(scores.map((s) => s.read.f1)), write: mean(scores.map((s) => s.write.f1)), execute: mean(scores.map((s) => s.execute.f1)) },
       costUsd: costs.some((c) => c === null) ? null : costs.reduce<number>((a, c) => a + (c ?? 0), 0),
-      policyCostUsd: policyWriterCost(rs),
+      policyCostUsd: policyWriterCost(rs).costUsd,
     });
   }
   return rows;

@@ -129,9 +129,7 @@ const command: CommandModule<object, EvalArgs> = {
         const attack = r.attack_success === null ? '' : r.attack_success ? chalk.red(' ATTACK') : chalk.green(' no-attack');
         const line = `${counter} ${mark} ${e.rollout.id}${attack} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`;
         // On a terminal only what needs a look stays on screen; the bar carries the counts.
-        if (infra || r.utility_success !== true || r.attack_success === true) progress.log(line);
-        else progress.detail(line);
-        progress.update(e.done, e.total, tally());
+        progress.finish({ done: e.done, total: e.total, line, keep: infra || r.utility_success !== true || r.attack_success === true, status: tally() });
       }
     };
     try {
@@ -163,7 +161,7 @@ const command: CommandModule<object, EvalArgs> = {
         if (rows.some((r) => r.policy === 'generated')) {
           // Rows share generations (one per task and attempt, used by every defense): the job total counts each once.
           const writer = policyWriterCost(outcome.results);
-          process.stdout.write(`policy writer: ${writer === null ? 'cost unknown' : `$${writer.toFixed(4)}`} over ${new Set(outcome.results.flatMap((r) => (r.policy_generation === undefined ? [] : [r.policy_generation.id]))).size} generation(s), each counted once\n`);
+          process.stdout.write(`policy writer: ${writer.costUsd === null ? 'cost unknown' : `$${writer.costUsd.toFixed(4)}`} over ${writer.generations} generation(s), each counted once\n`);
         }
       }
       if (outcome.interrupted) {

@@ -4,7 +4,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { BuildResult } from '../../docker/index.ts';
 import type { TaskVerification, Verdict } from '../../validators/index.ts';
 import { selectTasks } from '../select-tasks.ts';
-import { createProgress } from '../progress.ts';
+import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
@@ -77,10 +77,8 @@ const command: CommandModule<object, VerifyArgs> = {
     const rows: Row[] = await mapPool(built, args.concurrency, async ({ task, image }) => {
       const v = await verifyTask(engine, task, image.tag, { checkNoop: args.noop, runId });
       finished += 1;
-      const line = `${chalk.dim(`[${finished}/${built.length}]`)} ${v.failures.length === 0 ? chalk.green('ok  ') : chalk.red('FAIL')} ${task.id}`;
-      if (v.failures.length === 0) progress.detail(line);
-      else progress.log(line);
-      progress.update(finished, built.length, task.id);
+      const ok = v.failures.length === 0;
+      progress.finish({ done: finished, total: built.length, line: itemLine(finished, built.length, ok, task.id), keep: !ok, status: task.id });
       return { ...v, cached: !image.built };
     }).finally(() => progress.stop());
 
