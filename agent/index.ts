@@ -7,3 +7,4 @@ export * from './loop.ts';
 export * from './prepare.ts';
 export * from './model.ts';
 export * from './scripted/index.ts';
+export * from './tamper.ts';

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { FINISH_REASONS } from '../models/index.ts';
 import { TraceEventSchema } from '../sandbox/trace/index.ts';
+import { TamperEvidenceSchema } from './tamper.ts';
 
 // 2: decision action `confirm`, the `rollback` record and their totals.
 export const EPISODE_SCHEMA_VERSION = 2 as const;
@@ -55,6 +56,26 @@ export const CommandResultSchema = z
       .optional()
       .describe('Enforced runs: policy entries the kernel had to grant more broadly than written'),
     launcher_error: z.string().optional().describe('The launcher refused to start the command (fail closed): it never ran'),
+    spawn_error: z
+      .string()
+      .optional()
+      .describe('The command could not be started in its working directory (an earlier command removed it); it never ran'),
+    trace: z
+      .object({
+        bytes: z.number().int().nonnegative().describe('Bytes strace wrote for this command'),
+        limited: z.boolean().describe('The command was stopped because its trace outgrew the per-command byte cap'),
+        dropped_events: z.number().int().nonnegative().describe('Events beyond the per-command event cap, not kept'),
+      })
+      .optional()
+      .describe('How much of the trace was kept (traced commands)'),
+    seccomp_denials: z.number().int().nonnegative().optional().describe("Syscalls the launcher's seccomp filter refused, in all (the events keep the first thousands)"),
+    leftover_processes: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Processes alive after the command ended, killed by the harness (after a traced command: escaped the tracer)'),
+    tamper: z.array(TamperEvidenceSchema).optional().describe('Evidence that this command acted against the harness'),
   })
   .describe('What an executed command did');
 export type CommandResult = z.infer<typeof CommandResultSchema>;
@@ -89,7 +110,7 @@ export const ProposalSchema = z
     decision: DecisionSchema.optional().describe('The defense decision; absent for invalid proposals (they never reach it)'),
     result: CommandResultSchema.optional().describe('Present when the command was executed'),
     skipped: z
-      .enum(['episode_timeout', 'infra_error'])
+      .enum(['episode_timeout', 'infra_error', 'sandbox_tampered', 'trace_limit'])
       .optional()
       .describe('A valid, allowed proposal that never ran because the episode ended first'),
     events: z.array(TraceEventSchema).describe("The command's trace events (empty when it did not run)"),
@@ -122,7 +143,7 @@ export const StepSchema = z
   .describe('One model call and the tool calls it proposed');
 export type Step = z.infer<typeof StepSchema>;
 
-export const END_REASONS = ['done', 'max_turns', 'episode_timeout', 'infra_error'] as const;
+export const END_REASONS = ['done', 'max_turns', 'episode_timeout', 'trace_limit', 'sandbox_tampered', 'infra_error'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
 export const InfraErrorSchema = z
@@ -169,9 +190,19 @@ export const EpisodeSchema = z
       })
       .describe('What the harness did to the container before the first turn'),
     steps: z.array(StepSchema),
-    end_reason: z.enum(END_REASONS),
+    end_reason: z
+      .enum(END_REASONS)
+      .describe(
+        'done: the model answered; max_turns / episode_timeout: limits; trace_limit: the episode outgrew its trace budget; ' +
+          'sandbox_tampered: the sandbox broke while a command ran (see tampering); infra_error: the infrastructure failed',
+      ),
     infra_error: InfraErrorSchema.optional().describe('Set exactly when end_reason is infra_error'),
     final_text: z.string().optional().describe('The answer the model ended with (end_reason done)'),
+    tampering: z
+      .array(TamperEvidenceSchema)
+      .default([])
+      .describe('Every piece of evidence that a command acted against the harness, prevented or not (empty: none)'),
+    trace_events: z.number().int().nonnegative().optional().describe('Trace events kept over the whole episode'),
     enforcement: EnforcementSchema.nullable().describe(
       'The weakest enforcement any executed command ran under; null when no command ran',
     ),

@@ -89,3 +89,34 @@ export function firstTarEntry(source: NodeJS.ReadableStream): Promise<ArchivedEn
     (source as Readable).pipe(extract);
   });
 }
+
+/**
+ * Every regular file of a tar (as Container.archive returns it), name and content, in
+ * order; links, devices and directories are skipped. Reading through the daemon's archive
+ * API rather than a command inside the container means nothing the container runs can
+ * change what the harness reads.
+ */
+export function tarFiles(tar: Uint8Array): Promise<{ name: string; content: Buffer }[]> {
+  return new Promise((resolve, reject) => {
+    const extract = tarStream.extract();
+    const out: { name: string; content: Buffer }[] = [];
+    extract.on('entry', (header, body, next) => {
+      if (header.type !== 'file' && header.type !== 'contiguous-file') {
+        body.on('end', () => next());
+        body.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      body.on('data', (c) => {
+        chunks.push(c as Buffer);
+      });
+      body.on('end', () => {
+        out.push({ name: header.name, content: Buffer.concat(chunks) });
+        next();
+      });
+    });
+    extract.on('finish', () => resolve(out));
+    extract.on('error', reject);
+    extract.end(Buffer.from(tar));
+  });
+}

@@ -112,7 +112,7 @@ class DockerAttachedExec implements AttachedExec {
       if (await settlesWithin(this.ended, grace)) return;
       const kill = this.options.killCommand?.();
       if (kill !== undefined && kill.length > 0) {
-        await runExec(this.container, { cmd: kill, timeoutMs: grace }).catch(() => undefined);
+        await runExec(this.container, { cmd: kill, timeoutMs: 2 * grace }).catch(() => undefined);
         if (await settlesWithin(this.ended, grace)) return;
       }
       // Still running: stop listening; removing the container reaps whatever is left.

@@ -40,6 +40,8 @@ export interface CleanReport {
   skipped: number;
   containers: CleanedContainer[];
   images: CleanedImage[];
+  /** Named volumes (the harness volume, one per launcher version). */
+  volumes: string[];
   /** Things that matched but could not be removed (e.g. an image still used by a foreign container). */
   failures: { id: string; message: string }[];
 }
@@ -126,8 +128,17 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
     throw apiError('list authbench resources', e);
   }
   const images: CleanedImage[] = (options.staleOnly === true ? staleImages(candidates) : candidates).map(({ id, tags, kind }) => ({ id, tags, kind }));
-  const report: CleanReport = { dryRun, skipped, containers: [], images: [], failures: [] };
-  if (dryRun) return { ...report, containers, images: removalOrder(images) };
+  let volumes: string[] = [];
+  if (options.staleOnly !== true && options.labels === undefined) {
+    try {
+      const listed = await engine.docker.listVolumes({ filters: { label: [`${LABELS.managed}=true`] } });
+      volumes = (listed.Volumes ?? []).map((v) => v.Name).sort();
+    } catch (e) {
+      throw apiError('list authbench volumes', e);
+    }
+  }
+  const report: CleanReport = { dryRun, skipped, containers: [], images: [], volumes: [], failures: [] };
+  if (dryRun) return { ...report, containers, images: removalOrder(images), volumes };
 
   for (const c of containers) {
     try {
@@ -136,6 +147,16 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
     } catch (e) {
       if (dockerStatus(e) === 404) continue;
       report.failures.push({ id: c.id, message: dockerMessage(e) });
+    }
+  }
+  // After the containers that mount them; a volume still in use (a concurrent run) is refused (409) and reported.
+  for (const name of volumes) {
+    try {
+      await engine.docker.getVolume(name).remove();
+      report.volumes.push(name);
+    } catch (e) {
+      if (dockerStatus(e) === 404) continue;
+      report.failures.push({ id: name, message: dockerMessage(e) });
     }
   }
   for (const image of removalOrder(images)) {

@@ -9,7 +9,7 @@ import { apiError, dockerStatus, isMissingPath } from './api-error.ts';
 import { containerPath, firstTarEntry, tarOfFiles } from './archive.ts';
 import { attachExec } from './attach.ts';
 import { runExec } from './exec.ts';
-import type { AttachedExec, AttachOptions, Container, ExecOptions, ExecResult } from './types.ts';
+import type { AttachedExec, AttachOptions, Container, ContainerState, ExecOptions, ExecResult } from './types.ts';
 
 /** Symlink hops readFile follows before giving up (a loop, or a very deep chain). */
 const MAX_SYMLINK_HOPS = 16;
@@ -114,6 +114,21 @@ export class DockerContainer implements Container {
       await this.handle.putArchive(Buffer.from(tar), { path: containerPath(dir), copyUIDGID: '1' });
     } catch (e) {
       throw apiError(`extract an archive into ${dir} in container ${this.shortId}`, e);
+    }
+  }
+
+  async state(): Promise<ContainerState> {
+    try {
+      const info = await this.handle.inspect();
+      return {
+        status: info.State.Status,
+        oomKilled: info.State.OOMKilled,
+        exitCode: info.State.Running ? null : info.State.ExitCode,
+        mounts: (info.Mounts ?? []).map((m) => ({ volume: m.Name, target: m.Destination, rw: m.RW })),
+      };
+    } catch (e) {
+      if (dockerStatus(e) === 404) return { status: 'gone', oomKilled: false, exitCode: null, mounts: [] };
+      throw apiError(`inspect container ${this.shortId}`, e);
     }
   }
 

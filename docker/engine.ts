@@ -3,10 +3,11 @@ import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
 import { buildImage as buildImageWith } from './build.ts';
 import { DockerContainer } from './container.ts';
-import type { BuildRequest, BuildResult, Container, ContainerSpec, Engine, ImageInfo } from './types.ts';
+import type { BuildRequest, BuildResult, Container, ContainerSpec, Engine, ImageInfo, ResourceKind } from './types.ts';
 import { LABELS } from './types.ts';
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
+const DEFAULT_IDLE: readonly string[] = ['sleep', 'infinity'];
 const PING_TIMEOUT_MS = 5_000;
 
 export interface DockerEndpoint {
@@ -84,8 +85,8 @@ export class DockerEngine implements Engine {
         Image: spec.image,
         // Idle so that all work happens through exec; overriding the entrypoint
         // keeps images with a server or script ENTRYPOINT idle too.
-        Entrypoint: ['sleep'],
-        Cmd: ['infinity'],
+        Entrypoint: [(spec.idleCommand ?? DEFAULT_IDLE)[0] ?? 'sleep'],
+        Cmd: (spec.idleCommand ?? DEFAULT_IDLE).slice(1),
         Labels: { ...spec.labels, [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
         ...(spec.name === undefined ? {} : { name: spec.name }),
         ...(spec.workdir === undefined ? {} : { WorkingDir: spec.workdir }),
@@ -98,6 +99,17 @@ export class DockerEngine implements Engine {
           ...(spec.memoryBytes === undefined ? {} : { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes }),
           ...(spec.securityOpt === undefined ? {} : { SecurityOpt: [...spec.securityOpt] }),
           ...(spec.capAdd === undefined ? {} : { CapAdd: [...spec.capAdd] }),
+          ...(spec.pidsLimit === undefined ? {} : { PidsLimit: spec.pidsLimit }),
+          ...(spec.cpus === undefined ? {} : { NanoCpus: Math.round(spec.cpus * 1e9) }),
+          ...(spec.volumes === undefined
+            ? {}
+            : {
+                // NoCopy: an empty volume must not be filled from the image's files at that path.
+                // (@types/dockerode wants every VolumeOptions field; the API takes NoCopy alone.)
+                Mounts: spec.volumes.map(
+                  (v) => ({ Type: 'volume', Source: v.volume, Target: v.target, ReadOnly: v.readOnly, VolumeOptions: { NoCopy: true } }) as unknown as Dockerode.MountSettings,
+                ),
+              }),
         },
       });
     } catch (e) {
@@ -121,6 +133,33 @@ export class DockerEngine implements Engine {
 
   buildImage(request: BuildRequest): Promise<BuildResult> {
     return buildImageWith(this, request);
+  }
+
+  async volumeExists(name: string): Promise<boolean> {
+    try {
+      await this.docker.getVolume(name).inspect();
+      return true;
+    } catch (e) {
+      if (dockerStatus(e) === 404) return false;
+      throw apiError(`inspect volume ${name}`, e);
+    }
+  }
+
+  async createVolume(name: string, kind: ResourceKind, labels: Readonly<Record<string, string>> = {}): Promise<void> {
+    try {
+      await this.docker.createVolume({ Name: name, Labels: { ...labels, [LABELS.managed]: 'true', [LABELS.kind]: kind } });
+    } catch (e) {
+      throw apiError(`create volume ${name}`, e);
+    }
+  }
+
+  async removeVolume(name: string): Promise<void> {
+    try {
+      await this.docker.getVolume(name).remove();
+    } catch (e) {
+      if (dockerStatus(e) === 404) return;
+      throw apiError(`remove volume ${name}`, e);
+    }
   }
 
   async imageInfo(ref: string): Promise<ImageInfo | undefined> {

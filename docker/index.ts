@@ -33,3 +33,4 @@ export {
 export type { EnsureBaseOptions, EnsureBaseResult } from './base-images.ts';
 export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
 export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';
+export { tarFiles } from './archive.ts';

@@ -17,7 +17,7 @@ export const LABELS = {
   contentHash: 'authbench.content-hash',
 } as const;
 
-export type ResourceKind = 'task-image' | 'family-image' | 'base-image' | 'builder-image' | 'container';
+export type ResourceKind = 'task-image' | 'family-image' | 'base-image' | 'builder-image' | 'container' | 'harness-volume';
 
 export interface ExecOptions {
   /** argv; never a joined shell string. */
@@ -97,6 +97,31 @@ export interface ContainerSpec {
   securityOpt?: readonly string[];
   /** Extra capabilities (e.g. `SYS_ADMIN`), for the same self-test controls. */
   capAdd?: readonly string[];
+  /** Named volumes to mount (the harness's read-only mount). */
+  volumes?: readonly VolumeMount[];
+  /** The idle main process (default `sleep infinity`); everything else runs through exec. */
+  idleCommand?: readonly string[];
+  /** Most processes the container may hold at once (fork bombs end there). */
+  pidsLimit?: number;
+  /** CPU quota, in CPUs (e.g. 1.5). */
+  cpus?: number;
+}
+
+export interface VolumeMount {
+  volume: string;
+  /** Absolute path inside the container. */
+  target: string;
+  readOnly: boolean;
+}
+
+/** What the daemon says about a container: the facts that tell a broken sandbox from a broken daemon. */
+export interface ContainerState {
+  /** created, running, paused, restarting, removing, exited, dead; `gone` when the daemon no longer knows it. */
+  status: string;
+  oomKilled: boolean;
+  exitCode: number | null;
+  /** Mounts as the daemon sees them (volume name, target, read-write). */
+  mounts: readonly { volume: string | undefined; target: string; rw: boolean }[];
 }
 
 export interface Container {
@@ -129,6 +154,8 @@ export interface Container {
   archive?(containerPath: string): Promise<Buffer | undefined>;
   /** Unpack such a tar into the existing containerDir, overwriting what is there and keeping the entries' owners. */
   extractArchive?(containerDir: string, tar: Uint8Array): Promise<void>;
+  /** The daemon's view of the container (optional so fakes need not offer it). */
+  state?(): Promise<ContainerState>;
   /** Force-remove; safe to call twice. */
   remove(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -187,6 +214,12 @@ export interface Engine {
   startContainer(spec: ContainerSpec): Promise<Container>;
   buildImage(request: BuildRequest): Promise<BuildResult>;
   imageInfo(ref: string): Promise<ImageInfo | undefined>;
+  /** Whether a named volume exists. */
+  volumeExists(name: string): Promise<boolean>;
+  /** Create a named volume carrying authbench's labels (kind, plus `labels`). */
+  createVolume(name: string, kind: ResourceKind, labels?: Readonly<Record<string, string>>): Promise<void>;
+  /** Remove a named volume; absent is fine. */
+  removeVolume(name: string): Promise<void>;
   /** Counters for tests and the demo (e.g. zero `docker build` calls on a warm rebuild). */
   readonly stats: { buildCalls: number; cacheHits: number };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planRollouts } from './config.ts';
+import { EvalConfigSchema, planRollouts, type EvalConfig } from './config.ts';
 import { redactConfig } from './job.ts';
 
 describe('planRollouts', () => {
@@ -47,5 +47,43 @@ describe('redactConfig', () => {
     expect(out).not.toContain('sk-secret');
     expect(out).not.toContain('alice');
     expect(redactConfig({ ...config, base_url: 'http://127.0.0.1:8000/v1' }).base_url).toBe('http://127.0.0.1:8000/v1');
+  });
+});
+
+describe('EvalConfigSchema', () => {
+  const base: EvalConfig = {
+    schema_version: 1,
+    model: 'scripted/oracle',
+    tasks_dir: 'tasks',
+    oracle_traces_dir: 'oracle-traces',
+    include: [],
+    exclude: [],
+    policies: ['gold'],
+    defenses: ['tool-boundary'],
+    attempts: 1,
+    seed: 0,
+    max_turns: 30,
+    cache: 'read-write',
+    model_timeout_sec: 300,
+    model_retries: 4,
+  };
+
+  it('parses configs written before replay existed unchanged', () => {
+    expect(EvalConfigSchema.parse(base)).toEqual(base);
+  });
+
+  it('records a replay file by path and sha256', () => {
+    const replay = { path: 'hostile/exfil.json', sha256: 'a'.repeat(64) };
+    expect(EvalConfigSchema.parse({ ...base, model: 'scripted/replay', replay }).replay).toEqual(replay);
+  });
+
+  it.each([
+    ['a digest that is not sha256 hex', { path: 'r.json', sha256: 'abc' }, 'replay.sha256'],
+    ['no digest', { path: 'r.json' }, 'replay.sha256'],
+    ['an unknown key', { path: 'r.json', sha256: 'a'.repeat(64), commands: [] }, 'replay'],
+  ])('rejects %s', (_name, replay, path) => {
+    const parsed = EvalConfigSchema.safeParse({ ...base, model: 'scripted/replay', replay });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual([path]);
   });
 });

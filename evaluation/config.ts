@@ -11,6 +11,14 @@ export const EvalConfigSchema = z
   .strictObject({
     schema_version: z.literal(1),
     model: z.string().describe('Model reference as given (`gpt-5`, `anthropic/…`, `scripted/oracle`)'),
+    // Optional so configs (and locks) of jobs that replay nothing stay as they were.
+    replay: z
+      .strictObject({
+        path: z.string().describe('The replay file as given to --replay'),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest').describe('Of the file\'s bytes when the job started'),
+      })
+      .optional()
+      .describe('scripted/replay: the commands it plays (present exactly when the model is scripted/replay)'),
     base_url: z.string().optional().describe('Base URL for openai-compatible providers'),
     tasks_dir: z.string().describe('Folder of task folders'),
     oracle_traces_dir: z.string().describe('Where gold lives'),

@@ -11,6 +11,7 @@ import { join, relative } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AUTHBENCH_VERSION, AuthbenchError, mapPool, stableStringify, writeJsonAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
+import { REPLAY_REF, loadReplayFile, type ReplayFile } from '../agent/index.ts';
 import { goldPaths, readStoredGold, resolvePolicy } from '../oracle/index.ts';
 import { goldPolicy } from '../gold/index.ts';
 import { createPolicyWriter, generatePolicy } from '../policygen/index.ts';
@@ -86,7 +87,30 @@ export function redactConfig(config: EvalConfig): EvalConfig {
   }
 }
 
-/** What the job's results depend on, besides the code: the config and every task's content and gold. */
+/**
+ * The commands a scripted/replay job plays, read from the file its config
+ * names and checked against the digest recorded there (the lock holds that
+ * digest, so --resume refuses a changed file). Undefined for other models.
+ * Throws INVALID_CONFIG for a missing or invalid file, or a config that
+ * pairs a replay file with another model (or scripted/replay with none).
+ */
+export async function loadJobReplay(config: Pick<EvalConfig, 'model' | 'replay'>): Promise<ReplayFile | undefined> {
+  const replays = config.model === `${REPLAY_REF.provider}/${REPLAY_REF.name}`;
+  if (config.replay === undefined) {
+    if (replays) throw new AuthbenchError('INVALID_CONFIG', `${config.model} needs a replay file`, { field: 'replay', hint: 'authbench eval --model scripted/replay --replay FILE' });
+    return undefined;
+  }
+  if (!replays) throw new AuthbenchError('INVALID_CONFIG', `a replay file is only played by scripted/replay, not ${config.model}`, { field: 'replay' });
+  const loaded = await loadReplayFile(config.replay.path);
+  if (loaded.sha256 !== config.replay.sha256) {
+    throw new AuthbenchError('CHECK_FAILED', `the replay file changed since the job's config recorded it (sha256 ${loaded.sha256}, recorded ${config.replay.sha256})`, {
+      file: config.replay.path,
+    });
+  }
+  return loaded.commands;
+}
+
+/** What the job's results depend on, besides the code: the config (with the replay file's digest) and every task's content and gold. */
 async function computeLock(config: EvalConfig, tasks: readonly Task[]): Promise<object> {
   const entries: Record<string, { content_sha256: string; gold_sha256: string | null }> = {};
   for (const t of tasks) {
@@ -113,6 +137,8 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
   const { config } = options;
   const dir = join(options.jobsDir, options.name);
   const emit = options.onEvent ?? ((): void => {});
+  // Before anything is built or run: a bad replay file is bad input, not a failed rollout.
+  const replay = await loadJobReplay(config);
   const tasks = await selectTasks(config);
   if (tasks.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks selected under ${config.tasks_dir}`, { file: config.tasks_dir });
 
@@ -122,7 +148,12 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
     throw new AuthbenchError('INVALID_ARGUMENT', `job ${options.name} exists`, { file: dir, hint: 'pass --resume to continue it, or choose another --job-name' });
   }
   if (existingLock !== undefined && stableStringify(existingLock) !== stableStringify(lock)) {
-    throw new AuthbenchError('CHECK_FAILED', `cannot resume ${options.name}: its inputs changed since it started (config, a task, or a gold set)`, {
+    const lockedReplay = (existingLock as { config?: { replay?: { path?: unknown; sha256?: unknown } } }).config?.replay;
+    const what =
+      config.replay !== undefined && lockedReplay?.path === config.replay.path && lockedReplay.sha256 !== config.replay.sha256
+        ? `the replay file ${config.replay.path}`
+        : 'config, a task, or a gold set';
+    throw new AuthbenchError('CHECK_FAILED', `cannot resume ${options.name}: its inputs changed since it started (${what})`, {
       file: join(dir, 'lock.json'),
       hint: 'start a new job (another --job-name) to evaluate the changed inputs',
     });
@@ -217,6 +248,7 @@ export async function runJob(engine: Engine, options: JobOptions): Promise<JobOu
               ledger: ledgers.get(spec.taskId),
               staticScore: entry?.score ?? null,
               ...(entry?.generated === undefined ? {} : { generated: entry.generated }),
+              ...(replay === undefined ? {} : { replay }),
               jobId: `job-${options.name}`,
               dir: rolloutDir,
             });

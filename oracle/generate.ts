@@ -29,6 +29,7 @@ import {
   type GoldFile,
   type Overrides,
 } from '../gold/index.ts';
+import { RESERVED_PATHS } from '../sandbox/compile/index.ts';
 import { viewSnapshot, type FsSnapshot } from '../sandbox/paths/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import type { SandboxResult } from '../sandbox/run/index.ts';
@@ -106,7 +107,9 @@ export interface Sufficiency {
 
 /** Replay solve.sh under `policy` with enforcement on; the utility validator must pass. */
 export async function checkSufficiency(engine: Engine, task: Task, image: string, policy: Policy, options: { bestEffort?: boolean } = {}): Promise<Sufficiency> {
-  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0, ...(options.bestEffort === true ? { bestEffort: true } : {}) });
+  // The reference solution replays from /solution: the one reserved path the oracle (never the agent) may read.
+  const reserved = RESERVED_PATHS.filter((p) => p !== CONTAINER_PATHS.solution);
+  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0, reserved, ...(options.bestEffort === true ? { bestEffort: true } : {}) });
   await box.container.copyIn(dirname(task.files.solveSh), '/');
   const run = await box.session.run({
     cmd: ['bash', `${CONTAINER_PATHS.solution}/solve.sh`],

@@ -64,6 +64,8 @@ export interface TaskLimits {
   cpus: number | undefined;
   memoryMb: number | undefined;
   storageMb: number | undefined;
+  /** [authbench].pids_limit */
+  pids: number | undefined;
 }
 
 export interface Task {
@@ -156,6 +158,10 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     problems.push(...parsed.problems);
     config = parsed.config;
   }
+  // [verifier.env] (Harbor): the validators' extra environment, a table of NAME = "value".
+  const verifierEnv = (config?.verifier as Record<string, unknown> | undefined)?.['env'];
+  if (verifierEnv !== undefined && !isEnvTable(verifierEnv))
+    err(TASK_PATHS.config, 'verifier.env', 'must be a table of NAME = "value" (names of letters, digits and _)');
 
   // instruction.md
   let instruction = '';
@@ -316,6 +322,7 @@ function limitsOf(config: TaskToml): TaskLimits {
     cpus: env?.cpus,
     memoryMb: size(env?.memory_mb, env?.memory),
     storageMb: size(env?.storage_mb, env?.storage),
+    pids: config.authbench?.pids_limit,
   };
 }
 
@@ -388,6 +395,11 @@ async function pathKind(path: string): Promise<PathKind> {
 function isMissing(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP';
+}
+
+function isEnvTable(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Date) return false;
+  return Object.entries(value).every(([k, v]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && ['string', 'number', 'boolean'].includes(typeof v));
 }
 
 function within(root: string, path: string): boolean {

@@ -169,6 +169,12 @@ export const AuthbenchSectionSchema = z
       .describe('none: no network at all; sink: only what the local sink needs'),
     workdir: exactPath.optional().describe("Override of the Dockerfile's final WORKDIR"),
     sink: SinkSchema.optional(),
+    pids_limit: z
+      .number()
+      .int()
+      .min(16)
+      .optional()
+      .describe('Most processes the task container may hold at once (default 1024); a fork bomb ends there'),
   })
   .superRefine((s, ctx) => {
     if (s.network === 'sink' && s.sink === undefined)

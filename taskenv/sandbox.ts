@@ -1,8 +1,7 @@
 import type { Container, Engine } from '../docker/index.ts';
-import { ensureLauncher, installLauncher } from '../sandbox/launcher/index.ts';
 import { SandboxSession, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { taskContainerSpec, type TaskContainerOptions } from './container.ts';
+import { startTaskContainer, type TaskContainerOptions } from './container.ts';
 
 export interface TaskSandbox {
   container: Container;
@@ -13,24 +12,23 @@ export interface TaskSandbox {
 export interface OpenSandboxOptions extends TaskContainerOptions, SessionOptions {}
 
 /**
- * A fresh container of the task's image with the launcher installed and a
- * sandbox session on it. Dispose (or `await using`) removes the container.
+ * A fresh container of the task's image with the harness mounted read-only
+ * and a sandbox session on it. Dispose (or `await using`) removes the container.
  */
 export async function openTaskSandbox(engine: Engine, task: Task, image: string, options: OpenSandboxOptions = {}): Promise<TaskSandbox> {
-  const binary = await ensureLauncher(engine);
-  const container = await engine.startContainer(taskContainerSpec(task, image, options));
-  try {
-    await installLauncher(container, binary);
-  } catch (e) {
-    await container.remove();
-    throw e;
-  }
+  const container = await startTaskContainer(engine, task, image, {
+    ...(options.runId === undefined ? {} : { runId: options.runId }),
+    ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
+  });
   const session = new SandboxSession(container, task.workdir, {
     ...(options.bestEffort === undefined ? {} : { bestEffort: options.bestEffort }),
     ...(options.pinCpu === undefined ? {} : { pinCpu: options.pinCpu }),
+    ...(options.traceCapBytes === undefined ? {} : { traceCapBytes: options.traceCapBytes }),
+    ...(options.traceCapEvents === undefined ? {} : { traceCapEvents: options.traceCapEvents }),
+    ...(options.reserved === undefined ? {} : { reserved: options.reserved }),
   });
   const dispose = async (): Promise<void> => {
-    // Close the in-container agent first so no attached exec outlives the container; removal happens regardless.
+    // Close the in-container agent first (it kills whatever commands left); removal happens regardless.
     try {
       await session.close();
     } finally {

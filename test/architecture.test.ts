@@ -22,7 +22,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   gold: ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
   score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format', 'taskenv'],
   taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
-  validators: ['core', 'docker', 'task-format', 'taskenv'],
+  validators: ['core', 'docker', 'sandbox/launcher', 'sandbox/paths', 'sandbox/trace', 'task-format', 'taskenv'],
   evaluation: ['agent', 'containment', 'core', 'docker', 'oracle', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators', 'gold', 'policygen'],
   oracle: ['core', 'docker', 'gold', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'score', 'task-format', 'taskenv', 'validators'],
   agent: ['containment', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],

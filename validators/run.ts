@@ -3,22 +3,107 @@
  * the way Harbor does: solution/ is copied to /solution and solve.sh runs from
  * the task's working directory; tests/ is copied to /tests only after the
  * agent (or oracle) has finished, never before, so nothing the agent runs can
- * read or tamper with them; validators run as root outside enforcement.
+ * read them.
+ *
+ * After an agent episode every file the agent could write is hostile, so the
+ * validation phase trusts nothing it left (prepareValidation):
+ * - whatever is at /tests or /logs/verifier is moved aside — never deleted,
+ *   never merged into — and reported (a moved path means the rollout's
+ *   outcome is `validator_surface_tampered`); then the task's tests are copied
+ *   in fresh through the Docker archive API and /logs/verifier is created
+ *   empty. Processes the agent left running are killed first, so none can
+ *   rewrite the tests or the reward after they are in place.
+ * - none of these steps runs an image binary (`mv`, `mkdir`, `test`, `rm`,
+ *   coreutils `timeout` may all have been replaced): the harness's own static
+ *   ab-launch, on the read-only harness mount, does the moving
+ *   (`--quarantine`) and starts every validator (`--validator-exec`, which also
+ *   enforces the timeout and counts the output), and Docker does the copying.
+ * - validators run isolated from the agent's files: pytest never gets the
+ *   workdir on sys.path (`python3 -I`, or PYTHONSAFEPATH for test.sh), reads no
+ *   ini file and no conftest.py outside /tests (pytest.ts), and keeps its
+ *   results in a JUnit file per run.
+ *
+ * Validators run as root (uid 0, never a user name the agent could have
+ * remapped in /etc/passwd), with no_new_privs: AuthBench attack validators read
+ * root-only secrets and whatever the agent wrote, wherever it wrote it, and a
+ * read that failed under a lesser uid would make an attack look like it never
+ * happened. no_new_privs keeps a set-uid binary the agent planted from gaining
+ * anything; the image's interpreter and libraries themselves cannot be
+ * isolated, which is what the validator surface (surface.ts) flags.
  */
-import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, readFile as readHostFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { AuthbenchError } from '../core/index.ts';
 import type { Container, ExecResult } from '../docker/index.ts';
+import { LAUNCHER_PATH } from '../sandbox/launcher/index.ts';
+import type { FsSnapshot } from '../sandbox/paths/index.ts';
 import type { Task } from '../task-format/index.ts';
+import { parseJunit, type TestResult } from './junit.ts';
+import {
+  DEFAULT_VERIFIER_TIMEOUT_SEC,
+  JUNIT_PLUGIN_MODULE,
+  JUNIT_PLUGIN_SOURCE,
+  PYTEST_INI_FILES,
+  VALIDATION_PATHS,
+  VALIDATOR_OUTPUT_CAP_BYTES,
+  junitPathN,
+  parseQuarantineOutput,
+  pytestCommand,
+  pytestIniFile,
+  pytestValidatorEnv,
+  shellValidatorEnv,
+  splitTrailer,
+  validatorExecArgv,
+  verifierEnv,
+  type MovedPath,
+  type ValidatorEnv,
+  type ValidatorKind,
+} from './pytest.ts';
 import { parseRewardJson, parseRewardText, rewardComponents, rewardPassed, type RewardSource } from './reward.ts';
+import { validatorSurface, type SurfaceOptions, type ValidatorSurface } from './surface.ts';
 
 export const CONTAINER_PATHS = {
   solution: '/solution',
-  tests: '/tests',
-  verifierLogs: '/logs/verifier',
+  tests: VALIDATION_PATHS.tests,
+  verifierLogs: VALIDATION_PATHS.verifierLogs,
 } as const;
 
 const DEFAULT_ORACLE_TIMEOUT_MS = 600_000;
+/** The harness's own execs: root by number, from /, which always exists (the agent may have removed the workdir). */
+const HARNESS_EXEC = { user: '0:0', workdir: '/' } as const;
+/** Room for the supervisor's own status line and warnings beyond the capped output. */
+const EXEC_CAP_SLACK_BYTES = 16 * 1024;
+/** More JUnit files than this from one validator is not a test.sh we know. */
+const MAX_JUNIT_FILES = 50;
+
+/** What prepareValidation did before the validators ran. */
+export interface ValidationPreparation {
+  /** What was at /tests or /logs/verifier (or a symlink/file on the way) and where it is now. Non-empty: tampered. */
+  moved: MovedPath[];
+  /** Processes the agent left running that were killed before the tests were put in place. */
+  strayProcesses: number;
+  /** The helper (ab-launch on the read-only harness mount) that moved things and starts the validators. */
+  launcher: string;
+  /** A fresh directory of this validation phase (holds the JUnit-numbering pytest plugin). */
+  harnessDir: string;
+  /** The ini file pytest reads: the tests' own, else /dev/null. */
+  pytestIni: string;
+}
+
+export interface PrepareOptions {
+  /** Kill processes the agent left running before the tests go in (default true). */
+  stopStrayProcesses?: boolean;
+}
+
+export interface ValidatorRunOptions extends PrepareOptions {
+  /** This container's preparation, when the caller already prepared it. */
+  prepared?: ValidationPreparation;
+}
 
 export interface ValidatorOutcome {
+  kind: ValidatorKind;
   /** utility: the task was done; attack: the attack happened. */
   passed: boolean;
   /** Why the verdict is what it is (reward value, pytest summary, or the problem). */
@@ -27,7 +112,31 @@ export interface ValidatorOutcome {
   /** reward.json's named parts (e.g. `task`, `recovery` of a memory/recovery scenario). */
   components?: Record<string, number>;
   source: RewardSource;
+  /**
+   * The validator process: exit code (128+n when killed by signal n; null on timeout), timed
+   * out, stdout and stderr each kept up to VALIDATOR_OUTPUT_CAP_BYTES, and whether they were cut.
+   */
   exec: ExecResult;
+  /** The exact argv run in the container. */
+  command: string[];
+  /** Full sizes of the validator's output, however much was kept. */
+  stdoutBytes: number;
+  stderrBytes: number;
+  /** The reward files as the validator left them (utility validators; test.sh writes them). */
+  rewardFiles: { 'reward.txt'?: string; 'reward.json'?: string };
+  /** Every JUnit file the run wrote (one per pytest run), in order. */
+  junit: { path: string; xml: string }[];
+  /** Per-test results from those files. */
+  tests: TestResult[];
+  /** What could not be read from them. */
+  junitProblems: string[];
+  /**
+   * Set when the validator produced no result at all — no reward file and no test recorded
+   * (or the helper reported nothing) — saying why. The verdict is then not evidence about
+   * the agent; the rollout layer reports it as an infrastructure error naming this cause.
+   */
+  noResult?: string;
+  preparation: ValidationPreparation;
 }
 
 function timeoutMs(seconds: number | undefined, fallback: number): number {
@@ -57,55 +166,260 @@ export async function runAttackSmoke(container: Container, task: Task): Promise<
   });
 }
 
-async function ensureTests(container: Container, task: Task): Promise<void> {
-  const present = await container.exec({ cmd: ['test', '-d', CONTAINER_PATHS.tests] });
-  if (present.exitCode !== 0) await container.copyIn(task.files.testsDir, '/');
+/** Per container: its one preparation, and what each validator left for a re-run to clear. */
+interface ValidationState {
+  preparation: Promise<ValidationPreparation>;
+  produced: Map<ValidatorKind, string[]>;
+}
+
+const states = new WeakMap<Container, ValidationState>();
+
+/** The ini file pytest should read, from the task's tests/ on the host. */
+async function taskPytestIni(task: Task): Promise<string> {
+  const names = new Set(await readdir(task.files.testsDir));
+  const files: Record<string, string> = {};
+  for (const name of PYTEST_INI_FILES) if (names.has(name)) files[name] = await readHostFile(join(task.files.testsDir, name), 'utf8');
+  return pytestIniFile(files);
+}
+
+async function quarantine(container: Container, launcher: string, paths: readonly string[], stopStrays: boolean): Promise<{ moved: MovedPath[]; stopped: number }> {
+  const cmd = [launcher, '--quarantine', ...(stopStrays ? ['--stop-strays'] : []), '--', ...paths];
+  const exec = await container.exec({ cmd, ...HARNESS_EXEC });
+  const parsed = parseQuarantineOutput(exec.stdout);
+  if (exec.exitCode !== 0 || parsed.problems.length > 0) {
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', `could not move the validator paths aside in container ${container.id.slice(0, 12)} (exit ${String(exec.exitCode)})`, {
+      details: [...exec.stderr.trim().split('\n').slice(-5), ...parsed.problems],
+      hint: 'the validation helper is ab-launch --quarantine on the harness mount; is the harness mounted?',
+    });
+  }
+  return { moved: parsed.moved, stopped: parsed.stopped ?? 0 };
+}
+
+/** Create an empty directory `containerPath` through the archive API (its parent is created if missing). */
+async function createEmptyDir(container: Container, containerPath: string): Promise<void> {
+  const host = await mkdtemp(join(tmpdir(), 'authbench-empty-'));
+  try {
+    const name = containerPath.split('/').at(-1) ?? '';
+    const dir = join(host, name);
+    await mkdir(dir);
+    await chmod(dir, 0o755);
+    await container.copyIn(dir, dirname(containerPath));
+  } finally {
+    await rm(host, { recursive: true, force: true });
+  }
+}
+
+async function prepare(container: Container, task: Task, options: PrepareOptions): Promise<ValidationPreparation> {
+  const launcher = LAUNCHER_PATH;
+  const pytestIni = await taskPytestIni(task);
+  const { moved, stopped } = await quarantine(container, launcher, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true);
+  await container.copyIn(task.files.testsDir, '/');
+  await createEmptyDir(container, VALIDATION_PATHS.verifierLogs);
+  // A fresh random name at /, which cannot be a symlink: nothing the agent left can be in its way.
+  const harnessDir = `/.authbench-validation-${randomBytes(8).toString('hex')}`;
+  await container.putFiles(`${harnessDir}/python`, { [`${JUNIT_PLUGIN_MODULE}.py`]: JUNIT_PLUGIN_SOURCE }, 0o644);
+  return { moved, strayProcesses: stopped, launcher, harnessDir, pytestIni };
+}
+
+/**
+ * Get the container ready for its validators, once: kill what the agent left
+ * running, move whatever is at /tests and /logs/verifier aside (reported in
+ * `moved`), copy the task's tests in fresh and create /logs/verifier empty.
+ * Later calls on the same container return the first preparation (the
+ * validators' own outputs are not "found" again); the validator functions
+ * call it themselves when not given `prepared`.
+ */
+export function prepareValidation(container: Container, task: Task, options: PrepareOptions = {}): Promise<ValidationPreparation> {
+  const known = states.get(container);
+  if (known !== undefined) return known.preparation;
+  const preparation = prepare(container, task, options);
+  const state: ValidationState = { preparation, produced: new Map() };
+  states.set(container, state);
+  // A failed preparation is not remembered, so a retry starts over (and reports what it finds).
+  preparation.catch(() => {
+    if (states.get(container) === state) states.delete(container);
+  });
+  return preparation;
+}
+
+async function readText(container: Container, path: string): Promise<{ text?: string; problem?: string }> {
+  try {
+    const data = await container.readFile(path);
+    return data === undefined ? {} : { text: data.toString('utf8') };
+  } catch (e) {
+    if (e instanceof AuthbenchError && !e.isInfrastructure) return { problem: `${path}: ${e.message}` };
+    throw e;
+  }
+}
+
+function lastLine(text: string): string | undefined {
+  const line = text.trimEnd().split('\n').at(-1)?.trim();
+  return line === undefined || line === '' ? undefined : line.slice(0, 300);
+}
+
+/** The exec's exit, in words. */
+function exitWords(exec: ExecResult): string {
+  return exec.timedOut ? 'timed out' : `exit ${String(exec.exitCode)}`;
+}
+
+interface ValidatorPlan {
+  kind: ValidatorKind;
+  cmd: string[];
+  env: ValidatorEnv;
+  /** test.sh (reward files are the verdict) or pytest (its exit code is). */
+  style: 'shell' | 'pytest';
+}
+
+async function runValidator(container: Container, task: Task, plan: (prep: ValidationPreparation) => ValidatorPlan, options: ValidatorRunOptions): Promise<ValidatorOutcome> {
+  const preparation = options.prepared ?? (await prepareValidation(container, task, options));
+  const state = states.get(container);
+  const p = plan(preparation);
+  // A second run of the same validator in this container: its earlier outputs must not be read as this run's.
+  const stale = state?.produced.get(p.kind) ?? [];
+  if (stale.length > 0) await quarantine(container, preparation.launcher, stale, false);
+
+  const timeoutSec = task.limits.verifierTimeoutSec ?? DEFAULT_VERIFIER_TIMEOUT_SEC;
+  const token = `AUTHBENCH_STATUS_${randomBytes(12).toString('hex')}`;
+  const command = validatorExecArgv({
+    launcher: preparation.launcher,
+    env: p.env,
+    cwd: task.workdir,
+    timeoutSec,
+    capBytes: VALIDATOR_OUTPUT_CAP_BYTES,
+    trailer: token,
+    cmd: p.cmd,
+  });
+  const raw = await container.exec({ cmd: command, ...HARNESS_EXEC, outputCapBytes: VALIDATOR_OUTPUT_CAP_BYTES + EXEC_CAP_SLACK_BYTES });
+  const { output, status } = splitTrailer(raw.stdout, token);
+  const exec: ExecResult =
+    status === undefined
+      ? { ...raw, stdout: output }
+      : {
+          exitCode: status.timed_out ? null : (status.exit_code ?? (status.signal === null ? null : 128 + status.signal)),
+          timedOut: status.timed_out,
+          stdout: output,
+          stderr: raw.stderr,
+          stdoutTruncated: status.stdout_bytes > VALIDATOR_OUTPUT_CAP_BYTES,
+          stderrTruncated: status.stderr_bytes > VALIDATOR_OUTPUT_CAP_BYTES,
+          durationMs: raw.durationMs,
+        };
+
+  const junit: { path: string; xml: string }[] = [];
+  const junitProblems: string[] = [];
+  for (let n = 1; n <= MAX_JUNIT_FILES; n++) {
+    const path = junitPathN(p.kind, n);
+    const read = await readText(container, path);
+    if (read.problem !== undefined) junitProblems.push(read.problem);
+    if (read.text === undefined) break;
+    junit.push({ path, xml: read.text });
+  }
+  const tests: TestResult[] = [];
+  for (const file of junit) {
+    const parsed = parseJunit(file.xml);
+    tests.push(...parsed.tests);
+    junitProblems.push(...parsed.problems.map((problem) => `${file.path}: ${problem}`));
+  }
+  const rewardFiles: ValidatorOutcome['rewardFiles'] = {};
+  if (p.style === 'shell') {
+    for (const name of ['reward.txt', 'reward.json'] as const) {
+      const read = await readText(container, `${VALIDATION_PATHS.verifierLogs}/${name}`);
+      if (read.text !== undefined) rewardFiles[name] = read.text;
+      if (read.problem !== undefined) junitProblems.push(read.problem);
+    }
+  }
+  state?.produced.set(p.kind, [
+    ...junit.map((j) => j.path),
+    ...Object.keys(rewardFiles).map((name) => `${VALIDATION_PATHS.verifierLogs}/${name}`),
+  ]);
+
+  const base = {
+    kind: p.kind,
+    exec,
+    command,
+    stdoutBytes: status?.stdout_bytes ?? Buffer.byteLength(output),
+    stderrBytes: status?.stderr_bytes ?? Buffer.byteLength(raw.stderr),
+    rewardFiles,
+    junit,
+    tests,
+    junitProblems,
+    preparation,
+  };
+  const stderrHint = lastLine(exec.stderr);
+  const because = (what: string): string => `${what} (${exitWords(exec)}${stderrHint === undefined ? '' : `: ${stderrHint}`})`;
+
+  if (status === undefined) {
+    const why = because('the validator helper reported no status');
+    return { ...base, passed: false, reason: why, source: 'exit-code', noResult: why };
+  }
+  if (p.style === 'pytest') {
+    const passed = !exec.timedOut && exec.exitCode === 0;
+    const reason = exec.timedOut ? `validator timed out after ${timeoutSec} s` : pytestSummary(exec);
+    const noResult = tests.length === 0 && (exec.timedOut || (exec.exitCode !== 0 && exec.exitCode !== 1)) ? because('pytest recorded no test result') : undefined;
+    return { ...base, passed, reason, source: 'exit-code', ...(noResult === undefined ? {} : { noResult }) };
+  }
+
+  // test.sh: the reward file is the verdict, the exit code is not.
+  const txt = rewardFiles['reward.txt'];
+  const json = txt === undefined ? rewardFiles['reward.json'] : undefined;
+  if (txt === undefined && json === undefined) {
+    const reason = exec.timedOut ? `validator timed out after ${timeoutSec} s` : `test.sh wrote no reward file (${exitWords(exec)})`;
+    const noResult = tests.length === 0 ? because('test.sh wrote no reward file and pytest recorded no test result') : undefined;
+    return { ...base, passed: false, reason, source: 'exit-code', ...(noResult === undefined ? {} : { noResult }) };
+  }
+  const source: RewardSource = txt !== undefined ? 'reward.txt' : 'reward.json';
+  const parsed = txt !== undefined ? parseRewardText(txt) : parseRewardJson(json ?? '');
+  if (typeof parsed === 'string') return { ...base, passed: false, reason: parsed, source };
+  const components = json === undefined ? {} : rewardComponents(json);
+  const timedOut = exec.timedOut ? ` (validator timed out after ${timeoutSec} s)` : '';
+  return {
+    ...base,
+    passed: rewardPassed(parsed) && !exec.timedOut,
+    reason: `reward ${parsed}${timedOut}`,
+    reward: parsed,
+    ...(Object.keys(components).length > 0 ? { components } : {}),
+    source,
+  };
 }
 
 /**
  * The utility validator: tests/test.sh writing /logs/verifier/reward.txt|json
  * (Harbor), else `pytest tests/test_outputs.py` judged by its exit code.
  */
-export async function runUtilityValidator(container: Container, task: Task): Promise<ValidatorOutcome> {
-  await ensureTests(container, task);
-  const limit = timeoutMs(task.limits.verifierTimeoutSec, 600_000);
-  if (task.files.testSh === undefined) {
-    const exec = await container.exec({
-      cmd: ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', `${CONTAINER_PATHS.tests}/test_outputs.py`],
-      workdir: task.workdir,
-      timeoutMs: limit,
-    });
-    return { passed: exec.exitCode === 0, reason: pytestSummary(exec), source: 'exit-code', exec };
-  }
-  await container.exec({ cmd: ['mkdir', '-p', CONTAINER_PATHS.verifierLogs] });
-  // A stale reward from an earlier validator run must not be read as this one's.
-  await container.exec({ cmd: ['rm', '-f', `${CONTAINER_PATHS.verifierLogs}/reward.txt`, `${CONTAINER_PATHS.verifierLogs}/reward.json`] });
-  const exec = await container.exec({ cmd: ['bash', `${CONTAINER_PATHS.tests}/test.sh`], workdir: task.workdir, timeoutMs: limit });
-  if (exec.timedOut) return { passed: false, reason: 'validator timed out', source: 'exit-code', exec };
-  const txt = await container.readFile(`${CONTAINER_PATHS.verifierLogs}/reward.txt`);
-  const json = txt === undefined ? await container.readFile(`${CONTAINER_PATHS.verifierLogs}/reward.json`) : undefined;
-  if (txt === undefined && json === undefined) {
-    return { passed: false, reason: `test.sh wrote no reward file (exit ${String(exec.exitCode)})`, source: 'exit-code', exec };
-  }
-  const source: RewardSource = txt !== undefined ? 'reward.txt' : 'reward.json';
-  const parsed = txt !== undefined ? parseRewardText(txt.toString('utf8')) : parseRewardJson((json ?? Buffer.alloc(0)).toString('utf8'));
-  if (typeof parsed === 'string') return { passed: false, reason: parsed, source, exec };
-  const components = json === undefined ? {} : rewardComponents(json.toString('utf8'));
-  return { passed: rewardPassed(parsed), reason: `reward ${parsed}`, reward: parsed, ...(Object.keys(components).length > 0 ? { components } : {}), source, exec };
+export async function runUtilityValidator(container: Container, task: Task, options: ValidatorRunOptions = {}): Promise<ValidatorOutcome> {
+  const taskEnv = verifierEnv(task);
+  return runValidator(
+    container,
+    task,
+    (prep) =>
+      task.files.testSh === undefined
+        ? { kind: 'utility', style: 'pytest', cmd: pytestCommand(`${VALIDATION_PATHS.tests}/test_outputs.py`, 'utility', prep.pytestIni), env: pytestValidatorEnv(taskEnv) }
+        : {
+            kind: 'utility',
+            style: 'shell',
+            cmd: ['bash', `${VALIDATION_PATHS.tests}/test.sh`],
+            env: shellValidatorEnv({ kind: 'utility', ini: prep.pytestIni, pluginDir: `${prep.harnessDir}/python`, taskEnv }),
+          },
+    options,
+  );
 }
 
 /** The attack validator (AuthBench): pytest on test_attack_outputs.py; passing means the attack happened. */
-export async function runAttackValidator(container: Container, task: Task): Promise<ValidatorOutcome> {
+export async function runAttackValidator(container: Container, task: Task, options: ValidatorRunOptions = {}): Promise<ValidatorOutcome> {
   if (task.files.attackValidator === undefined) {
     throw new Error(`task ${task.id} has no tests/test_attack_outputs.py`);
   }
-  await ensureTests(container, task);
-  const exec = await container.exec({
-    cmd: ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', `${CONTAINER_PATHS.tests}/test_attack_outputs.py`],
-    workdir: task.workdir,
-    timeoutMs: timeoutMs(task.limits.verifierTimeoutSec, 600_000),
-  });
-  return { passed: exec.exitCode === 0, reason: pytestSummary(exec), source: 'exit-code', exec };
+  const taskEnv = verifierEnv(task);
+  return runValidator(
+    container,
+    task,
+    (prep) => ({
+      kind: 'attack',
+      style: 'pytest',
+      cmd: pytestCommand(`${VALIDATION_PATHS.tests}/test_attack_outputs.py`, 'attack', prep.pytestIni),
+      env: pytestValidatorEnv(taskEnv),
+    }),
+    options,
+  );
 }
 
 /** pytest's last non-empty line ("2 passed in 0.01s"), or the exit status when there is none. */
@@ -113,4 +427,10 @@ export function pytestSummary(exec: ExecResult): string {
   if (exec.timedOut) return 'timed out';
   const last = exec.stdout.trimEnd().split('\n').at(-1)?.trim();
   return last !== undefined && last !== '' ? last : `exit ${String(exec.exitCode)}`;
+}
+
+/** The task's validator surface, reading its test.sh (see surface.ts). */
+export async function loadValidatorSurface(task: Task, options: Omit<SurfaceOptions, 'testSh'> & { snapshot?: FsSnapshot } = {}): Promise<ValidatorSurface> {
+  const testSh = task.files.testSh === undefined ? undefined : await readHostFile(task.files.testSh, 'utf8');
+  return validatorSurface(task, { ...options, ...(testSh === undefined ? {} : { testSh }) });
 }

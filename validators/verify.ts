@@ -8,7 +8,7 @@
  * Docker faults propagate: they say nothing about the task.
  */
 import type { Engine, ExecResult } from '../docker/index.ts';
-import { taskContainerSpec, withTaskContainer } from '../taskenv/index.ts';
+import { withTaskContainer } from '../taskenv/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { runAttackSmoke, runAttackValidator, runOracle, runUtilityValidator, type ValidatorOutcome } from './run.ts';
 
@@ -51,12 +51,12 @@ function execSummary(e: ExecResult): ExecSummary {
   return { exitCode: e.exitCode, timedOut: e.timedOut, durationMs: e.durationMs };
 }
 
-export async function verifyTask(engine: Pick<Engine, 'startContainer'>, task: Task, image: string, options: VerifyOptions = {}): Promise<TaskVerification> {
-  const spec = taskContainerSpec(task, image, options.runId === undefined ? {} : { runId: options.runId });
+export async function verifyTask(engine: Engine, task: Task, image: string, options: VerifyOptions = {}): Promise<TaskVerification> {
+  const containerOptions = options.runId === undefined ? {} : { runId: options.runId };
   const failures: string[] = [];
   const sensitive = task.dataset === 'sensitive';
 
-  const oracle = await withTaskContainer(engine, spec, async (c): Promise<ControlResult> => {
+  const oracle = await withTaskContainer(engine, task, image, containerOptions, async (c): Promise<ControlResult> => {
     const exec = await runOracle(c, task);
     const utility = verdict(await runUtilityValidator(c, task));
     const attack = sensitive ? verdict(await runAttackValidator(c, task)) : undefined;
@@ -69,7 +69,7 @@ export async function verifyTask(engine: Pick<Engine, 'startContainer'>, task: T
 
   let smoke: ControlResult = { ran: false };
   if (sensitive && task.files.attackSmoke !== undefined) {
-    smoke = await withTaskContainer(engine, spec, async (c): Promise<ControlResult> => {
+    smoke = await withTaskContainer(engine, task, image, containerOptions, async (c): Promise<ControlResult> => {
       const exec = await runAttackSmoke(c, task);
       return { ran: true, exec: execSummary(exec), attack: verdict(await runAttackValidator(c, task)) };
     });
@@ -78,7 +78,7 @@ export async function verifyTask(engine: Pick<Engine, 'startContainer'>, task: T
 
   let noop: ControlResult = { ran: false };
   if (options.checkNoop === true) {
-    noop = await withTaskContainer(engine, spec, async (c): Promise<ControlResult> => ({
+    noop = await withTaskContainer(engine, task, image, containerOptions, async (c): Promise<ControlResult> => ({
       ran: true,
       utility: verdict(await runUtilityValidator(c, task)),
     }));

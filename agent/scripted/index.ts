@@ -3,6 +3,7 @@ import type { Task } from '../../task-format/index.ts';
 import type { AgentModel } from '../loop.ts';
 import { followInjectionModel } from './follow-injection.ts';
 import { oracleModel } from './oracle.ts';
+import { replayModel, type ReplayEntry } from './replay.ts';
 
 export { extractCommands, EXTRACTION_RULES, TEXT_KINDS, type ExtractedCommand, type ExtractionRule, type TextKind } from './extract.ts';
 export {
@@ -15,19 +16,48 @@ export {
   type FollowTarget,
 } from './follow-injection.ts';
 export { ORACLE_REF, oracleModel, oracleReads } from './oracle.ts';
+export {
+  REPLAY_REF,
+  ReplayEntrySchema,
+  ReplayFileSchema,
+  loadReplayFile,
+  parseReplay,
+  parseReplayText,
+  replayModel,
+  type LoadedReplay,
+  type ReplayEntry,
+  type ReplayFile,
+} from './replay.ts';
 export { SCRIPTED_POLICY_WRITERS, writeScriptedPolicy, type ScriptedPolicyWriter } from './policy.ts';
 export { readTranscript, scriptedResponse, type PastCall, type TranscriptView } from './transcript.ts';
 
-export const SCRIPTED_MODELS = ['oracle', 'follow-injection'] as const;
+export const SCRIPTED_MODELS = ['oracle', 'follow-injection', 'replay'] as const;
 export type ScriptedModelName = (typeof SCRIPTED_MODELS)[number];
 
-/** `scripted/<name>` for one task; scripted models read the task on the host (solve.sh, untrusted sources). */
-export async function scriptedModel(name: string, task: Task): Promise<AgentModel> {
+export interface ScriptedModelOptions {
+  /** scripted/replay: the commands it plays, one per turn (required by it, refused by the others). */
+  replay?: readonly ReplayEntry[];
+}
+
+/**
+ * `scripted/<name>` for one task; scripted models read the task on the host
+ * (solve.sh, untrusted sources), except scripted/replay, which plays the
+ * commands it is given.
+ */
+export async function scriptedModel(name: string, task: Task, options: ScriptedModelOptions = {}): Promise<AgentModel> {
+  if (options.replay !== undefined && name !== 'replay') {
+    throw new AuthbenchError('INVALID_ARGUMENT', `replay commands are for scripted/replay, not scripted/${name}`);
+  }
   switch (name) {
     case 'oracle':
       return oracleModel(task);
     case 'follow-injection':
       return followInjectionModel(task);
+    case 'replay':
+      if (options.replay === undefined) {
+        throw new AuthbenchError('INVALID_ARGUMENT', 'scripted/replay needs the commands to replay', { hint: 'authbench eval --model scripted/replay --replay FILE' });
+      }
+      return replayModel(options.replay);
     default:
       throw new AuthbenchError('INVALID_ARGUMENT', `unknown scripted model ${JSON.stringify(name)}`, {
         hint: `scripted models: ${SCRIPTED_MODELS.map((m) => `scripted/${m}`).join(', ')}`,

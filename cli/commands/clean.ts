@@ -17,7 +17,7 @@ interface Row {
 
 const command: CommandModule<object, CleanArgs> = {
   command: 'clean',
-  describe: 'Remove containers and images authbench created (label authbench.managed=true), nothing else',
+  describe: 'Remove containers, images and volumes authbench created (label authbench.managed=true), nothing else',
   builder: (y: Argv) =>
     y
       .option('dry-run', { describe: 'List what would be removed', type: 'boolean', default: false })
@@ -45,6 +45,7 @@ const command: CommandModule<object, CleanArgs> = {
           id: i.id.replace(/^sha256:/, '').slice(0, 12),
           name: i.tags.join(', ') || chalk.dim('<untagged>'),
         })),
+        ...report.volumes.map((v) => ({ kind: 'volume', id: v.replace(/^authbench-harness-/, '').slice(0, 12), name: v })),
       ];
       if (rows.length > 0) {
         process.stdout.write(
@@ -59,7 +60,7 @@ const command: CommandModule<object, CleanArgs> = {
         );
       }
       const verb = report.dryRun ? 'would remove' : 'removed';
-      process.stdout.write(`${verb} ${report.containers.length} container(s), ${report.images.length} image(s)\n`);
+      process.stdout.write(`${verb} ${report.containers.length} container(s), ${report.images.length} image(s), ${report.volumes.length} volume(s)\n`);
       if (report.skipped > 0) {
         process.stdout.write(chalk.dim(`left ${report.skipped} resource(s) that only inherited authbench labels from an authbench image\n`));
       }

@@ -7,6 +7,8 @@ import { createProgress } from '../progress.ts';
 
 interface EvalArgs {
   model: string;
+  /** An array when the flag is repeated (refused). */
+  replay: string | string[] | undefined;
   'base-url': string | undefined;
   tasks: string;
   'oracle-traces': string;
@@ -36,7 +38,8 @@ const command: CommandModule<object, EvalArgs> = {
   describe: 'Run the execution agent on every task × policy source × defense × attempt, validate, and summarize',
   builder: (y: Argv) =>
     y
-      .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection', type: 'string', demandOption: true })
+      .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection | scripted/replay', type: 'string', demandOption: true })
+      .option('replay', { describe: 'With --model scripted/replay: a JSON array of shell commands (strings or {"command", "timeout_sec"}) proposed one per turn', type: 'string' })
       .option('base-url', { describe: 'Base URL for openai-compatible providers (vLLM, Ollama, llama.cpp)', type: 'string' })
       .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
       .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
@@ -58,16 +61,36 @@ const command: CommandModule<object, EvalArgs> = {
       .option('json', { describe: 'Print the summary as JSON', type: 'boolean', default: false })
       .example('$0 eval --model scripted/oracle --policy gold', 'Offline: the oracle through the agent loop under its gold policy')
       .example('$0 eval --model scripted/follow-injection --defense none --defense tool-boundary', 'Positive control vs kernel enforcement')
+      .example('$0 eval --model scripted/replay --replay trajectory.json --defense none --defense tool-boundary', 'Play fixed commands, one per turn, whatever each observation says')
       .example('$0 eval --model gpt-5 -n 4 -k 3 --policy gold --policy allow-all', 'A real model (OPENAI_API_KEY), three attempts')
       .example('$0 eval --model gpt-5 --policy generated --strategy sufficiency-tightness', 'The model writes each policy (read-only exploration), then executes under it')
       .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job'),
   handler: async (args) => {
-    const { EvalConfigSchema, POLICY_SOURCES, policyWriterCost, runJob, summarize } = await import('../../evaluation/index.ts');
-    const { DEFENSE_NAMES } = await import('../../agent/index.ts');
+    const { EvalConfigSchema, POLICY_SOURCES, flaggedRollouts, infraErrors, outcomeOf, policyWriterCost, runJob, summarize } = await import('../../evaluation/index.ts');
+    const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
 
     const ref = parseModelRef(args.model);
+    if (Array.isArray(args.replay)) throw new AuthbenchError('INVALID_ARGUMENT', '--replay given more than once: one replay file per job');
+    const replays = ref.provider === REPLAY_REF.provider && ref.name === REPLAY_REF.name;
+    if (replays && args.replay === undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--model ${args.model} needs --replay FILE`, {
+        hint: 'a JSON array of shell commands, e.g. ["ls -la", {"command": "make test", "timeout_sec": 300}]',
+      });
+    }
+    if (!replays && args.replay !== undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--replay is only for --model scripted/replay, not ${args.model}`);
+    }
+    // Read and checked now, before anything is built or run; the config records its digest for --resume.
+    let replay: { path: string; sha256: string } | undefined;
+    if (args.replay !== undefined) {
+      const { commands, sha256 } = await loadReplayFile(args.replay);
+      replay = { path: args.replay, sha256 };
+      if (commands.length >= args['max-turns']) {
+        process.stderr.write(chalk.yellow(`warning: --replay has ${commands.length} command(s) but --max-turns is ${args['max-turns']}: episodes end at max_turns before the replay finishes\n`));
+      }
+    }
     for (const p of args.policy) {
       if (!(POLICY_SOURCES as readonly string[]).includes(p)) {
         throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: unknown policy source`, { hint: `valid: ${POLICY_SOURCES.join(', ')}` });
@@ -87,6 +110,7 @@ const command: CommandModule<object, EvalArgs> = {
     const config = EvalConfigSchema.parse({
       schema_version: 1,
       model: formatModelRef(ref),
+      ...(replay === undefined ? {} : { replay }),
       ...(args['base-url'] === undefined ? {} : { base_url: args['base-url'] }),
       tasks_dir: args.tasks,
       oracle_traces_dir: args['oracle-traces'],
@@ -112,9 +136,9 @@ const command: CommandModule<object, EvalArgs> = {
     };
     process.on('SIGINT', onSigint);
     const progress = createProgress({ unit: 'rollouts', enabled: !args.json });
-    const counts = { pass: 0, fail: 0, infra: 0, attack: 0 };
+    const counts = { pass: 0, fail: 0, infra: 0, attack: 0, tampered: 0 };
     const tally = (): string =>
-      `${chalk.green(`${counts.pass} pass`)} ${chalk.red(`${counts.fail} fail`)}${counts.attack > 0 ? chalk.red(` ${counts.attack} attack`) : ''}${counts.infra > 0 ? chalk.yellow(` ${counts.infra} infra`) : ''}`;
+      `${chalk.green(`${counts.pass} pass`)} ${chalk.red(`${counts.fail} fail`)}${counts.attack > 0 ? chalk.red(` ${counts.attack} attack`) : ''}${counts.tampered > 0 ? chalk.magenta(` ${counts.tampered} tampered`) : ''}${counts.infra > 0 ? chalk.yellow(` ${counts.infra} infra`) : ''}`;
     const onEvent = (e: JobEvent): void => {
       const counter = chalk.dim(`[${e.done}/${e.total}]`);
       if (e.kind === 'building') {
@@ -123,13 +147,16 @@ const command: CommandModule<object, EvalArgs> = {
       } else if (e.kind === 'rollout-done' && e.result !== undefined && e.rollout !== undefined) {
         const r = e.result;
         const infra = r.status === 'infra_error';
+        const outcome = outcomeOf(r);
+        const tampered = outcome === 'sandbox_tampered' || outcome === 'validator_surface_tampered';
         counts[infra ? 'infra' : r.utility_success === true ? 'pass' : 'fail']++;
+        if (tampered) counts.tampered++;
         if (r.attack_success === true) counts.attack++;
-        const mark = infra ? chalk.yellow('infra') : r.utility_success === true ? chalk.green('pass ') : chalk.red('fail ');
+        const mark = infra ? chalk.yellow('infra') : tampered ? chalk.magenta(outcome) : outcome === 'agent_error' ? chalk.red('agent_error') : r.utility_success === true ? chalk.green('pass ') : chalk.red('fail ');
         const attack = r.attack_success === null ? '' : r.attack_success ? chalk.red(' ATTACK') : chalk.green(' no-attack');
         const line = `${counter} ${mark} ${e.rollout.id}${attack} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`;
         // On a terminal only what needs a look stays on screen; the bar carries the counts.
-        progress.finish({ done: e.done, total: e.total, line, keep: infra || r.utility_success !== true || r.attack_success === true, status: tally() });
+        progress.finish({ done: e.done, total: e.total, line, keep: infra || tampered || r.utility_success !== true || r.attack_success === true, status: tally() });
       }
     };
     try {
@@ -150,6 +177,7 @@ const command: CommandModule<object, EvalArgs> = {
           { header: 'F1 r', value: (r) => num(r.f1.read), align: 'right' },
           { header: 'F1 w', value: (r) => num(r.f1.write), align: 'right' },
           { header: 'F1 x', value: (r) => num(r.f1.execute), align: 'right' },
+          { header: 'tampered', value: (r) => { const n = r.outcomes.sandbox_tampered + r.outcomes.validator_surface_tampered; return n === 0 ? '0' : chalk.magenta(String(n)); }, align: 'right' },
           { header: 'infra err', value: (r) => (r.infraErrors === 0 ? '0' : chalk.yellow(String(r.infraErrors))), align: 'right' },
           { header: 'cost $', value: (r) => (r.costUsd === null ? chalk.dim('?') : r.costUsd.toFixed(4)), align: 'right' },
           ...(rows.some((r) => r.policy === 'generated')
@@ -158,11 +186,18 @@ const command: CommandModule<object, EvalArgs> = {
         ];
         process.stdout.write(`\n${renderTable(columns, rows)}`);
         process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
+        for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${f.why}\n`);
+        for (const i of infraErrors(outcome.results)) process.stdout.write(`${chalk.yellow('infra_error')} ${i.rollout}: ${i.source} ${i.code}: ${i.message}\n`);
         if (rows.some((r) => r.policy === 'generated')) {
           // Rows share generations (one per task and attempt, used by every defense): the job total counts each once.
           const writer = policyWriterCost(outcome.results);
           process.stdout.write(`policy writer: ${writer.costUsd === null ? 'cost unknown' : `$${writer.costUsd.toFixed(4)}`} over ${writer.generations} generation(s), each counted once\n`);
         }
+      }
+      if (outcome.results.length > 0 && outcome.results.every((r) => r.status === 'infra_error')) {
+        // Nothing was measured: that is a failure of the run, never a result.
+        process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
+        process.exitCode = 125;
       }
       if (outcome.interrupted) {
         process.stderr.write(chalk.yellow(`interrupted: resume with authbench eval … --job-name ${name} --resume\n`));

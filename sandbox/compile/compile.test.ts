@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { isAuthbenchError } from '../../core/index.ts';
+import { CONTAINER_PATHS } from '../../validators/run.ts';
+import { HARNESS_ROOT } from '../launcher/index.ts';
 import { buildSnapshot } from '../paths/index.ts';
 import { allowAllPolicy, denyAllPolicy } from '../policy/index.ts';
 import type { Policy } from '../policy/index.ts';
-import { compilePolicy } from './compile.ts';
+import { compilePolicy, mergeGrants } from './compile.ts';
 import type { CompileOptions } from './compile.ts';
 import { FidelityReportSchema, renderFidelityReport } from './fidelity.ts';
+import { RESERVED_PATHS } from './reserved.ts';
 import type { FidelityEntry } from './fidelity.ts';
 
 const SNAP = buildSnapshot([
@@ -57,12 +60,13 @@ describe('compilePolicy: read axis', () => {
     if (note !== undefined) expect(es[0]?.note).toMatch(note);
   });
 
-  it('grants symlink targets that leave a /** base', () => {
+  it('grants symlink targets that leave a /** base, naming the link', () => {
     const es = facets({ read: ['/app/**'] });
     expect(brief(es)).toEqual([
       ['exact', ['/app read_file,read_dir']],
       ['widened', ['/srv/secret.txt read_file']],
     ]);
+    expect(es[1]?.note).toBe('/app/secret-link -> /srv/secret.txt leads outside /app/**: read_file on /srv/secret.txt, reachable by its own path too');
   });
 
   it('a read of a file the task will create is granted where the write creates it', () => {
@@ -229,6 +233,8 @@ describe('compilePolicy: setattr', () => {
     const writes = compilePolicy(policy({ write: ['/app/in.txt'] }), SNAP, OPTS);
     expect(writes.rules.setattr).toBe(true);
     expect(writes.fidelity.entries.filter((e) => e.entry === 'setattr').map((e) => [e.source, e.kind])).toEqual([['kernel', 'widened']]);
+    // The launcher lets set-id bits through with setattr; the note says why that raises nothing.
+    expect(writes.fidelity.entries.find((e) => e.entry === 'setattr')?.note).toMatch(/set-user\/group-ID bits can be set too.*no_new_privs/);
     const reads = compilePolicy(policy({ read: ['/app/in.txt'], write: ['/app/*/x.json'] }), SNAP, { ...OPTS, implicit: { read: [], write: ['/dev/null'], execute: [] } });
     expect(reads.rules.setattr).toBe(false);
   });
@@ -288,5 +294,164 @@ describe('implicit entries', () => {
     const out = compilePolicy(policy({}), snap, { implicit: { read: [], write: ['/root/.cache/**', '/tmp/**'], execute: [] }, abi: 7 });
     expect(out.rules.fs.map((r) => r.path)).toEqual(['/tmp']);
     expect(out.fidelity.entries.some((e) => e.granted.some((g) => g.path === '/root'))).toBe(false);
+  });
+});
+
+// An image with the harness in it, and links an image author might ship.
+const HOSTILE = buildSnapshot([
+  { path: '/app/in.txt', type: 'file' },
+  { path: '/app/data', type: 'symlink', link: '/srv/data' },
+  { path: '/app/more', type: 'symlink', link: '/srv/more.txt' },
+  { path: '/app/root', type: 'symlink', link: '/' },
+  { path: '/app/up', type: 'symlink', link: '..' },
+  { path: '/app/t', type: 'symlink', link: '/tests' },
+  { path: '/app/h', type: 'symlink', link: '/opt/authbench/bin' },
+  { path: '/app/cfg', type: 'symlink', link: '/etc' },
+  { path: '/app/ext', type: 'symlink', link: '/mnt/ext' },
+  { path: '/srv/data/a.csv', type: 'file' },
+  { path: '/srv/more.txt', type: 'file' },
+  { path: '/etc/hosts', type: 'file' },
+  { path: '/tests/test.sh', type: 'file' },
+  { path: '/logs/agent/x.log', type: 'file' },
+  { path: '/logs/verifier', type: 'dir' },
+  { path: '/opt/authbench/bin/ab-launch', type: 'file', mode: 0o755 },
+  { path: '/opt/other/tool', type: 'file', mode: 0o755 },
+  { path: '/solution/solve.sh', type: 'file' },
+  { path: '/mnt/ext/f', type: 'file' },
+], ['/app', '/srv', '/etc', '/tests', '/logs', '/opt', '/solution']);
+
+function hostile(p: Partial<Policy>, opts: CompileOptions = OPTS): FidelityEntry[] {
+  return compilePolicy(policy(p), HOSTILE, opts).fidelity.entries.filter((e) => e.source !== 'kernel');
+}
+
+describe('compilePolicy: symlinks leaving a /** base', () => {
+  const es = hostile({ read: ['/app/**'], write: ['/etc/hosts'] });
+  const byLink = (link: string): FidelityEntry | undefined => es.find((e) => e.note.startsWith(`${link} -> `));
+
+  it('one facet per link, each naming link -> target', () => {
+    expect(brief(es.filter((e) => e.axis === 'read'))).toEqual([
+      ['exact', ['/app read_file,read_dir']],
+      ['narrowed', []], // cfg -> /etc
+      ['widened', ['/srv/data read_file,read_dir']],
+      ['narrowed', []], // ext -> outside the roots
+      ['reserved', []], // h -> /opt/authbench/bin
+      ['widened', ['/srv/more.txt read_file']],
+      ['narrowed', []], // root -> /
+      ['reserved', []], // t -> /tests
+      ['narrowed', []], // up -> /
+    ]);
+    expect(byLink('/app/data')?.note).toBe('/app/data -> /srv/data leads outside /app/**: read_file, read_dir on /srv/data, reachable by its own path too');
+  });
+
+  it.each([
+    ['/app/root', 'narrowed', '/app/root -> / leads outside /app/**, not granted: a grant on / would cover everything'],
+    ['/app/up', 'narrowed', '/app/up -> / leads outside /app/**, not granted: a grant on / would cover everything'],
+    ['/app/t', 'reserved', '/app/t -> /tests leads outside /app/**, not granted: /tests is reserved for the harness'],
+    ['/app/h', 'reserved', '/app/h -> /opt/authbench/bin leads outside /app/**, not granted: /opt/authbench/bin lies within /opt/authbench, reserved for the harness'],
+    ['/app/cfg', 'narrowed', '/app/cfg -> /etc leads outside /app/**, not granted: /etc contains /etc/hosts, which the policy names itself (its own entries decide)'],
+    ['/app/ext', 'narrowed', '/app/ext -> /mnt/ext leads outside /app/**, not granted: /mnt/ext is outside the snapshot roots'],
+  ])('refuses %s', (link, kind, note) => {
+    expect(byLink(link)).toMatchObject({ kind, granted: [], note });
+  });
+
+  it('the image\'s own links are trusted: a baseline equal to the snapshot changes nothing', () => {
+    const p = policy({ read: ['/app/**'], write: ['/etc/hosts', '/app/in.txt'] });
+    expect(compilePolicy(p, HOSTILE, { ...OPTS, baseline: HOSTILE })).toEqual(compilePolicy(p, HOSTILE, OPTS));
+  });
+
+  it('a target that contains the base itself', () => {
+    const snap = buildSnapshot([{ path: '/srv/app/in.txt', type: 'file' }, { path: '/srv/app/sub/back', type: 'symlink', link: '..' }]);
+    const out = compilePolicy(policy({ write: ['/srv/app/sub/**'] }), snap, OPTS);
+    expect(out.fidelity.entries.find((e) => e.note.startsWith('/srv/app/sub/back'))?.note).toBe(
+      '/srv/app/sub/back -> /srv/app leads outside /srv/app/sub/**, not granted: /srv/app contains /srv/app/sub itself',
+    );
+    expect(out.rules.fs.map((r) => r.path)).toEqual(['/srv/app', '/srv/app/sub']);
+    expect(out.rules.fs.find((r) => r.path === '/srv/app')?.access).toEqual(['remove_dir']);
+  });
+});
+
+describe('compilePolicy: paths reserved for the harness', () => {
+  it('RESERVED_PATHS starts with the launcher\'s harness root and holds the validators\' and the solution\'s places', () => {
+    expect(RESERVED_PATHS[0]).toBe(HARNESS_ROOT);
+    expect(RESERVED_PATHS).toEqual([HARNESS_ROOT, CONTAINER_PATHS.tests, CONTAINER_PATHS.verifierLogs, CONTAINER_PATHS.solution]);
+  });
+
+  it.each([
+    ['read', '/opt/authbench/**', '/opt/authbench is reserved for the harness: nothing granted'],
+    ['execute', '/opt/authbench/bin/ab-launch', '/opt/authbench/bin/ab-launch lies within /opt/authbench, reserved for the harness: nothing granted'],
+    ['read', '/tests/*.sh', '/tests is reserved for the harness: nothing granted'],
+    ['write', '/logs/verifier/reward.txt', '/logs/verifier/reward.txt lies within /logs/verifier, reserved for the harness: nothing granted'],
+    ['read', '/solution/**', '/solution is reserved for the harness: nothing granted'],
+  ] as const)('%s %s is dropped', (axis, entry, note) => {
+    const out = compilePolicy(policy({ [axis]: [entry] }), HOSTILE, OPTS);
+    expect(out.fidelity.entries.filter((e) => e.source !== 'kernel')).toEqual([{ axis, source: 'policy', entry, kind: 'reserved', granted: [], note }]);
+    expect(out.rules.fs).toEqual([]);
+    expect(out.rules.setattr).toBe(false);
+  });
+
+  it('implicit entries too, unless the caller passes its own list (gold derivation replays /solution)', () => {
+    const implicit = { read: ['/solution/**'], write: [], execute: [] };
+    const dropped = compilePolicy(denyAllPolicy(), HOSTILE, { ...OPTS, implicit });
+    expect(brief(dropped.fidelity.entries)).toEqual([['reserved', []]]);
+    const gold = compilePolicy(denyAllPolicy(), HOSTILE, { ...OPTS, implicit, reserved: RESERVED_PATHS.filter((r) => r !== '/solution') });
+    expect(gold.rules.fs).toEqual([{ path: '/solution', access: ['read_file', 'read_dir'] }]);
+  });
+
+  it('an entry covering a reserved path keeps its grants and says how the harness protects it', () => {
+    const es = hostile({ read: ['/opt/**', '/logs/**'] });
+    expect(brief(es)).toEqual([
+      ['exact', ['/opt read_file,read_dir']],
+      ['reserved', []],
+      ['exact', ['/logs read_file,read_dir']],
+      ['reserved', []],
+    ]);
+    expect(es[1]?.note).toBe(
+      'covers /opt/authbench, reserved for the harness: a Landlock rule cannot leave out a subtree, so the grants stand and the harness keeps it out of reach another way (/opt/authbench is a read-only mount)',
+    );
+    expect(es[3]?.note).toMatch(/covers \/logs\/verifier, .*\/logs\/verifier is moved aside and replaced before validation/);
+    const all = compilePolicy(allowAllPolicy(), HOSTILE, OPTS).fidelity.entries.filter((e) => e.kind === 'reserved');
+    expect(all.map((e) => [e.axis, e.entry])).toEqual([
+      ['read', '/**'],
+      ['write', '/**'],
+      ['execute', '/**'],
+    ]);
+    expect(all[0]?.note).toMatch(/covers \/opt\/authbench, \/tests, \/logs\/verifier, \/solution, .*out of reach another way \(.*read-only mount; .*moved aside.*; .*never present during an agent episode\)$/);
+  });
+
+  it('a rule on an ancestor covers too: create rights on /logs reach /logs/verifier', () => {
+    const es = hostile({ write: ['/logs/new.txt'] });
+    expect(brief(es)).toEqual([
+      ['widened', ['/logs make_reg,make_dir,write_file,truncate']],
+      ['reserved', []],
+    ]);
+  });
+
+  it('a grant that resolves into a reserved path is dropped and reported, even through a glob or a link', () => {
+    const es = hostile({ read: ['/opt/*'], execute: ['/app/h/ab-launch', '/opt/*/tool'] });
+    expect(brief(es)).toEqual([
+      ['reserved', []], // /opt/authbench matched by the glob
+      ['exact', ['/opt/other read_dir']],
+      ['reserved', []], // ... and /opt/* covers it
+      ['reserved', []], // /app/h/ab-launch canonicalises into the harness
+      ['widened', ['/opt/other/tool execute,read_file']],
+      ['reserved', []], // /opt/*/tool reaches into /opt/authbench
+    ]);
+    expect(es[0]?.note).toBe("/opt/authbench is reserved for the harness: not granted (the grant's own note: read_dir applies beneath /opt/authbench: its 1 subdirectory is listable too)");
+    expect(es[3]?.note).toMatch(/^\/opt\/authbench\/bin\/ab-launch lies within \/opt\/authbench, reserved for the harness: not granted \(the grant's own note: canonicalised to/);
+    const out = compilePolicy(policy({ read: ['/opt/*'], execute: ['/app/h/ab-launch'] }), HOSTILE, OPTS);
+    expect(out.rules.fs.map((r) => r.path)).toEqual(['/opt/other']);
+  });
+
+  it('mergeGrants drops reserved grants on its own, as the last line', () => {
+    const forged: FidelityEntry = { axis: 'read', source: 'policy', entry: '/x', kind: 'exact', granted: [{ path: '/app/t', access: ['read_file', 'read_dir'] }], note: '' };
+    expect(mergeGrants([forged], HOSTILE, 7)).toEqual([]);
+    expect(mergeGrants([forged], HOSTILE, 7, { reserved: [] })).toEqual([{ path: '/tests', access: ['read_file', 'read_dir'] }]);
+  });
+
+  it('counts and renders the kind', () => {
+    const out = compilePolicy(policy({ read: ['/tests/**'] }), HOSTILE, OPTS);
+    expect(FidelityReportSchema.parse(out.fidelity)).toEqual(out.fidelity);
+    expect(out.fidelity.summary.byKind.reserved).toBe(1);
+    expect(renderFidelityReport(out.fidelity, { onlyDifferences: true })).toContain('RESERVED    read    /tests/**');
   });
 });

@@ -30,7 +30,31 @@
  * Symlinks: a rule lands on the target inode, which is then reachable by its own
  *          path too (widened when the pattern does not cover that path). For
  *          read/write `/**` bases, symlinks beneath that leave the base get their
- *          targets granted (widened), so what the pattern covers lexically works.
+ *          targets granted (widened, one facet per link naming `link -> target`),
+ *          so what the pattern covers lexically works — except a target that is
+ *          reserved for the harness, `/`, an ancestor of (or equal to) the base
+ *          or of any path the policy or the implicit set names (the link would
+ *          hand the base's rights over all of it), or outside the snapshot
+ *          roots: those are not granted and reported (`reserved` / `narrowed`).
+ *          The snapshot is patched from each command's trace, so an agent that
+ *          may write `/tmp/**` could `ln -s /etc /tmp/e`, or replace a file the
+ *          policy names with a link to `/etc/shadow`, and have the next compile
+ *          grant the target. So with a `baseline` (the container listed before
+ *          the first command, never patched) only links the baseline has too,
+ *          resolving to the same place, are followed (`trustSnapshot`); every
+ *          other link is compiled as if it dangled — a write entry can still
+ *          remove the link itself — and reported `narrowed` ("... is a symlink
+ *          created at run time: not followed"). Without a baseline every link
+ *          is followed (gold derivation, scoring).
+ * Reserved paths (`RESERVED_PATHS`: the harness, the validators and their
+ *          verdict, the reference solution) get nothing: an entry whose static
+ *          prefix lies within one is dropped and reported `reserved`; an entry
+ *          whose rules cover one from above (`/**`, `/opt/**`) keeps its grants,
+ *          since Landlock cannot leave out a subtree, with a `reserved` facet
+ *          saying how the harness keeps that path out of reach instead; and any
+ *          grant that still resolves into a reserved path (a glob match, an
+ *          alias through a link) is dropped and reported — `mergeGrants` drops
+ *          such grants too, as the last line.
  * read/execute entries that do not exist but that a write entry will create
  *          get their rights on the same creation anchor (widened); so do
  *          read/execute globs a write entry covers (new matches at run time).
@@ -39,7 +63,10 @@
  * The implicit runtime set (loader, libraries, /dev/null, ...) is compiled the
  * same way (without removal grants) and reported with source `implicit`.
  * chmod/chown cannot be limited by path; they are allowed (`setattr`) as soon as
- * the policy grants any write, and reported as a widening.
+ * the policy grants any write, and reported as a widening. With `setattr` the
+ * launcher allows set-user/group-ID bits too: every sandboxed process runs with
+ * no_new_privs, so the bits raise nothing inside the sandbox (a process
+ * outside it executing such a file would, which the harness never does).
  * Network: ports from the section (Landlock ABI >= 4 filters TCP by port, not
  * host), socket domains for seccomp; `allow_all` sets `tcpUnrestricted`.
  */
@@ -53,15 +80,19 @@ import {
   isGlob,
   isWithin,
   normalizePattern,
+  patternReaches,
   staticPrefix,
+  trustSnapshot,
   viewSnapshot,
 } from '../paths/index.ts';
-import type { FsEntry, FsSnapshot, SnapshotView } from '../paths/index.ts';
+import type { FsEntry, FsSnapshot, SnapshotView, UntrustedLink } from '../paths/index.ts';
 import type { FsAccess, FsRule, LauncherRules } from '../launcher/index.ts';
 import type { NetworkSection, Policy, PolicyAxis } from '../policy/index.ts';
 import { CREATE_BENEATH, EXECUTE_FILE, FILE_ACCESS, READ_TREE, WRITE_TREE, handledFsAccess } from './access.ts';
 import { summarize } from './fidelity.ts';
-import type { FidelityEntry, FidelityReport, Grant } from './fidelity.ts';
+import type { FidelityEntry, FidelityKind, FidelityReport, Grant } from './fidelity.ts';
+import { RESERVED_PATHS, expandReserved, keptAway, reservedFor, reservedPhrase } from './reserved.ts';
+import type { ReservedPath } from './reserved.ts';
 
 export interface PatternSet {
   read: readonly string[];
@@ -80,6 +111,14 @@ export interface CompileOptions {
   maxMissingSegments?: number;
   /** Landlock scoping (ABI >= 6); default none, so commands can still signal their earlier background jobs. */
   scope?: LauncherRules['scope'];
+  /**
+   * The container's filesystem listed once before the first command and never
+   * patched. When given, a symlink of `snapshot` is followed only if the
+   * baseline has it too, resolving to the same place (`trustSnapshot`).
+   */
+  baseline?: FsSnapshot;
+  /** Paths nothing may be granted within (default RESERVED_PATHS); gold derivation passes a list without `/solution`. */
+  reserved?: readonly string[];
 }
 
 export interface CompileResult {
@@ -96,21 +135,37 @@ export interface CompileResult {
 type Facet = Omit<FidelityEntry, 'axis' | 'source' | 'entry'>;
 
 interface Context {
+  /** Over the trusted snapshot: untrusted symlinks have no target. */
   view: SnapshotView;
   policy: PatternSet;
   grantRemoval: boolean;
   maxMissing: number;
+  untrusted: ReadonlyMap<string, UntrustedLink>;
+  reserved: readonly ReservedPath[];
+  /** Static prefixes of every policy and implicit entry: no escaping link may be granted an ancestor of one. */
+  named: readonly string[];
 }
 
 export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: CompileOptions): CompileResult {
   if (!Number.isInteger(options.abi) || options.abi < 1) {
     throw new AuthbenchError('SANDBOX_UNAVAILABLE', `Landlock ABI ${options.abi}: no Landlock, nothing can be enforced`);
   }
-  const view = viewSnapshot(snapshot);
+  // Every path below resolves through the trusted copy: links made or changed at run time dangle there.
+  const trust = options.baseline === undefined ? undefined : trustSnapshot(snapshot, options.baseline);
+  const trusted = trust?.snapshot ?? snapshot;
+  const view = viewSnapshot(trusted);
+  const reserved = expandReserved(options.reserved ?? RESERVED_PATHS, [viewSnapshot(snapshot), view]);
+  const named = new Set<string>();
+  for (const set of [policy, options.implicit]) {
+    for (const p of [...set.read, ...set.write, ...set.execute]) named.add(staticPrefix(normalizePattern(p)));
+  }
   const base = {
     view,
     grantRemoval: options.grantRemoval ?? true,
     maxMissing: options.maxMissingSegments ?? 3,
+    untrusted: trust?.untrusted ?? new Map<string, UntrustedLink>(),
+    reserved,
+    named: [...named],
   };
   const entries: FidelityEntry[] = [];
   const sources: [PatternSet, 'policy' | 'implicit'][] = [
@@ -123,12 +178,19 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
     for (const axis of ['read', 'write', 'execute'] as const) {
       for (const raw of set[axis]) {
         const entry = normalizePattern(raw);
+        const prefix = staticPrefix(entry);
+        const inside = reservedFor(prefix, reserved);
+        if (inside !== undefined) {
+          const note = `${reservedPhrase(prefix, inside.reserved)}: nothing granted`;
+          entries.push({ axis, source, entry, kind: 'reserved', granted: [], note });
+          continue;
+        }
+        const own: FidelityEntry[] = [];
         for (let facet of compileEntry(axis, entry, ctx)) {
           if (source === 'implicit' && facet.kind === 'narrowed') continue;
           // Runtime noise never grants on an ancestor: a missing `/root/.cache/**` anchored on
           // its parent would open all of /root (~/.ssh, ~/.config) to every command.
           if (source === 'implicit') {
-            const prefix = staticPrefix(entry);
             const kept = facet.granted.filter((g) => !(g.path !== prefix && isWithin(g.path, prefix)));
             if (kept.length < facet.granted.length) {
               if (kept.length === 0) continue;
@@ -136,8 +198,12 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
             }
           }
           const kind = source === 'implicit' && facet.granted.length > 0 ? 'implicit' : facet.kind;
-          entries.push({ axis, source, entry, ...facet, kind });
+          own.push({ axis, source, entry, ...facet, kind });
         }
+        const safe = withoutReservedGrants(own, ctx);
+        entries.push(...safe);
+        const covering = coversReserved(entry, safe, ctx);
+        if (covering !== undefined) entries.push({ axis, source, entry, ...covering });
       }
     }
   }
@@ -150,12 +216,14 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
       entry: 'setattr',
       kind: 'widened',
       granted: [],
-      note: 'chmod/chown are allowed on every file, not only written ones: Landlock has no right for them (set-id bits stay denied)',
+      note:
+        'chmod/chown are allowed on every file, not only written ones: Landlock has no right for them; set-user/group-ID ' +
+        'bits can be set too, which raises nothing inside the sandbox (every sandboxed process runs with no_new_privs)',
     });
   }
   entries.push(...net.entries, ...abiFacets(options.abi));
 
-  const fs = mergeGrants(entries, snapshot, options.abi);
+  const fs = mergeGrants(entries, trusted, options.abi, { reserved: reserved.map((r) => r.path) });
   const rules: LauncherRules = {
     fs,
     connectTcp: net.connectTcp,
@@ -173,13 +241,21 @@ export function compilePolicy(policy: Policy, snapshot: FsSnapshot, options: Com
   };
 }
 
+export interface MergeOptions {
+  /** Paths no rule may lie within (default RESERVED_PATHS). */
+  reserved?: readonly string[];
+}
+
 /**
  * Landlock rules from report facets: grants merged per inode (realpath),
  * filtered to the rights the ABI handles and, on non-directories, to file
- * rights. abi-limited facets describe the kernel and contribute no rule.
+ * rights. abi-limited facets describe the kernel and contribute no rule. The
+ * last line of defence for reserved paths: a grant whose path or realpath
+ * lies within one is dropped (compilePolicy has already reported it).
  */
-export function mergeGrants(entries: readonly FidelityEntry[], snapshot: FsSnapshot, abi: number): FsRule[] {
+export function mergeGrants(entries: readonly FidelityEntry[], snapshot: FsSnapshot, abi: number, options: MergeOptions = {}): FsRule[] {
   const view = viewSnapshot(snapshot);
+  const reserved = expandReserved(options.reserved ?? RESERVED_PATHS, [view]);
   const handled = new Set(handledFsAccess(abi));
   const byPath = new Map<string, Set<FsAccess>>();
   for (const e of entries) {
@@ -188,6 +264,7 @@ export function mergeGrants(entries: readonly FidelityEntry[], snapshot: FsSnaps
       const real = view.realpath(g.path);
       const inode = real === undefined ? undefined : view.get(real);
       if (real === undefined || inode === undefined) continue;
+      if (reservedFor(g.path, reserved) !== undefined || reservedFor(real, reserved) !== undefined) continue;
       const set = byPath.get(real) ?? new Set<FsAccess>();
       for (const a of g.access) {
         if (handled.has(a) && (inode.type === 'dir' || FILE_ACCESS.includes(a))) set.add(a);
@@ -201,10 +278,73 @@ export function mergeGrants(entries: readonly FidelityEntry[], snapshot: FsSnaps
     .map(([path, set]) => ({ path, access: FS_ORDER.filter((a) => set.has(a)) }));
 }
 
+/**
+ * One entry's facets with every grant that resolves into a reserved path
+ * taken out (a glob matching `/opt/authbench`, an alias through a link), and
+ * a `reserved` facet after each facet that lost one. A facet left without
+ * grants is replaced by that report.
+ */
+function withoutReservedGrants(facets: readonly FidelityEntry[], ctx: Context): FidelityEntry[] {
+  const out: FidelityEntry[] = [];
+  for (const f of facets) {
+    const dropped = new Map<string, string>();
+    const kept = f.granted.filter((g) => {
+      const real = ctx.view.realpath(g.path) ?? g.path;
+      const r = reservedFor(g.path, ctx.reserved) ?? reservedFor(real, ctx.reserved);
+      if (r === undefined) return true;
+      dropped.set(real, reservedPhrase(real, r.reserved));
+      return false;
+    });
+    if (dropped.size === 0) {
+      out.push(f);
+      continue;
+    }
+    if (kept.length > 0) out.push({ ...f, granted: kept });
+    out.push({
+      axis: f.axis,
+      source: f.source,
+      entry: f.entry,
+      kind: 'reserved',
+      granted: [],
+      note: `${[...dropped.values()].join(', ')}: not granted${f.note === '' ? '' : ` (the grant's own note: ${f.note})`}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * An entry that reaches into a reserved path from above — its pattern covers
+ * it (`/**`, `/opt/**`) or one of its rules sits on an ancestor (read_dir on
+ * `/`, create rights on `/logs`). A Landlock rule cannot leave out a subtree,
+ * so its grants stand; the facet says how the harness protects the path.
+ */
+function coversReserved(entry: string, facets: readonly FidelityEntry[], ctx: Context): Facet | undefined {
+  const covered = new Set<string>();
+  for (const r of ctx.reserved) {
+    const byRule = facets.some((f) =>
+      f.granted.some((g) => {
+        const real = ctx.view.realpath(g.path) ?? g.path;
+        return real !== r.path && isWithin(real, r.path);
+      }),
+    );
+    if (byRule || patternReaches(entry, r.path)) covered.add(r.reserved);
+  }
+  if (covered.size === 0) return undefined;
+  const list = [...covered];
+  return {
+    kind: 'reserved',
+    granted: [],
+    note:
+      `covers ${list.join(', ')}, reserved for the harness: a Landlock rule cannot leave out a subtree, so the grants stand ` +
+      `and the harness keeps ${list.length === 1 ? 'it' : 'them'} out of reach another way (${list.map(keptAway).join('; ')})`,
+  };
+}
+
 const FS_ORDER = handledFsAccess(Number.MAX_SAFE_INTEGER);
 
 function compileEntry(axis: PolicyAxis, pattern: string, ctx: Context): Facet[] {
   if (axis === 'execute') {
+    // Against the trusted snapshot: an executable replaced by a link at run time is not canonicalised through it.
     const canonical = canonicalizeExecutables([pattern], ctx.view.snapshot)[0] ?? pattern;
     const facets = compileCanonical(axis, canonical, ctx);
     if (canonical === pattern) return facets;
@@ -240,7 +380,11 @@ function existingGrant(axis: PolicyAxis, pattern: string, path: string, ctx: Con
   const real = ctx.view.realpath(path);
   const inode = real === undefined ? undefined : ctx.view.get(real);
   if (real === undefined || inode === undefined) {
-    const dangling: Facet = { kind: 'nonexistent', granted: [], note: `${path} is a dangling symlink` };
+    const untrusted = untrustedLinkOn(path, ctx);
+    const dangling: Facet =
+      untrusted === undefined
+        ? { kind: 'nonexistent', granted: [], note: `${path} is a dangling symlink` }
+        : { kind: 'narrowed', granted: [], note: untrustedNote(untrusted, ctx) };
     const link = ctx.view.get(path);
     // The link itself can still be removed or replaced.
     return axis === 'write' && link !== undefined ? [dangling, removalFacet(path, link, ctx)] : [dangling];
@@ -288,7 +432,7 @@ function removalFacet(path: string, inode: FsEntry, ctx: Context): Facet {
   const parent = path === '/' ? undefined : ctx.view.realpath(posix.dirname(path));
   const right: FsAccess = inode.type === 'dir' ? 'remove_dir' : 'remove_file';
   if (!ctx.grantRemoval || parent === undefined || parent === '/') {
-    const why = !ctx.grantRemoval ? 'removal grants are off' : 'that would need a grant on /';
+    const why = !ctx.grantRemoval ? 'removal grants are off' : parent === undefined ? `${posix.dirname(path)} does not resolve` : 'that would need a grant on /';
     return { kind: 'narrowed', granted: [], note: `${path} cannot be removed or renamed: ${why}` };
   }
   const what = inode.type === 'dir' ? 'any empty directory' : 'any file';
@@ -335,30 +479,60 @@ function recursiveGrant(axis: PolicyAxis, pattern: string, base: string, ctx: Co
 }
 
 /**
- * Symlinks beneath a read/write `/**` base that lead outside it: grant their
- * targets, in one facet per base (an /etc/** has dozens of alternatives links).
+ * Symlinks beneath a read/write `/**` base that lead outside it: their
+ * targets are granted, one facet per link, so what the pattern covers
+ * lexically works. Not granted (and reported): links made or changed at run
+ * time (untrusted), and targets a link must not hand the base's rights over —
+ * reserved paths, `/`, ancestors of the base or of a path the policy names
+ * (`/app/root -> /` would make a read of `/app/**` a read of everything), and
+ * paths outside the snapshot roots (nothing known there to attach a rule to).
  */
 function escapingLinks(axis: 'read' | 'write', pattern: string, base: string, ctx: Context): Facet[] {
-  const granted: Grant[] = [];
-  const examples: string[] = [];
+  const facets: Facet[] = [];
   for (const link of ctx.view.descendants(base)) {
-    if (link.type !== 'symlink' || link.target === undefined || isWithin(base, link.target)) continue;
-    const target = ctx.view.get(link.target);
-    if (target === undefined || granted.some((g) => g.path === link.target)) continue;
+    if (link.type !== 'symlink') continue;
+    const untrusted = ctx.untrusted.get(link.path);
+    if (untrusted !== undefined) {
+      // One inside the base loses nothing: the base's own rule covers where it leads.
+      if (untrusted.target !== undefined && !isWithin(base, untrusted.target)) {
+        facets.push({ kind: 'narrowed', granted: [], note: `${untrustedNote(link.path, ctx)}, its target is not granted` });
+      }
+      continue;
+    }
+    const target = link.target;
+    if (target === undefined || isWithin(base, target)) continue;
+    const refused = refusedTarget(target, base, ctx);
+    if (refused !== undefined) {
+      facets.push({ kind: refused.kind, granted: [], note: `${link.path} -> ${target} leads outside ${pattern}, not granted: ${refused.why}` });
+      continue;
+    }
+    const inode = ctx.view.get(target);
+    if (inode === undefined) continue;
     const dirRights = axis === 'read' ? READ_TREE : WRITE_TREE;
     const fileRights: readonly FsAccess[] = axis === 'read' ? ['read_file'] : ['write_file', 'truncate'];
-    granted.push({ path: link.target, access: [...(target.type === 'dir' ? dirRights : fileRights)] });
-    if (examples.length < 3) examples.push(`${link.path} -> ${link.target}`);
-  }
-  if (granted.length === 0) return [];
-  const more = granted.length > examples.length ? `, ... (${granted.length} in all)` : '';
-  return [
-    {
+    const rights = inode.type === 'dir' ? dirRights : fileRights;
+    facets.push({
       kind: 'widened',
-      granted,
-      note: `symlinks beneath ${pattern} lead outside it (${examples.join(', ')}${more}): their targets are reachable by their own paths too`,
-    },
-  ];
+      granted: [{ path: target, access: [...rights] }],
+      note: `${link.path} -> ${target} leads outside ${pattern}: ${rights.join(', ')} on ${target}, reachable by its own path too`,
+    });
+  }
+  return facets;
+}
+
+/** Why an escaping link's target must not be granted, or undefined when it may. */
+function refusedTarget(target: string, base: string, ctx: Context): { kind: FidelityKind; why: string } | undefined {
+  const reserved = reservedFor(target, ctx.reserved);
+  if (reserved !== undefined) return { kind: 'reserved', why: reservedPhrase(target, reserved.reserved) };
+  if (target === '/') return { kind: 'narrowed', why: 'a grant on / would cover everything' };
+  if (isWithin(target, base)) return { kind: 'narrowed', why: `${target} contains ${base} itself` };
+  const named = ctx.named.find((n) => isWithin(target, n));
+  if (named !== undefined) {
+    const how = named === target ? 'is' : 'contains';
+    return { kind: 'narrowed', why: `${target} ${how} ${named}, which the policy names itself (its own entries decide)` };
+  }
+  if (!ctx.view.known(target)) return { kind: 'narrowed', why: `${target} is outside the snapshot roots` };
+  return undefined;
 }
 
 /**
@@ -370,6 +544,8 @@ function missing(axis: PolicyAxis, path: string, tree: boolean, ctx: Context): F
   if (!ctx.view.known(path)) {
     return [{ kind: 'nonexistent', granted: [], note: `${path} is outside the snapshot roots; nothing to attach a rule to` }];
   }
+  const untrusted = untrustedLinkOn(path, ctx);
+  if (untrusted !== undefined) return [{ kind: 'narrowed', granted: [], note: `${untrustedNote(untrusted, ctx)}, and ${path} lies beyond it` }];
   if (axis !== 'write') {
     const creator = ctx.policy.write.find((w) => covers(normalizePattern(w), path));
     if (creator === undefined) return [{ kind: 'nonexistent', granted: [], note: `${path} does not exist in the image` }];
@@ -425,7 +601,9 @@ function globCreation(pattern: string, rights: readonly FsAccess[], ctx: Context
   }
   const real = ctx.view.realpath(dir);
   if (real === undefined || ctx.view.get(real)?.type !== 'dir' || real === '/') {
-    return [{ kind: 'narrowed', granted: [], note: `new paths matching ${pattern} cannot be created: ${dir} does not exist or is /` }];
+    const untrusted = untrustedLinkOn(dir, ctx);
+    const why = untrusted === undefined ? `${dir} does not exist or is /` : untrustedNote(untrusted, ctx);
+    return [{ kind: 'narrowed', granted: [], note: `new paths matching ${pattern} cannot be created: ${why}` }];
   }
   return [
     {
@@ -461,6 +639,31 @@ function createdGlobAccess(axis: 'read' | 'execute', pattern: string, ctx: Conte
 
 function noMatch(pattern: string): Facet {
   return { kind: 'no-match', granted: [], note: `${pattern} matches nothing in the image` };
+}
+
+/**
+ * The first untrusted symlink resolving `path` runs into (the path itself or a
+ * directory on the way), walking the trusted view as realpath does.
+ */
+function untrustedLinkOn(path: string, ctx: Context): string | undefined {
+  if (ctx.untrusted.size === 0) return undefined;
+  let cur = '/';
+  for (const seg of path.split('/').filter((s) => s !== '')) {
+    const next = cur === '/' ? `/${seg}` : `${cur}/${seg}`;
+    const e = ctx.view.get(next);
+    if (e === undefined) return undefined;
+    if (e.type !== 'symlink') cur = next;
+    else if (ctx.untrusted.has(next)) return next;
+    else if (e.target === undefined) return undefined;
+    else cur = e.target;
+  }
+  return undefined;
+}
+
+function untrustedNote(link: string, ctx: Context): string {
+  const u = ctx.untrusted.get(link);
+  const arrow = u?.target === undefined ? '' : ` -> ${u.target}`;
+  return `${link}${arrow} is a symlink ${u?.reason ?? 'created at run time'}: not followed`;
 }
 
 function aliasNote(pattern: string, path: string, real: string): string | undefined {

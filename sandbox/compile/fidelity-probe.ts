@@ -13,7 +13,7 @@
  */
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { covers, normalizePattern, viewSnapshot } from '../paths/index.ts';
+import { canonicalizeExecutables, covers, normalizePattern, viewSnapshot } from '../paths/index.ts';
 import type { FsSnapshot, SnapshotView } from '../paths/index.ts';
 import type { Policy, PolicyAxis } from '../policy/index.ts';
 import { handledFsAccess } from './access.ts';
@@ -188,19 +188,22 @@ const AXIS_OF: Record<ProbeOp, PolicyAxis> = {
 
 /**
  * Report kinds that may explain a denial of what the policy allows, by op.
- * Opening an existing file never loses access (the compiler always grants the
- * inode itself); creating may fail where nothing can carry the grant; removing
- * only where removal grants are off or would land on `/`.
+ * Opening an existing file loses access only where the compiler refused to
+ * follow a symlink (made at run time, or leading somewhere a link may not
+ * hand rights over: `narrowed`) or the path is the harness's (`reserved`);
+ * otherwise it always grants the inode itself. Creating may fail where
+ * nothing can carry the grant; removing where removal grants are off or would
+ * land on `/`.
  */
 const LIMITING: Record<ProbeOp, ReadonlySet<FidelityEntry['kind']>> = {
-  read: new Set(),
-  write: new Set(),
-  truncate: new Set(),
-  execute: new Set(),
+  read: new Set(['narrowed', 'reserved']),
+  write: new Set(['narrowed', 'reserved']),
+  truncate: new Set(['narrowed', 'reserved']),
+  execute: new Set(['narrowed', 'reserved']),
   chmod: new Set(),
-  create: new Set(['narrowed', 'nonexistent', 'no-match']),
-  mkdir: new Set(['narrowed', 'nonexistent', 'no-match']),
-  remove: new Set(['narrowed']),
+  create: new Set(['narrowed', 'nonexistent', 'no-match', 'reserved']),
+  mkdir: new Set(['narrowed', 'nonexistent', 'no-match', 'reserved']),
+  remove: new Set(['narrowed', 'reserved']),
 };
 /** Report kinds that say the kernel allows more than the policy. */
 const WIDENING: ReadonlySet<FidelityEntry['kind']> = new Set(['widened', 'implicit', 'abi-limited']);
@@ -222,7 +225,7 @@ export interface AttemptVerdict {
 
 /**
  * Judge one real outcome. The contract: (1) what the policy allows, the
- * kernel allows, unless a narrowed/nonexistent/no-match/abi-limited facet for
+ * kernel allows, unless a narrowed/nonexistent/no-match/reserved/abi-limited facet for
  * that path says otherwise; (2) what the kernel allows beyond the policy, a
  * widened/implicit/abi-limited facet explains; (3) the pure model predicts
  * the kernel exactly.
@@ -268,6 +271,9 @@ function limitingFacets(entries: readonly FidelityEntry[], snapshot: FsSnapshot,
   const needs = op === 'chmod' ? [] : (requirements(snapshot, p, op) ?? []);
   return entries.filter((e) => {
     if (e.kind === 'abi-limited' && e.axis === 'kernel') return needs.some((n) => !handled.has(n.access) && e.entry === n.access);
-    return LIMITING[op].has(e.kind) && e.axis === AXIS_OF[op] && names.some((n) => covers(e.entry, n));
+    if (!LIMITING[op].has(e.kind) || e.axis !== AXIS_OF[op]) return false;
+    // Execute entries are compiled (and allowed by policyAllows) in their canonical form.
+    const patterns = e.axis === 'execute' ? [e.entry, canonicalizeExecutables([e.entry], snapshot)[0] ?? e.entry] : [e.entry];
+    return names.some((n) => patterns.some((pat) => covers(pat, n)));
   });
 }

@@ -4,13 +4,14 @@
  * what the policy says. Landlock attaches rights to existing inodes and applies
  * a directory's rights to everything beneath it, so the kernel must sometimes
  * grant more than the policy (`widened`), cannot grant something (`narrowed`),
- * or has nothing to attach to (`nonexistent`, `no-match`). These are measured
- * and shown, never hidden.
+ * or has nothing to attach to (`nonexistent`, `no-match`); paths that belong
+ * to the harness are never granted (`reserved`). These are measured and shown,
+ * never hidden.
  */
 import { z } from 'zod';
 import { FS_ACCESS } from '../launcher/index.ts';
 
-export const FIDELITY_KINDS = ['exact', 'widened', 'narrowed', 'nonexistent', 'no-match', 'implicit', 'abi-limited'] as const;
+export const FIDELITY_KINDS = ['exact', 'widened', 'narrowed', 'nonexistent', 'no-match', 'implicit', 'abi-limited', 'reserved'] as const;
 
 export const GrantSchema = z
   .object({
@@ -29,7 +30,9 @@ export const FidelityEntrySchema = z
       .describe(
         'exact: the kernel allows what the entry says, no more; widened: it allows more (see note); narrowed: it denies ' +
           'part of what the entry allows; nonexistent / no-match: nothing to attach a rule to; implicit: runtime grant ' +
-          'outside the policy; abi-limited: the kernel ABI cannot express it.',
+          'outside the policy; abi-limited: the kernel ABI cannot express it; reserved: the entry (or a grant, or a ' +
+          'symlink target) lies within a path reserved for the harness and is not granted, or the entry\'s rules cover ' +
+          'one and the note says how the harness keeps it out of reach instead.',
       ),
     granted: z.array(GrantSchema).describe('The grants this facet contributed.'),
     network: z
@@ -63,6 +66,7 @@ export type FidelityKind = (typeof FIDELITY_KINDS)[number];
 export type FidelityEntry = z.infer<typeof FidelityEntrySchema>;
 export type FidelityReport = z.infer<typeof FidelityReportSchema>;
 
+/** Counts per kind; every kind in FIDELITY_KINDS (`reserved` included) is present, zero when unused. */
 export function summarize(entries: readonly FidelityEntry[], rules: number): FidelityReport['summary'] {
   const byKind = Object.fromEntries(FIDELITY_KINDS.map((k) => [k, 0])) as Record<FidelityKind, number>;
   for (const e of entries) byKind[e.kind] += 1;
@@ -77,6 +81,7 @@ const KIND_LABEL: Record<FidelityKind, string> = {
   'no-match': 'no match',
   implicit: 'implicit',
   'abi-limited': 'ABI-LIMITED',
+  reserved: 'RESERVED',
 };
 
 export interface RenderOptions {

@@ -3,3 +3,4 @@ export * from './fidelity.ts';
 export * from './compile.ts';
 export * from './model.ts';
 export * from './fidelity-probe.ts';
+export * from './reserved.ts';

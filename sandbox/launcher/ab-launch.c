@@ -1,8 +1,16 @@
 /*
  * ab-launch: apply a Landlock ruleset and a seccomp filter, then exec a command.
  *
- *   ab-launch [--best-effort] [--report FILE] --rules FILE -- cmd args...
+ *   ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...
  *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
+ *   ab-launch --idle                          (the container's main process: waits forever)
+ *   ab-launch --quarantine | --validator-exec (validation-phase helpers, ab-harness.c)
+ *
+ * With --channel the launcher speaks to the session agent over an inherited
+ * unix socket the command never sees (it is close-on-exec): its report, the
+ * seccomp listener (denied syscalls go to the agent, which records them and
+ * answers EPERM), and any failure travel there, never on the command's stderr
+ * or exit code, so nothing the command prints or returns can pass for them.
  *
  * The rules file format is documented at the top of sandbox/launcher/rules.ts.
  * The launcher fails closed: unless --best-effort is given, anything it cannot
@@ -27,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,7 +49,7 @@ enum {
   EXIT_USAGE = 120,      /* bad command line or rules file */
   EXIT_LANDLOCK = 121,   /* Landlock unavailable, too old for the rules, or failed to apply */
   EXIT_SECCOMP = 122,    /* no_new_privs or the seccomp filter could not be installed */
-  EXIT_PATH = 123,       /* a rule names a path that cannot be opened */
+  EXIT_PATH = 123,       /* no longer used: a rule path that cannot be opened is skipped (stricter, never weaker) */
   EXIT_EXEC_FAILED = 126, /* the command exists but could not be executed (shell convention) */
   EXIT_NOT_FOUND = 127,  /* the command was not found (shell convention) */
 };
@@ -113,6 +122,9 @@ struct ll_net_port_attr {
 #ifndef __NR_close_range
 #define __NR_close_range 436
 #endif
+#ifndef __NR_seccomp
+#define __NR_seccomp 317
+#endif
 
 struct access_name {
   const char *name;
@@ -148,6 +160,8 @@ struct rules {
   int allow_inet, allow_inet6;
   int setattr;
   int tcp_any; /* tcp-any: leave TCP connect/bind unhandled by Landlock */
+  int fs_any;  /* fs-any: handle no filesystem right (the harness guard around unenforced commands) */
+  int socket_any; /* socket any: every socket domain (unenforced commands) */
   uint64_t scoped;
   int require_abi;
 };
@@ -159,15 +173,55 @@ struct skipped {
 
 static const char *prog = "ab-launch";
 
+/* The session agent's socket (--channel), or -1. Messages are single datagrams:
+ *   R<report JSON>           applied; sent just before exec (with the seccomp listener fd attached)
+ *   F<exit code> <message>   the launcher failed; the command never ran
+ *   X<exit code> <message>   exec failed after the report (126/127: the command's own failure) */
+static int channel_fd = -1;
+
+static void channel_send(char kind, const char *text, int pass_fd) {
+  if (channel_fd < 0) return;
+  size_t n = strlen(text);
+  char *msg = malloc(n + 1);
+  if (msg == NULL) return;
+  msg[0] = kind;
+  memcpy(msg + 1, text, n);
+  struct iovec iov = {msg, n + 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (pass_fd >= 0) {
+    memset(&control, 0, sizeof control);
+    mh.msg_control = control.buf;
+    mh.msg_controllen = sizeof control.buf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  }
+  while (sendmsg(channel_fd, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
+  free(msg);
+}
+
 static void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 static void die(int code, const char *fmt, ...) {
+  char text[1024];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: ", prog);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "%s: %s\n", prog, text);
+  char line[1100];
+  snprintf(line, sizeof line, "%d %s", code, text);
+  channel_send('F', line, -1);
   exit(code);
 }
 
@@ -240,9 +294,8 @@ static uint64_t parse_access_list(char *list, const char *file, int line) {
 
 #define MAX_FIELDS 4
 
-static void parse_rules(const char *file, struct rules *r) {
-  FILE *f = fopen(file, "re");
-  if (f == NULL) die(EXIT_USAGE, "cannot read rules %s: %s", file, strerror(errno));
+/* Rules come from a file (--rules) or from a descriptor the agent filled (--rules-fd, a sealed memfd). */
+static void parse_rules(FILE *f, const char *file, struct rules *r) {
   char *line = NULL;
   size_t cap = 0;
   int lineno = 0, seen_header = 0;
@@ -285,8 +338,10 @@ static void parse_rules(const char *file, struct rules *r) {
         r->allow_inet = 1;
       else if (n == 2 && strcmp(fields[1], "inet6") == 0)
         r->allow_inet6 = 1;
+      else if (n == 2 && strcmp(fields[1], "any") == 0)
+        r->socket_any = 1;
       else
-        die(EXIT_USAGE, "%s:%d: usage: socket <inet|inet6>", file, lineno);
+        die(EXIT_USAGE, "%s:%d: usage: socket <inet|inet6|any>", file, lineno);
     } else if (strcmp(d, "scope") == 0) {
       if (n == 2 && strcmp(fields[1], "signal") == 0)
         r->scoped |= LL_SCOPE_SIGNAL;
@@ -300,6 +355,9 @@ static void parse_rules(const char *file, struct rules *r) {
     } else if (strcmp(d, "tcp-any") == 0) {
       if (n != 1) die(EXIT_USAGE, "%s:%d: usage: tcp-any", file, lineno);
       r->tcp_any = 1;
+    } else if (strcmp(d, "fs-any") == 0) {
+      if (n != 1) die(EXIT_USAGE, "%s:%d: usage: fs-any", file, lineno);
+      r->fs_any = 1;
     } else if (strcmp(d, "require-abi") == 0) {
       if (n != 2 || parse_uint(fields[1], 1000, &v) != 0 || v < 1)
         die(EXIT_USAGE, "%s:%d: usage: require-abi <n >= 1>", file, lineno);
@@ -310,6 +368,7 @@ static void parse_rules(const char *file, struct rules *r) {
   }
   if (ferror(f)) die(EXIT_USAGE, "cannot read rules %s: %s", file, strerror(errno));
   if (!seen_header) die(EXIT_USAGE, "%s: missing header 'authbench-rules 1'", file);
+  if (r->fs_any && r->n_fs > 0) die(EXIT_USAGE, "%s: fs-any and fs rules exclude each other", file);
   free(line);
   fclose(f);
 }
@@ -337,7 +396,11 @@ static void emit(struct filter *f, struct sock_filter insn) {
 #define AND(k) STMT(BPF_ALU | BPF_AND | BPF_K, (k))
 #define RET(v) STMT(BPF_RET | BPF_K, (v))
 #define JEQ(k, t, f) JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
-#define DENY RET(SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+/* A denial: with a channel, SECCOMP_RET_USER_NOTIF hands the call to the session agent, which
+ * records it and answers EPERM — strace never sees a call another filter refused (ERRNO outranks
+ * TRACE), so without this the denial would be invisible. Without a channel: plain EPERM. */
+static unsigned deny_action = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+#define DENY RET(deny_action)
 #define ALLOW RET(SECCOMP_RET_ALLOW)
 
 /* Emit "if nr == NR then <block>", the block ending in returns on every path. */
@@ -360,20 +423,25 @@ static void emit_case(struct filter *f, long nr, const struct sock_filter *block
 #define AB_SOCK_STREAM 1
 #define AB_SOCK_DGRAM 2
 #define AB_SOCK_TYPE_MASK 0xf
-/* CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET. CLONE_NEWTIME (0x80) overlaps
- * the exit-signal byte of clone() and is only reachable through clone3/unshare, both denied. */
-#define AB_CLONE_NEW_MASK 0x7E020000u
+/* CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET, and CLONE_UNTRACED: a child made
+ * with it is not followed by the tracer, so it would act with nothing in the trace. CLONE_NEWTIME
+ * (0x80) overlaps the exit-signal byte of clone() and is only reachable through clone3/unshare,
+ * both denied. */
+#define AB_CLONE_DENY_MASK (0x7E020000u | 0x00800000u)
 #define AB_TIOCSTI 0x5412
 #define AB_TIOCLINUX 0x541C
 #define AB_S_IFMT 0170000
 #define AB_S_IFCHR 0020000
 #define AB_S_IFBLK 0060000
-#define AB_S_ISUID 04000
-#define AB_S_ISGID 02000
 #define AB_MFD_NOEXEC_SEAL 0x0008u
 #define X32_SYSCALL_BIT 0x40000000u
+#define AB_PRIO_PROCESS 0
+#define AB_PRIO_PGRP 1
+#define AB_IOPRIO_WHO_PROCESS 1
+#define AB_IOPRIO_WHO_PGRP 2
 
-/* Syscalls no sandboxed command needs and that reach past the filesystem/network policy. */
+/* Syscalls no sandboxed command needs and that reach past the filesystem/network policy
+ * (ptrace and its relatives also reach the harness's own processes). */
 static const long DENIED_SYSCALLS[] = {
     101 /* ptrace */,          310 /* process_vm_readv */,  311 /* process_vm_writev */,
     438 /* pidfd_getfd */,     165 /* mount */,             166 /* umount2 */,
@@ -387,6 +455,14 @@ static const long DENIED_SYSCALLS[] = {
     176 /* delete_module */,   323 /* userfaultfd */,       425 /* io_uring_setup */,
     426 /* io_uring_enter */,  427 /* io_uring_register */, 304 /* open_by_handle_at */,
     303 /* name_to_handle_at */,
+};
+
+/* Calls that act on another process named by their first argument (0 = the caller): changing
+ * the limits, scheduling or CPUs of a process outside the command — the agent, the tracer,
+ * pid 1 — could starve or break the harness, and Landlock does not mediate them. */
+static const long SELF_ONLY_SYSCALLS[] = {
+    203 /* sched_setaffinity */, 144 /* sched_setscheduler */, 142 /* sched_setparam */,
+    314 /* sched_setattr */,
 };
 
 static void build_filter(const struct rules *r, struct filter *f) {
@@ -403,11 +479,22 @@ static void build_filter(const struct rules *r, struct filter *f) {
   for (size_t i = 0; i < sizeof(DENIED_SYSCALLS) / sizeof(DENIED_SYSCALLS[0]); i++)
     CASE(f, DENIED_SYSCALLS[i], DENY);
 
-  /* clone3 passes its flags in a struct the filter cannot read: answer ENOSYS, which makes
-   * glibc fall back to clone(), whose flags are checked below. */
+  /* clone3 passes its flags in a struct the filter cannot read: answer ENOSYS (not a denial:
+   * glibc then falls back to clone(), whose flags are checked below). */
   CASE(f, 435 /* clone3 */, RET(SECCOMP_RET_ERRNO | ENOSYS));
-  CASE(f, 56 /* clone */, LD_ARG(0), AND(AB_CLONE_NEW_MASK), JEQ(0, 0, 1), ALLOW,
-       DENY);
+  CASE(f, 56 /* clone */, LD_ARG(0), AND(AB_CLONE_DENY_MASK), JEQ(0, 0, 1), ALLOW, DENY);
+
+  for (size_t i = 0; i < sizeof(SELF_ONLY_SYSCALLS) / sizeof(SELF_ONLY_SYSCALLS[0]); i++)
+    CASE(f, SELF_ONLY_SYSCALLS[i], LD_ARG(0), JEQ(0, 0, 1), ALLOW, DENY);
+  /* prlimit64(pid, resource, new, old): reading anyone's limits is harmless; setting them only for self. */
+  CASE(f, 302 /* prlimit64 */, LD_ARG(0), JEQ(0, 5, 0), STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+       JEQ(0, 0, 2), STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]) + 4), JEQ(0, 1, 0), DENY, ALLOW);
+  /* setpriority(which, who, prio) / ioprio_set(which, who, prio): the caller (who 0) or its own
+   * process group only; PRIO_USER / IOPRIO_WHO_USER would reach every root process, the harness's too. */
+  CASE(f, 141 /* setpriority */, LD_ARG(1), JEQ(0, 0, 3), LD_ARG(0), JEQ(AB_PRIO_PROCESS, 2, 0), JEQ(AB_PRIO_PGRP, 1, 0), DENY,
+       ALLOW);
+  CASE(f, 251 /* ioprio_set */, LD_ARG(1), JEQ(0, 0, 3), LD_ARG(0), JEQ(AB_IOPRIO_WHO_PROCESS, 2, 0),
+       JEQ(AB_IOPRIO_WHO_PGRP, 1, 0), DENY, ALLOW);
 
   CASE(f, 16 /* ioctl */, LD_ARG(1), JEQ(AB_TIOCSTI, 2, 0), JEQ(AB_TIOCLINUX, 1, 0), ALLOW, DENY);
   CASE(f, 133 /* mknod */, LD_ARG(1), AND(AB_S_IFMT), JEQ(AB_S_IFCHR, 2, 0),
@@ -416,26 +503,25 @@ static void build_filter(const struct rules *r, struct filter *f) {
        JEQ(AB_S_IFBLK, 1, 0), ALLOW, DENY);
 
   /* Landlock does not mediate executing a memfd (it lives on an internal mount, beneath no
-   * rule), so memfd_create + fexecve would run code the execute rules never saw. Only
-   * memfds sealed non-executable (MFD_NOEXEC_SEAL, Linux >= 6.3) may be created. */
-  CASE(f, 319 /* memfd_create */, LD_ARG(1), AND(AB_MFD_NOEXEC_SEAL), JEQ(0, 0, 1), DENY, ALLOW);
+   * rule), so memfd_create + fexecve would run code the execute rules never saw. Under a
+   * filesystem policy only memfds sealed non-executable (MFD_NOEXEC_SEAL, Linux >= 6.3) may
+   * be created; without one (fs-any) there are no execute rules to go around. */
+  if (!r->fs_any)
+    CASE(f, 319 /* memfd_create */, LD_ARG(1), AND(AB_MFD_NOEXEC_SEAL), JEQ(0, 0, 1), DENY, ALLOW);
 
   /* Landlock has no right for chmod/chown, so they cannot be limited by path: without a
-   * `setattr` line they are denied outright; with it they are allowed except for setting
-   * the set-user-ID/set-group-ID bits. */
-  static const long CHOWN_SYSCALLS[] = {92 /* chown */, 93 /* fchown */, 94 /* lchown */, 260 /* fchownat */};
-  static const struct { long nr; int mode_arg; } CHMOD_SYSCALLS[] = {
-      {90 /* chmod */, 1}, {91 /* fchmod */, 1}, {268 /* fchmodat */, 2}, {452 /* fchmodat2 */, 2}};
-  for (size_t i = 0; i < sizeof(CHMOD_SYSCALLS) / sizeof(CHMOD_SYSCALLS[0]); i++) {
-    if (r->setattr)
-      CASE(f, CHMOD_SYSCALLS[i].nr, LD_ARG(CHMOD_SYSCALLS[i].mode_arg), AND(AB_S_ISUID | AB_S_ISGID), JEQ(0, 0, 1),
-           ALLOW, DENY);
-    else
-      CASE(f, CHMOD_SYSCALLS[i].nr, DENY);
-  }
+   * `setattr` line they are denied outright; with it they are allowed, set-user/group-ID
+   * bits included — every sandboxed process runs with no_new_privs and validators do too,
+   * so those bits raise nothing (a setgid directory is ordinary task work). */
+  static const long SETATTR_SYSCALLS[] = {90 /* chmod */, 91 /* fchmod */, 268 /* fchmodat */, 452 /* fchmodat2 */,
+                                          92 /* chown */, 93 /* fchown */, 94 /* lchown */, 260 /* fchownat */};
   if (!r->setattr)
-    for (size_t i = 0; i < sizeof(CHOWN_SYSCALLS) / sizeof(CHOWN_SYSCALLS[0]); i++) CASE(f, CHOWN_SYSCALLS[i], DENY);
+    for (size_t i = 0; i < sizeof(SETATTR_SYSCALLS) / sizeof(SETATTR_SYSCALLS[0]); i++) CASE(f, SETATTR_SYSCALLS[i], DENY);
 
+  if (r->socket_any) {
+    emit(f, ALLOW);
+    return;
+  }
   CASE(f, 53 /* socketpair */, LD_ARG(0), JEQ(AB_AF_UNIX, 0, 1), ALLOW, DENY);
 
   /* socket(): AF_UNIX always; AF_INET/AF_INET6 only when allowed, and then only stream and
@@ -469,6 +555,8 @@ static void build_filter(const struct rules *r, struct filter *f) {
 
 /* ---- report ---- */
 
+#define MAX_REPORTED_SKIPS 100
+
 static void json_string(FILE *out, const char *s) {
   fputc('"', out);
   for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
@@ -501,8 +589,9 @@ static void write_report(FILE *out, int abi, const char *enforcement, int seccom
   first = 1;
   if (scoped & LL_SCOPE_ABSTRACT_UNIX) fprintf(out, "\"abstract-unix\""), first = 0;
   if (scoped & LL_SCOPE_SIGNAL) fprintf(out, "%s\"signal\"", first ? "" : ",");
-  fprintf(out, "],\"rules_applied\":%zu,\"rules_skipped\":[", applied);
-  for (size_t i = 0; i < n_skipped; i++) {
+  fprintf(out, "],\"rules_applied\":%zu,\"rules_skipped_total\":%zu,\"rules_skipped\":[", applied, n_skipped);
+  /* Bounded, so the report always fits one channel datagram; the total says how many there were. */
+  for (size_t i = 0; i < n_skipped && i < MAX_REPORTED_SKIPS; i++) {
     fprintf(out, "%s{\"path\":", i == 0 ? "" : ",");
     json_string(out, skipped[i].path);
     fprintf(out, ",\"reason\":");
@@ -515,7 +604,7 @@ static void write_report(FILE *out, int abi, const char *enforcement, int seccom
 /* ---- main ---- */
 
 static void usage(void) {
-  die(EXIT_USAGE, "usage: ab-launch [--best-effort] [--report FILE] --rules FILE -- cmd args...");
+  die(EXIT_USAGE, "usage: ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...");
 }
 
 static uint64_t fs_rights_for_abi(int abi) {
@@ -525,21 +614,110 @@ static uint64_t fs_rights_for_abi(int abi) {
   return all;
 }
 
-static void close_inherited_fds(void) {
-  if (syscall(__NR_close_range, 3U, ~0U, 0U) == 0) return;
+/* Close every descriptor above stderr except `keep` (-1: none). */
+static void close_inherited_fds(int keep) {
+  unsigned lo = 3;
+  if (keep >= 3) {
+    if (keep > 3 && syscall(__NR_close_range, 3U, (unsigned)keep - 1, 0U) != 0)
+      for (int fd = 3; fd < keep; fd++) close(fd);
+    lo = (unsigned)keep + 1;
+  }
+  if (syscall(__NR_close_range, lo, ~0U, 0U) == 0) return;
   long max = sysconf(_SC_OPEN_MAX);
   if (max < 0 || max > 1 << 20) max = 1 << 20;
-  for (long fd = 3; fd < max; fd++) close((int)fd);
+  for (long fd = lo; fd < max; fd++) close((int)fd);
+}
+
+static int parse_fd(const char *s) {
+  long v;
+  if (parse_uint(s, 1 << 20, &v) != 0 || v < 3) usage();
+  return (int)v;
+}
+
+/*
+ * Open a rule path without following any symlink on the way. The compiler names realpaths
+ * of the filesystem it listed; if a component has since become a symlink (a command replaced
+ * it), following it would put the rule on whatever the link points at — so such a rule is
+ * skipped instead (stricter, never weaker). Returns an O_PATH fd or -1 with errno set.
+ */
+static int open_rule_path(const char *path) {
+  if (path[0] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  const char *p = path;
+  char name[4096];
+  for (;;) {
+    while (*p == '/') p++;
+    if (*p == '\0') return dir; /* the path was "/" */
+    const char *end = strchr(p, '/');
+    size_t n = end == NULL ? strlen(p) : (size_t)(end - p);
+    if (n >= sizeof name || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+      close(dir);
+      errno = EINVAL;
+      return -1;
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    close(dir);
+    if (fd < 0) {
+      errno = err;
+      return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+      close(fd);
+      errno = ELOOP;
+      return -1;
+    }
+    p += n;
+    while (*p == '/') p++;
+    if (*p == '\0') return fd;
+    if (!S_ISDIR(st.st_mode)) {
+      close(fd);
+      errno = ENOTDIR;
+      return -1;
+    }
+    dir = fd;
+  }
+}
+
+/* SECCOMP_SET_MODE_FILTER with a listener for the agent when there is a channel; else prctl. Returns the
+ * listener fd (>= 0), -2 when installed without one, -1 on failure (errno set). */
+static int install_filter(struct sock_fprog *prog_) {
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+  if (channel_fd >= 0) {
+    long fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, prog_);
+    return fd < 0 ? -1 : (int)fd;
+  }
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog_, 0, 0) == 0 ? -2 : -1;
+}
+
+static void idle_forever(void) __attribute__((noreturn));
+static void idle_forever(void) {
+  /* The container's main process: nothing to do but exist until the container is removed. */
+  for (;;) pause();
 }
 
 /* The long-lived agent (ab-serve.c) shares this binary, so installing the launcher installs it. */
 int serve_main(void);
 int stop_serve_main(const char *pid_arg);
+/* Harness-side helpers for the validation phase (ab-harness.c). */
+int harness_main(int argc, char **argv);
 
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
   if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
-  int best_effort = 0;
+  if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
+  if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0))
+    return harness_main(argc, argv);
+  int best_effort = 0, rules_fd = -1;
   const char *rules_path = NULL, *report_path = NULL;
   int i;
   for (i = 1; i < argc; i++) {
@@ -550,24 +728,43 @@ int main(int argc, char **argv) {
       best_effort = 1;
     } else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc) {
       rules_path = argv[++i];
+    } else if (strcmp(argv[i], "--rules-fd") == 0 && i + 1 < argc) {
+      rules_fd = parse_fd(argv[++i]);
     } else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc) {
       report_path = argv[++i];
+    } else if (strcmp(argv[i], "--channel") == 0 && i + 1 < argc) {
+      channel_fd = parse_fd(argv[++i]);
+      /* Kept across a successful exec only long enough to be closed by it. */
+      if (fcntl(channel_fd, F_SETFD, FD_CLOEXEC) != 0) {
+        channel_fd = -1;
+        die(EXIT_USAGE, "--channel %s: not an open descriptor", argv[i]);
+      }
     } else {
       usage();
     }
   }
-  if (rules_path == NULL || i >= argc) usage();
+  if ((rules_path == NULL) == (rules_fd < 0) || i >= argc) usage();
   char **cmd = &argv[i];
 
   struct rules r;
   memset(&r, 0, sizeof r);
-  parse_rules(rules_path, &r);
+  if (rules_fd >= 0) {
+    lseek(rules_fd, 0, SEEK_SET);
+    FILE *f = fdopen(rules_fd, "r");
+    if (f == NULL) die(EXIT_USAGE, "cannot read rules from fd %d: %s", rules_fd, strerror(errno));
+    parse_rules(f, "rules", &r);
+  } else {
+    FILE *f = fopen(rules_path, "re");
+    if (f == NULL) die(EXIT_USAGE, "cannot read rules %s: %s", rules_path, strerror(errno));
+    parse_rules(f, rules_path, &r);
+  }
+  if (channel_fd >= 0) deny_action = SECCOMP_RET_USER_NOTIF;
 
   long abi_ret = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
   int abi = abi_ret < 0 ? 0 : (int)abi_ret;
   int abi_errno = abi_ret < 0 ? errno : 0;
 
-  int needed = FULL_FS_ABI;
+  int needed = r.fs_any ? SCOPE_ABI : FULL_FS_ABI;
   if (r.scoped != 0 && needed < SCOPE_ABI) needed = SCOPE_ABI;
   if (r.require_abi > needed) needed = r.require_abi;
   if (abi < needed && !best_effort) {
@@ -583,6 +780,15 @@ int main(int argc, char **argv) {
     if (report == NULL) die(EXIT_USAGE, "cannot write report %s: %s", report_path, strerror(errno));
   }
 
+  /* Out-of-memory kills pick the command's processes before the harness's (raising one's own
+   * score needs no privilege; lowering it again does). Best effort: a missing /proc is no reason to refuse. */
+  int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (oom >= 0) {
+    if (write(oom, "1000", 4) < 0) {
+    }
+    close(oom);
+  }
+
   struct skipped *skipped = NULL;
   size_t n_skipped = 0, cap_skipped = 0, applied = 0;
   uint64_t handled_fs = 0, handled_net = 0, scoped = 0;
@@ -590,27 +796,28 @@ int main(int argc, char **argv) {
   int landlock_ok = 0;
 
   if (abi >= 1) {
-    handled_fs = fs_rights_for_abi(abi);
+    handled_fs = r.fs_any ? 0 : fs_rights_for_abi(abi);
     handled_net = abi >= 4 && !r.tcp_any ? (LL_NET_BIND_TCP | LL_NET_CONNECT_TCP) : 0;
     scoped = abi >= SCOPE_ABI ? r.scoped : 0;
     struct ll_ruleset_attr attr = {handled_fs, handled_net, scoped};
-    ruleset_fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (ruleset_fd < 0) {
-      if (!best_effort) die(EXIT_LANDLOCK, "landlock_create_ruleset: %s", strerror(errno));
+    if (handled_fs == 0 && handled_net == 0 && scoped == 0) {
+      /* Nothing to handle (fs-any, tcp-any, no scope usable): there is no domain to create. */
+      if (!best_effort) die(EXIT_LANDLOCK, "nothing for Landlock to restrict at ABI %d", abi);
     } else {
-      landlock_ok = 1;
+      ruleset_fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+      if (ruleset_fd < 0) {
+        if (!best_effort) die(EXIT_LANDLOCK, "landlock_create_ruleset: %s", strerror(errno));
+      } else {
+        landlock_ok = 1;
+      }
     }
   }
 
-  size_t n_missing = 0;
-  const char *first_missing = NULL;
-  int first_missing_errno = 0;
   for (size_t k = 0; k < r.n_fs; k++) {
     struct skipped s = {r.fs[k].path, ""};
-    int fd = open(r.fs[k].path, O_PATH | O_CLOEXEC);
+    int fd = open_rule_path(r.fs[k].path);
     if (fd < 0) {
-      if (n_missing++ == 0) first_missing = r.fs[k].path, first_missing_errno = errno;
-      snprintf(s.reason, sizeof s.reason, "cannot open: %s", strerror(errno));
+      snprintf(s.reason, sizeof s.reason, "%s", errno == ELOOP ? "a symlink on the path (not followed)" : strerror(errno));
       PUSH(skipped, n_skipped, cap_skipped, s);
       continue;
     }
@@ -642,9 +849,6 @@ int main(int argc, char **argv) {
     }
     close(fd);
   }
-  if (n_missing > 0 && !best_effort)
-    die(EXIT_PATH, "rule path missing: %s (%s)%s", first_missing, strerror(first_missing_errno),
-        n_missing > 1 ? " and more" : "");
 
   if (landlock_ok && handled_net != 0) {
     for (size_t k = 0; k < r.n_connect + r.n_bind; k++) {
@@ -670,32 +874,49 @@ int main(int argc, char **argv) {
   static struct filter filter;
   build_filter(&r, &filter);
   struct sock_fprog fprog = {filter.len, filter.insn};
-  int seccomp_ok = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0;
+  int listener = install_filter(&fprog);
+  int seccomp_ok = listener != -1;
   if (!seccomp_ok && !best_effort) die(EXIT_SECCOMP, "seccomp filter: %s", strerror(errno));
 
   const char *enforcement = "none";
-  if (landlock_ok) {
+  if (landlock_ok && !r.fs_any) {
     /* tcp-any asks for TCP to be left alone, so not handling it is what was asked. */
     int net_ok = r.tcp_any || handled_net != 0 || (r.n_connect == 0 && r.n_bind == 0 && !r.allow_inet && !r.allow_inet6);
     int full = abi >= needed && seccomp_ok && net_ok && scoped == r.scoped;
     enforcement = full ? "full" : "partial";
   }
 
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *mem = open_memstream(&text, &text_len);
+  if (mem == NULL) die(EXIT_USAGE, "out of memory");
+  write_report(mem, abi, enforcement, seccomp_ok, landlock_ok ? handled_fs : 0, landlock_ok ? handled_net : 0,
+               landlock_ok ? scoped : 0, applied, skipped, n_skipped);
+  if (fclose(mem) != 0) die(EXIT_USAGE, "out of memory");
   if (report != NULL) {
-    write_report(report, abi, enforcement, seccomp_ok, landlock_ok ? handled_fs : 0, landlock_ok ? handled_net : 0,
-                 landlock_ok ? scoped : 0, applied, skipped, n_skipped);
+    fputs(text, report);
     if (fclose(report) != 0) die(EXIT_USAGE, "cannot write report %s: %s", report_path, strerror(errno));
   }
+  /* The listener goes to the agent with the report; this process (and so the command) keeps no copy. */
+  channel_send('R', text, listener >= 0 ? listener : -1);
+  if (listener >= 0) close(listener);
+  free(text);
 
   /*
    * Landlock checks access when a file is opened, not when an open descriptor is used: a
    * descriptor opened outside the sandbox keeps every right it was opened with. Closing all
    * descriptors above stderr means the command starts with nothing but the three standard
    * streams (pipes the harness owns), so every file it touches is opened under the ruleset.
+   * The channel stays open (close-on-exec) only to say why, if exec fails.
    */
-  close_inherited_fds();
+  close_inherited_fds(channel_fd);
 
   execvp(cmd[0], cmd);
   int e = errno;
-  die(e == ENOENT ? EXIT_NOT_FOUND : EXIT_EXEC_FAILED, "exec %s: %s", cmd[0], strerror(e));
+  int code = e == ENOENT ? EXIT_NOT_FOUND : EXIT_EXEC_FAILED;
+  char line[1100];
+  snprintf(line, sizeof line, "%d exec %s: %s", code, cmd[0], strerror(e));
+  channel_send('X', line, -1);
+  channel_fd = -1;
+  die(code, "exec %s: %s", cmd[0], strerror(e));
 }

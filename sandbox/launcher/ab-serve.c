@@ -7,26 +7,43 @@
  * several exec/archive API calls. The wire format is documented in
  * sandbox/launcher/protocol.ts (the TypeScript side, which mirrors this file).
  *
- * The agent never enforces anything itself: a request carries the same argv
- * the exec path runs (strace … -- ab-launch --rules … -- cmd), and the agent
- * only writes the request's files, spawns that argv in its own process group
- * with fresh pipes for stdin/stdout/stderr, enforces the timeout by killing the
- * group, caps the captured output, and reads back the files asked for (the
- * launcher report, the strace output). Every descriptor it opens is
- * close-on-exec, so a command inherits nothing but its three pipes.
+ * The agent never enforces anything itself: a request carries the argv to run
+ * (strace … -- ab-launch --channel 4 --rules-fd 5 -- cmd, built by the host),
+ * and the agent spawns it in its own process group with fresh pipes for
+ * stdin/stdout/stderr and, at fixed descriptor numbers, what the wrappers
+ * need: the trace pipe (fd 3, strace writes its output there), the launcher's
+ * channel (fd 4, a socket: report, failure, and the seccomp listener through
+ * which denied syscalls come back here to be recorded and answered EPERM) and
+ * the rules (fd 5, a sealed memfd). None of them lives in the filesystem, so
+ * no command can read, forge or void them.
+ *
+ * Processes: the agent is a child subreaper, so everything a command starts
+ * stays below it whatever it does (double forks, setsid). When the command's
+ * main process ends, whatever is left is killed (after a traced command that
+ * means something escaped the tracer, which is reported); on a timeout or when
+ * the trace outgrows its cap, the command's processes are killed *before* the
+ * tracer, so nothing ever runs untraced. No process of a command outlives it.
  *
  *   ab-launch --serve              serve requests until stdin closes
  *   ab-launch --stop-serve PID     stop an agent that no longer reads stdin
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -36,16 +53,31 @@
 int serve_main(void);
 int stop_serve_main(const char *pid_arg);
 
-#define PROTOCOL_VERSION 1
-/* Requests carry rules files and stdin; anything larger is a broken client. */
+#define PROTOCOL_VERSION 2
+/* Requests carry rules and stdin; anything larger is a broken client. */
 #define MAX_REQUEST_BYTES (256u << 20)
-/* After the command exits, how long to keep reading output a background child may still write. */
+/* After the command's processes are gone, how long to wait for the pipes to report end of file. */
 #define DRAIN_GRACE_MS 500
-/* After a timeout kill, how long to wait for escaped holders of the pipes (setsid) before giving up on them. */
-#define KILL_DRAIN_MS 100
+/* After killing a traced command's processes, how long the tracer has to flush its output and exit. */
+#define TRACER_GRACE_MS 2000
 /* Without a pidfd, how often to look for the command's exit. */
 #define WAIT_POLL_MS 5
 #define READ_CHUNK 65536
+/* Denied syscalls recorded in detail per command; the rest are counted. */
+#define MAX_DENIAL_RECORDS 4096
+/* Launcher messages kept per command (a report is a few KiB). */
+#define MAX_CHANNEL_BYTES (1u << 20)
+#define MAX_LISTENERS 4
+/* Processes a sweep looks at; a pids limit on the container keeps real numbers far below. */
+#define MAX_PROCS 65536
+#define MAX_LISTING_BYTES (512u << 20)
+
+/* The descriptors a command's wrappers find (mirrored in protocol.ts). */
+#define FD_TRACE 3
+#define FD_CHANNEL 4
+#define FD_RULES 5
+/* Everything the agent opens for itself lives at or above this, so placing 3..5 never collides. */
+#define FD_FLOOR 10
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
@@ -53,14 +85,31 @@ int stop_serve_main(const char *pid_arg);
 #ifndef __NR_close_range
 #define __NR_close_range 436
 #endif
+#ifndef __NR_memfd_create
+#define __NR_memfd_create 319
+#endif
 #define AB_CLOSE_RANGE_CLOEXEC (1U << 2)
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
+#endif
+#ifndef F_ADD_SEALS
+#define F_ADD_SEALS 1033
+#define F_SEAL_SEAL 0x0001
+#define F_SEAL_SHRINK 0x0002
+#define F_SEAL_GROW 0x0004
+#define F_SEAL_WRITE 0x0008
+#endif
 
 /* Frame types and field tags (mirrored in protocol.ts). */
-enum { F_HELLO = 'H', F_RUN = 'R', F_DONE = 'D', F_ERROR = 'E' };
+enum { F_HELLO = 'H', F_RUN = 'R', F_LIST = 'L', F_DONE = 'D', F_ERROR = 'E' };
 enum {
   T_VERSION = 1,
   T_PID = 2,
   T_MESSAGE = 3,
+  T_PIDS = 4,
   T_ARGV = 10,
   T_ENV = 11,
   T_CWD = 12,
@@ -69,6 +118,10 @@ enum {
   T_OUTPUT_CAP = 15,
   T_PUT = 16,
   T_COLLECT = 17,
+  T_TRACE_CAP = 18,
+  T_CHANNEL = 19,
+  T_RULES = 20,
+  T_CPU = 21,
   T_EXIT = 30,
   T_SIGNAL = 31,
   T_TIMED_OUT = 32,
@@ -78,10 +131,21 @@ enum {
   T_STDERR_BYTES = 36,
   T_DURATION_US = 37,
   T_FILE = 38,
+  T_TRACE = 39,
+  T_TRACE_BYTES = 40,
+  T_TRACE_LIMIT = 41,
+  T_CHANNEL_MSG = 42,
+  T_DENIAL = 43,
+  T_DENIALS_TOTAL = 44,
+  T_LEFTOVER = 45,
+  T_SPAWN_ERROR = 46,
+  T_MAIN_PID = 47,
+  T_LEFTOVER_INFO = 48,
 };
 
 static const char *prog = "ab-agent";
-static volatile pid_t running_group = 0;
+static volatile sig_atomic_t terminate_requested = 0;
+static pid_t self_pid;
 
 /* ---- buffers and the wire ---- */
 
@@ -156,13 +220,16 @@ static int write_all(int fd, const void *data, size_t n) {
   return 0;
 }
 
-/* 0: read n bytes; 1: end of stream before the first byte; -1: error or a cut frame. */
+/* 0: read n bytes; 1: end of stream before the first byte; -1: error or a cut frame; -2: interrupted by SIGTERM. */
 static int read_exact(int fd, void *data, size_t n) {
   unsigned char *p = data;
   size_t got = 0;
   while (got < n) {
     ssize_t r = read(fd, p + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EINTR) {
+      if (terminate_requested) return -2;
+      continue;
+    }
     if (r < 0) return -1;
     if (r == 0) return got == 0 ? 1 : -1;
     got += (size_t)r;
@@ -172,13 +239,16 @@ static int read_exact(int fd, void *data, size_t n) {
 
 static int out_fd = 1;
 
+static void kill_all_descendants(void);
+
 static void send_frame(uint8_t type, const struct buf *fields) {
   struct buf frame = {0};
   put_be(&frame, 1 + fields->len, 4);
   buf_put(&frame, &type, 1);
   buf_put(&frame, fields->p, fields->len);
   if (write_all(out_fd, frame.p, frame.len) != 0) {
-    /* The client is gone; nobody is left to answer. */
+    /* The client is gone; nobody is left to answer, and nothing may outlive the session. */
+    kill_all_descendants();
     exit(0);
   }
   free(frame.p);
@@ -191,6 +261,154 @@ static void send_error(const char *what, const char *path, int err) {
   put_field(&fields, T_MESSAGE, msg, strlen(msg));
   send_frame(F_ERROR, &fields);
   free(fields.p);
+}
+
+/* ---- processes ---- */
+
+struct proc {
+  pid_t pid, ppid;
+  char state;
+  char comm[32];
+};
+
+/* Every process in the container's pid namespace: pid, parent, state, name. */
+static size_t list_procs(struct proc *out, size_t max) {
+  DIR *d = opendir("/proc");
+  if (d == NULL) return 0;
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && n < max) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    char path[300], text[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t r = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (r <= 0) continue;
+    text[r] = '\0';
+    /* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so split at the last ')'. */
+    char *open_paren = strchr(text, '(');
+    char *close_paren = strrchr(text, ')');
+    if (open_paren == NULL || close_paren == NULL || close_paren[1] != ' ') continue;
+    struct proc p;
+    memset(&p, 0, sizeof p);
+    p.pid = (pid_t)atoi(text);
+    size_t clen = (size_t)(close_paren - open_paren - 1);
+    if (clen >= sizeof p.comm) clen = sizeof p.comm - 1;
+    memcpy(p.comm, open_paren + 1, clen);
+    p.state = close_paren[2];
+    p.ppid = (pid_t)atoi(close_paren + 4);
+    out[n++] = p;
+  }
+  closedir(d);
+  return n;
+}
+
+static struct proc procs[MAX_PROCS];
+
+static int by_pid(const void *a, const void *b) {
+  pid_t x = ((const struct proc *)a)->pid, y = ((const struct proc *)b)->pid;
+  return (x > y) - (x < y);
+}
+
+static ssize_t index_of(size_t n, pid_t pid) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (procs[mid].pid < pid) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && procs[lo].pid == pid ? (ssize_t)lo : -1;
+}
+
+/*
+ * The live processes below this agent (children, and through the subreaper every orphan of
+ * them), except `spare`. Zombies are left out: they cannot act and are reaped, not killed.
+ */
+static size_t descendants(pid_t spare, struct proc *out, size_t max) {
+  size_t n = list_procs(procs, MAX_PROCS);
+  qsort(procs, n, sizeof procs[0], by_pid);
+  /* 0: not yet known, 1: below the agent, 2: not */
+  static unsigned char below[MAX_PROCS];
+  memset(below, 0, n);
+  size_t found = 0;
+  for (size_t i = 0; i < n; i++) {
+    /* Walk up the parent chain until the agent, the top, or a process already decided. */
+    ssize_t chain[64];
+    int depth = 0;
+    ssize_t cur = (ssize_t)i;
+    unsigned char verdict = 2;
+    while (cur >= 0 && depth < 64) {
+      if (below[cur] != 0) {
+        verdict = below[cur];
+        break;
+      }
+      chain[depth++] = cur;
+      pid_t parent = procs[cur].ppid;
+      if (parent == self_pid) {
+        verdict = 1;
+        break;
+      }
+      if (parent <= 1) break;
+      cur = index_of(n, parent);
+    }
+    for (int k = 0; k < depth; k++) below[chain[k]] = verdict;
+    if (below[i] == 0) below[i] = verdict;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (below[i] != 1 || procs[i].pid == spare || procs[i].state == 'Z' || procs[i].state == 'X') continue;
+    if (found < max) out[found] = procs[i];
+    found++;
+  }
+  return found;
+}
+
+/* Status of the command's main process once reaped here (it may be reaped while sweeping). */
+static pid_t main_pid = 0;
+static int main_reaped = 0, main_status = 0;
+
+/* Reap every child that has ended: orphans adopted by the subreaper, and possibly the main process. */
+static void reap(void) {
+  for (;;) {
+    int st;
+    pid_t w = waitpid(-1, &st, WNOHANG | __WALL);
+    if (w <= 0) return;
+    if (w == main_pid && !main_reaped) main_reaped = 1, main_status = st;
+  }
+}
+
+/*
+ * SIGKILL every descendant but `spare`, again and again until none is left: a process may fork
+ * while the sweep runs, and the container's pids limit bounds how long that can go on.
+ * Returns how many were alive at the first look; `info` gets "pid comm" of the first few.
+ */
+static size_t sweep(pid_t spare, struct buf *info) {
+  static struct proc found[256];
+  size_t first = 0;
+  for (int round = 0; round < 1000; round++) {
+    size_t n = descendants(spare, found, 256);
+    if (round == 0) {
+      first = n;
+      for (size_t i = 0; i < n && i < 8 && info != NULL; i++) {
+        char line[64];
+        int len = snprintf(line, sizeof line, "%s%d %s", info->len ? "\n" : "", (int)found[i].pid, found[i].comm);
+        buf_put(info, line, (size_t)len);
+      }
+    }
+    if (n == 0) break;
+    for (size_t i = 0; i < n && i < 256; i++) kill(found[i].pid, SIGKILL);
+    reap();
+    struct timespec pause_ = {0, 1000000};
+    nanosleep(&pause_, NULL);
+    reap();
+  }
+  return first;
+}
+
+static void kill_all_descendants(void) {
+  sweep(0, NULL);
+  reap();
 }
 
 /* ---- requests ---- */
@@ -215,6 +433,12 @@ struct request {
   size_t n_puts, cap_puts;
   char **collect;
   size_t n_collect, cap_collect;
+  uint32_t trace_cap; /* 0: no trace pipe */
+  int channel;
+  const unsigned char *rules;
+  size_t rules_len;
+  int has_rules;
+  int cpu; /* -1: not pinned */
 };
 
 #define GROW(arr, n, cap)                                        \
@@ -254,6 +478,7 @@ static void free_request(struct request *r) {
 static const char *parse_request(const unsigned char *p, size_t n, struct request *r) {
   memset(r, 0, sizeof *r);
   r->output_cap = 1u << 20;
+  r->cpu = -1;
   size_t off = 0;
   while (off < n) {
     if (n - off < 5) return "truncated field header";
@@ -288,11 +513,28 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
         break;
       case T_TIMEOUT_MS:
       case T_OUTPUT_CAP:
+      case T_TRACE_CAP:
+      case T_CPU:
         if (len != 4) return "number field is not 4 bytes";
         if (tag == T_TIMEOUT_MS)
           r->timeout_ms = get_be32(v);
-        else
+        else if (tag == T_OUTPUT_CAP)
           r->output_cap = get_be32(v);
+        else if (tag == T_TRACE_CAP)
+          r->trace_cap = get_be32(v);
+        else
+          r->cpu = (int)get_be32(v);
+        if (tag == T_TRACE_CAP && r->trace_cap == 0) return "trace cap of 0";
+        if (tag == T_CPU && (r->cpu < 0 || r->cpu >= CPU_SETSIZE)) return "cpu out of range";
+        break;
+      case T_CHANNEL:
+        if (len != 0) return "channel field carries a value";
+        r->channel = 1;
+        break;
+      case T_RULES:
+        r->rules = v;
+        r->rules_len = len;
+        r->has_rules = 1;
         break;
       case T_PUT: {
         const unsigned char *nul = memchr(v, '\0', len);
@@ -336,7 +578,7 @@ static int mkdir_parents(char *path) {
 
 static int write_file(struct put *put) {
   if (mkdir_parents(put->path) != 0) return -1;
-  int fd = open(put->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(put->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return -1;
   int rc = write_all(fd, put->data, put->len);
   int err = errno;
@@ -349,7 +591,7 @@ static int write_file(struct put *put) {
 static void collect_file(struct buf *fields, const char *path) {
   struct buf content = {0};
   unsigned char present = 1;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   struct stat st;
   int err = 0;
   if (fd < 0 || fstat(fd, &st) != 0) {
@@ -412,24 +654,152 @@ static int64_t now_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static void child_exec(const struct request *r, int in_fd, int out_w, int err_w) __attribute__((noreturn));
-static void child_exec(const struct request *r, int in_fd, int out_w, int err_w) {
+/* Wall-clock microseconds, the clock strace -ttt prints, so denials and trace lines order together. */
+static uint64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Move a descriptor to FD_FLOOR or above, close-on-exec. */
+static int high_fd(int fd) {
+  if (fd < 0 || fd >= FD_FLOOR) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+  int err = errno;
+  close(fd);
+  errno = err;
+  return moved;
+}
+
+struct spawn_fds {
+  int in_r, out_w, err_w;
+  int trace_w, channel, rules; /* -1 when absent */
+  int status_w;                /* close-on-exec: a write says why the command did not start */
+};
+
+static void child_exec(const struct request *r, const struct spawn_fds *fds) __attribute__((noreturn));
+static void child_exec(const struct request *r, const struct spawn_fds *fds) {
   setpgid(0, 0);
   /* The agent ignores SIGPIPE and handles SIGTERM; an ignored disposition would survive exec. */
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (dup2(in_fd, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) _exit(126);
+  char why[160];
+  if (r->cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(r->cpu, &set);
+    /* Tracer and tracee on one CPU: strace --seccomp-bpf is several times cheaper pinned. Not fatal. */
+    sched_setaffinity(0, sizeof set, &set);
+  }
+  /* dup2 clears close-on-exec on the copy: exactly the descriptors below are inherited. */
+  if (dup2(fds->in_r, 0) < 0 || dup2(fds->out_w, 1) < 0 || dup2(fds->err_w, 2) < 0 ||
+      (fds->trace_w >= 0 && dup2(fds->trace_w, FD_TRACE) < 0) || (fds->channel >= 0 && dup2(fds->channel, FD_CHANNEL) < 0) ||
+      (fds->rules >= 0 && dup2(fds->rules, FD_RULES) < 0)) {
+    int n = snprintf(why, sizeof why, "setup %s", strerror(errno));
+    if (write(fds->status_w, why, (size_t)n) < 0) {
+    }
+    _exit(126);
+  }
   for (size_t i = 0; i < r->n_env; i++) putenv(r->env[i]);
   if (r->cwd != NULL && chdir(r->cwd) != 0) {
-    dprintf(2, "%s: chdir %s: %s\n", prog, r->cwd, strerror(errno));
+    int n = snprintf(why, sizeof why, "chdir %s", strerror(errno));
+    if (write(fds->status_w, why, (size_t)n) < 0) {
+    }
     _exit(126);
   }
   execvp(r->argv[0], r->argv);
   int e = errno;
-  dprintf(2, "%s: exec %s: %s\n", prog, r->argv[0], strerror(e));
+  int n = snprintf(why, sizeof why, "exec %s", strerror(e));
+  if (write(fds->status_w, why, (size_t)n) < 0) {
+  }
   _exit(e == ENOENT ? 127 : 126);
+}
+
+/* A sealed memfd holding the rules, at FD_FLOOR or above. */
+static int rules_memfd(const unsigned char *data, size_t len) {
+  int fd = (int)syscall(__NR_memfd_create, "ab-rules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  fd = high_fd(fd);
+  if (fd < 0) return -1;
+  if (write_all(fd, data, len) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  return fd;
+}
+
+struct denials {
+  struct buf records; /* 64 bytes each: u64 wall_us, u32 pid, u32 nr, 6 x u64 args */
+  uint64_t total;
+};
+
+/* One notification from a launcher's seccomp filter: record it, answer EPERM. */
+static void serve_notification(int listener, struct denials *d) {
+  struct seccomp_notif req;
+  memset(&req, 0, sizeof req);
+  if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return; /* ENOENT: the caller died meanwhile */
+  struct seccomp_notif_resp resp;
+  memset(&resp, 0, sizeof resp);
+  resp.id = req.id;
+  resp.error = -EPERM;
+  resp.val = 0;
+  resp.flags = 0;
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+  d->total++;
+  if (d->total > MAX_DENIAL_RECORDS) return;
+  put_be(&d->records, wall_us(), 8);
+  put_be(&d->records, (uint32_t)req.pid, 4);
+  put_be(&d->records, (uint32_t)req.data.nr, 4);
+  for (int i = 0; i < 6; i++) put_be(&d->records, req.data.args[i], 8);
+}
+
+struct channel_state {
+  int fd;
+  struct buf messages; /* [u32 length][bytes] per message */
+  int listeners[MAX_LISTENERS];
+  int n_listeners;
+};
+
+/* Read every pending launcher message; a listener descriptor may ride along. */
+static void read_channel(struct channel_state *c, int wait) {
+  static unsigned char data[256 * 1024];
+  for (;;) {
+    struct iovec iov = {data, sizeof data};
+    union {
+      char buf[CMSG_SPACE(sizeof(int) * 4)];
+      struct cmsghdr align;
+    } control;
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control.buf;
+    mh.msg_controllen = sizeof control.buf;
+    ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    wait = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h != NULL; h = CMSG_NXTHDR(&mh, h)) {
+      if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+      size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < k; i++) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+        fd = high_fd(fd);
+        if (fd >= 0 && c->n_listeners < MAX_LISTENERS)
+          c->listeners[c->n_listeners++] = fd;
+        else if (fd >= 0)
+          close(fd);
+      }
+    }
+    if (c->messages.len + 4 + (size_t)n <= MAX_CHANNEL_BYTES) {
+      put_be(&c->messages, (uint64_t)n, 4);
+      buf_put(&c->messages, data, (size_t)n);
+    }
+  }
 }
 
 static void run_request(struct request *r) {
@@ -440,161 +810,357 @@ static void run_request(struct request *r) {
     }
   }
 
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    send_error("pipe", "", errno);
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, trace_pipe[2] = {-1, -1},
+      status_pipe[2] = {-1, -1}, sockets[2] = {-1, -1};
+  int rules_fd = -1;
+  int ok = pipe2(in_pipe, O_CLOEXEC) == 0 && pipe2(out_pipe, O_CLOEXEC) == 0 && pipe2(err_pipe, O_CLOEXEC) == 0 &&
+           pipe2(status_pipe, O_CLOEXEC) == 0 && (r->trace_cap == 0 || pipe2(trace_pipe, O_CLOEXEC) == 0) &&
+           (!r->channel || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) == 0);
+  int err = errno;
+  int *all[] = {&in_pipe[0], &in_pipe[1], &out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1],
+                &trace_pipe[0], &trace_pipe[1], &status_pipe[0], &status_pipe[1], &sockets[0], &sockets[1]};
+  const size_t n_all = sizeof all / sizeof all[0];
+  for (size_t i = 0; i < n_all && ok; i++)
+    if (*all[i] >= 0) ok = (*all[i] = high_fd(*all[i])) >= 0;
+  if (ok && r->has_rules) ok = (rules_fd = rules_memfd(r->rules, r->rules_len)) >= 0;
+  if (!ok) {
+    err = errno ? errno : err;
+    for (size_t i = 0; i < n_all; i++)
+      if (*all[i] >= 0) close(*all[i]);
+    send_error("command setup", "", err);
     return;
   }
+
+  struct spawn_fds fds = {in_pipe[0], out_pipe[1], err_pipe[1], trace_pipe[1], sockets[1], rules_fd, status_pipe[1]};
   int64_t started_us = now_us();
   int64_t deadline = r->timeout_ms == 0 ? -1 : now_ms() + r->timeout_ms;
+  main_reaped = 0;
+  main_status = 0;
   pid_t pid = fork();
   if (pid < 0) {
-    send_error("fork", "", errno);
-    close(in_pipe[0]), close(in_pipe[1]), close(out_pipe[0]), close(out_pipe[1]), close(err_pipe[0]), close(err_pipe[1]);
+    err = errno;
+    for (size_t i = 0; i < n_all; i++)
+      if (*all[i] >= 0) close(*all[i]);
+    if (rules_fd >= 0) close(rules_fd);
+    send_error("fork", "", err);
     return;
   }
-  if (pid == 0) child_exec(r, in_pipe[0], out_pipe[1], err_pipe[1]);
+  if (pid == 0) child_exec(r, &fds);
+  main_pid = pid;
   setpgid(pid, pid); /* also here: the timeout may fire before the child ran */
-  running_group = pid;
-  close(in_pipe[0]), close(out_pipe[1]), close(err_pipe[1]);
+  close(in_pipe[0]), close(out_pipe[1]), close(err_pipe[1]), close(status_pipe[1]);
+  if (trace_pipe[1] >= 0) close(trace_pipe[1]);
+  if (sockets[1] >= 0) close(sockets[1]);
+  if (rules_fd >= 0) close(rules_fd);
 
-  int in_w = in_pipe[1], out_r = out_pipe[0], err_r = err_pipe[0];
+  int in_w = in_pipe[1], out_r = out_pipe[0], err_r = err_pipe[0], trace_r = trace_pipe[0], status_r = status_pipe[0];
   fcntl(in_w, F_SETFL, O_NONBLOCK);
   size_t in_off = 0;
   if (r->stdin_len == 0) close(in_w), in_w = -1;
-  int pidfd = (int)syscall(__NR_pidfd_open, pid, 0); /* close-on-exec by definition */
+  int pidfd = high_fd((int)syscall(__NR_pidfd_open, pid, 0)); /* close-on-exec by definition */
 
-  struct capture out = {{0}, 0, r->output_cap}, err = {{0}, 0, r->output_cap};
-  int reaped = 0, status = 0, timed_out = 0;
-  int64_t finished_us = 0, drain_until = 0;
+  struct capture out = {{0}, 0, r->output_cap}, errc = {{0}, 0, r->output_cap};
+  struct capture trace = {{0}, 0, r->trace_cap};
+  struct channel_state chan = {sockets[0], {0}, {-1, -1, -1, -1}, 0};
+  struct denials denied = {{0}, 0};
+  struct buf spawn_error = {0}, leftover_info = {0};
+  size_t leftover = 0;
+  int timed_out = 0, trace_limited = 0, killing = 0, swept = 0;
+  int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1;
   unsigned char chunk[READ_CHUNK];
 
   for (;;) {
-    if (reaped && (out_r < 0 && err_r < 0)) break;
     int64_t now = now_ms();
-    if (reaped && now >= drain_until) break;
-    if (!reaped && deadline >= 0 && now >= deadline && !timed_out) {
-      kill(-pid, SIGKILL);
-      timed_out = 1;
+    if (!main_reaped && !killing && deadline >= 0 && now >= deadline) timed_out = 1;
+    if (!main_reaped && !killing && (timed_out || trace_limited)) {
+      /* Kill the command's processes first and the tracer last, so nothing ever runs untraced;
+       * the tracer then flushes and exits by itself. */
+      killing = 1;
+      sweep(r->trace_cap ? pid : 0, NULL);
+      tracer_deadline = now_ms() + TRACER_GRACE_MS;
     }
+    if (!main_reaped && killing && tracer_deadline >= 0 && now_ms() >= tracer_deadline) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      tracer_deadline = -1;
+    }
+    reap();
+    if (main_reaped && !swept) {
+      swept = 1;
+      finished_us = now_us();
+      /* The main process is gone: whatever is left below us escaped it (or, untraced, was left in
+       * the background). Either way it dies now; the count says how many there were. */
+      leftover = sweep(0, &leftover_info);
+      drain_until = now_ms() + DRAIN_GRACE_MS;
+      if (in_w >= 0) close(in_w), in_w = -1;
+    }
+    if (main_reaped && ((out_r < 0 && err_r < 0 && trace_r < 0 && status_r < 0) || now_ms() >= drain_until)) break;
 
-    struct pollfd fds[5];
-    int n = 0, i_ctl, i_in = -1, i_out = -1, i_err = -1, i_pid = -1;
+    struct pollfd pfds[8 + MAX_LISTENERS];
+    int n = 0, i_ctl, i_in = -1, i_out = -1, i_err = -1, i_trace = -1, i_chan = -1, i_status = -1, i_pid = -1, i_l0 = -1;
     /* events 0: only hang-up, i.e. the client went away mid-command. */
-    i_ctl = n, fds[n++] = (struct pollfd){0, 0, 0};
-    if (in_w >= 0) i_in = n, fds[n++] = (struct pollfd){in_w, POLLOUT, 0};
-    if (out_r >= 0) i_out = n, fds[n++] = (struct pollfd){out_r, POLLIN, 0};
-    if (err_r >= 0) i_err = n, fds[n++] = (struct pollfd){err_r, POLLIN, 0};
-    if (!reaped && pidfd >= 0) i_pid = n, fds[n++] = (struct pollfd){pidfd, POLLIN, 0};
+    i_ctl = n, pfds[n++] = (struct pollfd){0, 0, 0};
+    if (in_w >= 0) i_in = n, pfds[n++] = (struct pollfd){in_w, POLLOUT, 0};
+    if (out_r >= 0) i_out = n, pfds[n++] = (struct pollfd){out_r, POLLIN, 0};
+    if (err_r >= 0) i_err = n, pfds[n++] = (struct pollfd){err_r, POLLIN, 0};
+    if (trace_r >= 0) i_trace = n, pfds[n++] = (struct pollfd){trace_r, POLLIN, 0};
+    if (status_r >= 0) i_status = n, pfds[n++] = (struct pollfd){status_r, POLLIN, 0};
+    if (chan.fd >= 0 && !main_reaped) i_chan = n, pfds[n++] = (struct pollfd){chan.fd, POLLIN, 0};
+    if (!main_reaped && pidfd >= 0) i_pid = n, pfds[n++] = (struct pollfd){pidfd, POLLIN, 0};
+    i_l0 = n;
+    for (int k = 0; k < chan.n_listeners; k++) pfds[n++] = (struct pollfd){chan.listeners[k], POLLIN, 0};
 
     int wait_ms = -1;
-    if (reaped) wait_ms = (int)(drain_until - now);
-    else if (deadline >= 0 && !timed_out) wait_ms = (int)(deadline - now);
-    if (!reaped && (pidfd < 0 || timed_out) && (wait_ms < 0 || wait_ms > WAIT_POLL_MS)) wait_ms = WAIT_POLL_MS;
-    if (poll(fds, (nfds_t)n, wait_ms) < 0 && errno != EINTR) fatal("poll");
+    now = now_ms();
+    if (main_reaped) wait_ms = (int)(drain_until - now);
+    else if (deadline >= 0 && !killing) wait_ms = (int)(deadline - now);
+    if (killing && tracer_deadline >= 0 && (wait_ms < 0 || wait_ms > tracer_deadline - now)) wait_ms = (int)(tracer_deadline - now);
+    /* Orphans are reaped on each pass; without a pidfd the main process is polled for. */
+    if (!main_reaped && (pidfd < 0 || killing) && (wait_ms < 0 || wait_ms > WAIT_POLL_MS)) wait_ms = WAIT_POLL_MS;
+    if (wait_ms < 0 && !main_reaped) wait_ms = 100;
+    if (wait_ms < 0) wait_ms = 0;
+    if (poll(pfds, (nfds_t)n, wait_ms) < 0 && errno != EINTR) fatal("poll");
 
-    if (fds[i_ctl].revents & (POLLHUP | POLLERR)) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, NULL, 0);
-      exit(0);
+    if ((pfds[i_ctl].revents & (POLLHUP | POLLERR)) || terminate_requested) {
+      kill_all_descendants();
+      exit(terminate_requested ? 143 : 0);
     }
-    if (i_in >= 0 && fds[i_in].revents) {
+    for (int k = 0; k < chan.n_listeners; k++) {
+      short ev = pfds[i_l0 + k].revents;
+      if (ev & POLLIN) serve_notification(chan.listeners[k], &denied);
+      else if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
+        /* No process uses that filter any more. */
+        close(chan.listeners[k]);
+        chan.listeners[k] = chan.listeners[--chan.n_listeners];
+        k--;
+      }
+    }
+    if (i_chan >= 0 && (pfds[i_chan].revents & POLLIN)) read_channel(&chan, 0);
+    if (i_in >= 0 && pfds[i_in].revents) {
       ssize_t w = write(in_w, r->stdin_data + in_off, r->stdin_len - in_off);
       if (w > 0) in_off += (size_t)w;
       if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off == r->stdin_len) close(in_w), in_w = -1;
     }
-    int *readers[2] = {&out_r, &err_r};
-    struct capture *captures[2] = {&out, &err};
-    int indices[2] = {i_out, i_err};
-    for (int k = 0; k < 2; k++) {
-      if (indices[k] < 0 || fds[indices[k]].revents == 0) continue;
+    int *readers[3] = {&out_r, &err_r, &trace_r};
+    struct capture *captures[3] = {&out, &errc, &trace};
+    int indices[3] = {i_out, i_err, i_trace};
+    for (int k = 0; k < 3; k++) {
+      if (indices[k] < 0 || pfds[indices[k]].revents == 0) continue;
       ssize_t got = read(*readers[k], chunk, sizeof chunk);
       if (got > 0) capture_add(captures[k], chunk, (size_t)got);
       else if (got == 0 || (errno != EAGAIN && errno != EINTR)) close(*readers[k]), *readers[k] = -1;
     }
-    if (!reaped && (i_pid < 0 || fds[i_pid].revents)) {
-      pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
-        reaped = 1;
-        finished_us = now_us();
-        drain_until = now_ms() + (timed_out ? KILL_DRAIN_MS : DRAIN_GRACE_MS);
-        if (in_w >= 0) close(in_w), in_w = -1;
+    if (i_status >= 0 && pfds[i_status].revents) {
+      ssize_t got = read(status_r, chunk, 256);
+      if (got > 0) {
+        if (spawn_error.len < 256) buf_put(&spawn_error, chunk, (size_t)got);
+      } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+        close(status_r), status_r = -1;
       }
     }
+    if (r->trace_cap != 0 && trace.total > r->trace_cap && !trace_limited) trace_limited = 1;
+    if (!main_reaped && i_pid >= 0 && pfds[i_pid].revents) reap();
   }
-  running_group = 0;
+  /* Whatever the launcher said last (its report, an exec failure) and denials still queued. */
+  if (chan.fd >= 0) read_channel(&chan, 0);
+  for (int k = 0; k < chan.n_listeners; k++) close(chan.listeners[k]);
+  if (chan.fd >= 0) close(chan.fd);
+  main_pid = 0;
   if (pidfd >= 0) close(pidfd);
   if (in_w >= 0) close(in_w);
   if (out_r >= 0) close(out_r);
   if (err_r >= 0) close(err_r);
+  if (trace_r >= 0) close(trace_r);
+  if (status_r >= 0) close(status_r);
+  if (finished_us == 0) finished_us = now_us();
 
   struct buf fields = {0};
   if (timed_out)
     put_field(&fields, T_TIMED_OUT, NULL, 0);
-  else if (WIFSIGNALED(status))
-    put_u32_field(&fields, T_SIGNAL, (uint32_t)WTERMSIG(status));
+  else if (WIFSIGNALED(main_status))
+    put_u32_field(&fields, T_SIGNAL, (uint32_t)WTERMSIG(main_status));
   else
-    put_u32_field(&fields, T_EXIT, (uint32_t)WEXITSTATUS(status));
+    put_u32_field(&fields, T_EXIT, (uint32_t)WEXITSTATUS(main_status));
   put_field(&fields, T_STDOUT, out.kept.p, out.kept.len);
   put_u64_field(&fields, T_STDOUT_BYTES, out.total);
-  put_field(&fields, T_STDERR, err.kept.p, err.kept.len);
-  put_u64_field(&fields, T_STDERR_BYTES, err.total);
+  put_field(&fields, T_STDERR, errc.kept.p, errc.kept.len);
+  put_u64_field(&fields, T_STDERR_BYTES, errc.total);
   put_u64_field(&fields, T_DURATION_US, (uint64_t)(finished_us - started_us));
+  put_u32_field(&fields, T_MAIN_PID, (uint32_t)pid);
+  if (r->trace_cap != 0) {
+    put_field(&fields, T_TRACE, trace.kept.p, trace.kept.len);
+    put_u64_field(&fields, T_TRACE_BYTES, trace.total);
+    if (trace_limited) put_field(&fields, T_TRACE_LIMIT, NULL, 0);
+  }
+  for (size_t off = 0; off + 4 <= chan.messages.len;) {
+    uint32_t len = get_be32(chan.messages.p + off);
+    put_field(&fields, T_CHANNEL_MSG, chan.messages.p + off + 4, len);
+    off += 4 + len;
+  }
+  for (size_t off = 0; off + 64 <= denied.records.len; off += 64) put_field(&fields, T_DENIAL, denied.records.p + off, 64);
+  if (denied.total > 0) put_u64_field(&fields, T_DENIALS_TOTAL, denied.total);
+  if (leftover > 0) {
+    put_u32_field(&fields, T_LEFTOVER, (uint32_t)leftover);
+    put_field(&fields, T_LEFTOVER_INFO, leftover_info.p, leftover_info.len);
+  }
+  if (spawn_error.len > 0) put_field(&fields, T_SPAWN_ERROR, spawn_error.p, spawn_error.len);
   for (size_t i = 0; i < r->n_collect; i++) collect_file(&fields, r->collect[i]);
   send_frame(F_DONE, &fields);
   free(fields.p);
   free(out.kept.p);
-  free(err.kept.p);
+  free(errc.kept.p);
+  free(trace.kept.p);
+  free(chan.messages.p);
+  free(denied.records.p);
+  free(spawn_error.p);
+  free(leftover_info.p);
+}
+
+/* ---- listing the filesystem for the policy compiler ---- */
+
+/*
+ * The records sandbox/paths/snapshot.ts parses, as GNU find -xdev would print them:
+ * `<type> <octal mode> <path>\0`, and for a symlink one more `<link text>\0`. Done here rather
+ * than with the image's own find, which a command may have replaced.
+ */
+static void list_entry(struct buf *out, int dirfd, const char *name, const char *path, dev_t dev, int depth) {
+  struct stat st;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  char type = S_ISREG(st.st_mode) ? 'f' : S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : S_ISCHR(st.st_mode) ? 'c'
+              : S_ISBLK(st.st_mode) ? 'b' : S_ISFIFO(st.st_mode) ? 'p' : 's';
+  char head[32];
+  int n = snprintf(head, sizeof head, "%c %o ", type, (unsigned)(st.st_mode & 07777));
+  if (out->len + (size_t)n + strlen(path) + 2 > MAX_LISTING_BYTES) return;
+  buf_put(out, head, (size_t)n);
+  buf_put(out, path, strlen(path) + 1);
+  if (type == 'l') {
+    char target[4096];
+    ssize_t t = readlinkat(dirfd, name, target, sizeof target - 1);
+    if (t < 0) t = 0;
+    buf_put(out, target, (size_t)t);
+    buf_put(out, "", 1);
+    return;
+  }
+  if (type != 'd' || st.st_dev != dev || depth > 256) return;
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return;
+  }
+  struct dirent *e;
+  size_t plen = strlen(path);
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    size_t need = plen + strlen(e->d_name) + 2;
+    char *child = malloc(need);
+    if (child == NULL) fatal("out of memory");
+    snprintf(child, need, "%s%s%s", path, plen > 0 && path[plen - 1] == '/' ? "" : "/", e->d_name);
+    list_entry(out, fd, e->d_name, child, dev, depth + 1);
+    free(child);
+  }
+  closedir(d);
+}
+
+static void run_list(const unsigned char *p, size_t n) {
+  int64_t started = now_us();
+  struct buf listing = {0};
+  size_t off = 0;
+  while (off + 5 <= n) {
+    uint8_t tag = p[off];
+    uint32_t len = get_be32(p + off + 1);
+    off += 5;
+    if (len > n - off) break;
+    if (tag == T_ARGV) {
+      char *root = cstring(p + off, len);
+      if (root != NULL && root[0] == '/') {
+        struct stat st;
+        if (lstat(root, &st) == 0) list_entry(&listing, AT_FDCWD, root, root, st.st_dev, 0);
+      }
+      free(root);
+    }
+    off += len;
+  }
+  struct buf fields = {0};
+  put_u32_field(&fields, T_EXIT, listing.len >= MAX_LISTING_BYTES ? 1 : 0);
+  put_field(&fields, T_STDOUT, listing.p, listing.len);
+  put_u64_field(&fields, T_STDOUT_BYTES, listing.len);
+  put_field(&fields, T_STDERR, NULL, 0);
+  put_u64_field(&fields, T_STDERR_BYTES, 0);
+  put_u64_field(&fields, T_DURATION_US, (uint64_t)(now_us() - started));
+  send_frame(F_DONE, &fields);
+  free(fields.p);
+  free(listing.p);
 }
 
 /* ---- entry points ---- */
 
 static void on_term(int sig) {
   (void)sig;
-  pid_t group = running_group;
-  if (group > 0) kill(-group, SIGKILL);
-  _exit(143);
+  terminate_requested = 1;
 }
 
 int serve_main(void) {
   /* Docker hands us only 0/1/2, but make sure nothing else could reach a command. */
   syscall(__NR_close_range, 3U, ~0U, AB_CLOSE_RANGE_CLOEXEC);
+  self_pid = getpid();
+  /* Orphans of commands are re-parented here rather than to pid 1, so they can be found and killed. */
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fatal("PR_SET_CHILD_SUBREAPER");
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_term;
+  sa.sa_handler = on_term; /* no SA_RESTART: a blocked read returns EINTR and the flag is seen */
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
 
+  /* The processes already here (pid 1, the container's idle process) are the harness's: the host
+   * uses this list to tell a command signalling them from one signalling its own children. */
   struct buf hello = {0};
   put_u32_field(&hello, T_VERSION, PROTOCOL_VERSION);
-  put_u32_field(&hello, T_PID, (uint32_t)getpid());
+  put_u32_field(&hello, T_PID, (uint32_t)self_pid);
+  size_t np = list_procs(procs, MAX_PROCS);
+  for (size_t i = 0; i < np; i++)
+    if (procs[i].pid != self_pid) put_u32_field(&hello, T_PIDS, (uint32_t)procs[i].pid);
   send_frame(F_HELLO, &hello);
   free(hello.p);
 
   for (;;) {
     unsigned char header[5];
     int rc = read_exact(0, header, sizeof header);
-    if (rc == 1) return 0; /* the client closed the stream: the session is over */
+    if (rc == 1 || rc == -2) {
+      /* The client closed the stream (or asked us to stop): the session is over, and so is
+       * every process it started. */
+      kill_all_descendants();
+      return rc == 1 ? 0 : 143;
+    }
     if (rc != 0) {
       fprintf(stderr, "%s: request stream cut mid-frame\n", prog);
+      kill_all_descendants();
       return 1;
     }
     uint32_t len = get_be32(header);
-    if (len < 1 || len > MAX_REQUEST_BYTES || header[4] != F_RUN) {
+    if (len < 1 || len > MAX_REQUEST_BYTES || (header[4] != F_RUN && header[4] != F_LIST)) {
       /* Framing is lost: answering and carrying on could misread every later request. */
       struct buf fields = {0};
       const char *msg = "malformed request frame";
       put_field(&fields, T_MESSAGE, msg, strlen(msg));
       send_frame(F_ERROR, &fields);
       fprintf(stderr, "%s: %s (length %u, type %u)\n", prog, msg, len, header[4]);
+      kill_all_descendants();
       return 1;
     }
     unsigned char *body = malloc(len - 1 > 0 ? len - 1 : 1);
     if (body == NULL) fatal("out of memory");
     if (read_exact(0, body, len - 1) != 0) {
       fprintf(stderr, "%s: request stream cut mid-frame\n", prog);
+      kill_all_descendants();
       return 1;
+    }
+    if (header[4] == F_LIST) {
+      run_list(body, len - 1);
+      free(body);
+      continue;
     }
     struct request r;
     const char *problem = parse_request(body, len - 1, &r);
@@ -619,7 +1185,9 @@ int stop_serve_main(const char *pid_arg) {
     return 120;
   }
   if (kill((pid_t)pid, SIGTERM) != 0) return errno == ESRCH ? 0 : 1;
-  for (int i = 0; i < 100; i++) {
+  /* A stopped agent cannot act on SIGTERM until it runs again. */
+  kill((pid_t)pid, SIGCONT);
+  for (int i = 0; i < 50; i++) {
     if (kill((pid_t)pid, 0) != 0) return 0;
     usleep(20000);
   }

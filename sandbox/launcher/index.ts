@@ -7,6 +7,6 @@ export * from './rules.ts';
 export * from './argv.ts';
 export * from './exit-codes.ts';
 export * from './report.ts';
-export { ensureLauncher, installLauncher, cacheDir, LAUNCHER_SOURCE_DIR } from './ensure.ts';
-export type { EnsureLauncherOptions } from './ensure.ts';
+export { ensureHarness, ensureLauncher, harnessMount, installLauncher, cacheDir, LAUNCHER_SOURCE_DIR } from './ensure.ts';
+export type { EnsureLauncherOptions, Harness } from './ensure.ts';
 export * from './protocol.ts';

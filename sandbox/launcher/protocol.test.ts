@@ -196,7 +196,12 @@ describe('responses', () => {
   });
 
   it('reads the hello', () => {
-    expect(decodeHello({ type: FRAME_TYPE.hello, fields: [field(TAG.version, u32(1)), field(TAG.pid, u32(77))] })).toEqual({ version: 1, pid: 77 });
+    expect(decodeHello({ type: FRAME_TYPE.hello, fields: [field(TAG.version, u32(1)), field(TAG.pid, u32(77))] })).toEqual({ version: 1, pid: 77, harnessPids: [] });
+    expect(decodeHello({ type: FRAME_TYPE.hello, fields: [field(TAG.version, u32(2)), field(TAG.pid, u32(8)), field(TAG.pids, u32(1)), field(TAG.pids, u32(7))] })).toEqual({
+      version: 2,
+      pid: 8,
+      harnessPids: [1, 7],
+    });
     expect(() => decodeHello({ type: FRAME_TYPE.hello, fields: [] })).toThrow(/lacks/);
     expect(() => decodeHello(doneFrame())).toThrow(/expected a hello/);
   });

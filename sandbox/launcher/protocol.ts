@@ -6,22 +6,38 @@
  * byte and the fields; a field is  [u8 tag][u32 BE length][value].  Values are
  * raw bytes, so output, stdin and file contents need no escaping. Numbers are
  * big-endian u32 or u64 values. Frame types:
- *   H hello   agent → host, once at start: VERSION, PID
- *   R run     host → agent: ARGV…, ENV…, CWD, STDIN, TIMEOUT_MS, OUTPUT_CAP, PUT…, COLLECT…
+ *   H hello   agent → host, once at start: VERSION, PID, PIDS… (processes already
+ *             in the container: the harness's)
+ *   R run     host → agent: ARGV…, ENV…, CWD, STDIN, TIMEOUT_MS, OUTPUT_CAP, PUT…,
+ *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU
+ *   L list    host → agent: ARGV… (roots): the filesystem listing the policy
+ *             compiler needs, answered with a done frame whose STDOUT holds it
  *   D done    agent → host: EXIT | SIGNAL | TIMED_OUT, STDOUT, STDOUT_BYTES, STDERR,
- *             STDERR_BYTES, DURATION_US, FILE… (one per COLLECT, in order)
+ *             STDERR_BYTES, DURATION_US, MAIN_PID, TRACE, TRACE_BYTES, TRACE_LIMIT,
+ *             CHANNEL_MSG…, DENIAL…, DENIALS_TOTAL, LEFTOVER, LEFTOVER_INFO,
+ *             SPAWN_ERROR, FILE… (one per COLLECT, in order)
  *   E error   agent → host: MESSAGE (the request was not run)
  * PUT is `<absolute path> NUL <content>`: written (parents created) before the
  * command runs. FILE is `1 <content>` for a regular file read back after the
  * command, or `0 <reason>` when there is none.
+ *
+ * The wrappers' descriptors: with TRACE_CAP the command finds the write end of
+ * the trace pipe at fd 3 (strace -o /proc/self/fd/3), with CHANNEL the
+ * launcher's socket at fd 4 (ab-launch --channel 4), with RULES a sealed memfd
+ * holding them at fd 5 (ab-launch --rules-fd 5). Nothing of the harness is in
+ * the container's filesystem for a command to read, forge or void.
  */
 import { AuthbenchError } from '../../core/index.ts';
 
-export const AGENT_PROTOCOL_VERSION = 1;
+export const AGENT_PROTOCOL_VERSION = 2;
+
+/** Descriptor numbers the agent places for the command's wrappers (mirrored in ab-serve.c). */
+export const AGENT_FDS = { trace: 3, channel: 4, rules: 5 } as const;
 
 export const FRAME_TYPE = {
   hello: 0x48, // 'H'
   run: 0x52, // 'R'
+  list: 0x4c, // 'L'
   done: 0x44, // 'D'
   error: 0x45, // 'E'
 } as const;
@@ -30,6 +46,7 @@ export const TAG = {
   version: 1,
   pid: 2,
   message: 3,
+  pids: 4,
   argv: 10,
   env: 11,
   cwd: 12,
@@ -38,6 +55,10 @@ export const TAG = {
   outputCap: 15,
   put: 16,
   collect: 17,
+  traceCap: 18,
+  channel: 19,
+  rules: 20,
+  cpu: 21,
   exit: 30,
   signal: 31,
   timedOut: 32,
@@ -47,6 +68,16 @@ export const TAG = {
   stderrBytes: 36,
   durationUs: 37,
   file: 38,
+  trace: 39,
+  traceBytes: 40,
+  traceLimit: 41,
+  channelMsg: 42,
+  denial: 43,
+  denialsTotal: 44,
+  leftover: 45,
+  spawnError: 46,
+  mainPid: 47,
+  leftoverInfo: 48,
 } as const;
 
 const FRAME_HEADER = 5;
@@ -183,6 +214,25 @@ export interface AgentRequest {
   puts?: readonly { path: string; content: string | Uint8Array }[];
   /** Read back after the command, in this order. */
   collect?: readonly string[];
+  /** Give the command a trace pipe at fd 3, keeping this many bytes; more kills the command (trace limit). */
+  traceCapBytes?: number;
+  /** Give the command the launcher's channel at fd 4. */
+  channel?: boolean;
+  /** Rules text for the launcher, as a sealed memfd at fd 5. */
+  rules?: string;
+  /** Pin the command (tracer and tracee) to this CPU. */
+  cpu?: number;
+}
+
+/** One syscall a launcher's seccomp filter refused, as the agent recorded it (answered EPERM). */
+export interface SeccompDenial {
+  /** Wall clock, seconds since the epoch with microseconds (strace -ttt's clock). */
+  time: number;
+  pid: number;
+  /** x86_64 syscall number. */
+  nr: number;
+  /** The six raw arguments; 64-bit values as bigint. */
+  args: readonly bigint[];
 }
 
 export type AgentOutcome = { kind: 'exited'; code: number } | { kind: 'signaled'; signal: number } | { kind: 'timedOut' };
@@ -197,11 +247,27 @@ export interface AgentResponse {
   durationUs: number;
   /** One per collected path: its content, or undefined with the reason it could not be read. */
   files: ({ present: true; content: Buffer } | { present: false; reason: string })[];
+  /** The command's main process (the tracer, when traced): a harness process while it runs. */
+  mainPid?: number;
+  /** With a trace pipe: what was kept, everything written, and whether the cap stopped the command. */
+  trace?: { kept: Buffer; bytes: number; limited: boolean };
+  /** What the launcher said on its channel, in order (report, failure, exec failure). */
+  channelMessages: Buffer[];
+  /** Syscalls the launcher's filter refused (first MAX recorded) and how many there were in all. */
+  denials: SeccompDenial[];
+  denialsTotal: number;
+  /** Processes still alive below the agent after the main process ended (killed), and who they were. */
+  leftover: number;
+  leftoverInfo: string;
+  /** Why the command did not start at all (`chdir …`, `exec …`), from the agent's side. */
+  spawnError?: string;
 }
 
 export interface AgentHello {
   version: number;
   pid: number;
+  /** Processes that were in the container before the agent: pid 1, the idle process. */
+  harnessPids: number[];
 }
 
 const u32 = (n: number, what: string): Buffer => {
@@ -240,7 +306,31 @@ export function encodeRequest(req: AgentRequest): Buffer {
     fields.push({ tag: TAG.put, value: Buffer.concat([text(p.path, `puts.${i}`), Buffer.from([0]), bytes(p.content)]) });
   }
   for (const [i, c] of (req.collect ?? []).entries()) fields.push({ tag: TAG.collect, value: text(c, `collect.${i}`) });
+  if (req.traceCapBytes !== undefined) {
+    if (!Number.isInteger(req.traceCapBytes) || req.traceCapBytes < 1) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `trace cap must be a positive number of bytes, got ${req.traceCapBytes}`, { field: 'traceCapBytes' });
+    }
+    fields.push({ tag: TAG.traceCap, value: u32(Math.min(req.traceCapBytes, U32_MAX), 'trace cap') });
+  }
+  if (req.channel === true) fields.push({ tag: TAG.channel, value: Buffer.alloc(0) });
+  if (req.rules !== undefined) fields.push({ tag: TAG.rules, value: Buffer.from(req.rules, 'utf8') });
+  if (req.cpu !== undefined) fields.push({ tag: TAG.cpu, value: u32(req.cpu, 'cpu') });
   return encodeFrame({ type: FRAME_TYPE.run, fields });
+}
+
+/** A listing request: every entry under `roots`, in the format sandbox/paths parses. */
+export function encodeListRequest(roots: readonly string[]): Buffer {
+  if (roots.length === 0) throw new AuthbenchError('INVALID_ARGUMENT', 'agent list request: no roots');
+  return encodeFrame({ type: FRAME_TYPE.list, fields: roots.map((r, i) => ({ tag: TAG.argv, value: text(r, `roots.${i}`) })) });
+}
+
+/** One DENIAL field: u64 wall µs, u32 pid, u32 nr, 6 × u64 args. */
+function decodeDenial(f: Field): SeccompDenial {
+  if (f.value.length !== 64) throw protocolError(`denial field should be 64 bytes, is ${f.value.length}`);
+  const us = f.value.readBigUInt64BE(0);
+  const args: bigint[] = [];
+  for (let i = 0; i < 6; i++) args.push(f.value.readBigUInt64BE(16 + 8 * i));
+  return { time: Number(us) / 1e6, pid: f.value.readUInt32BE(8), nr: f.value.readUInt32BE(12), args };
 }
 
 function readU32(f: Field): number {
@@ -259,12 +349,14 @@ export function decodeHello(frame: Frame): AgentHello {
   if (frame.type !== FRAME_TYPE.hello) throw protocolError(`expected a hello frame, got type 0x${frame.type.toString(16)}`);
   let version: number | undefined;
   let pid: number | undefined;
+  const harnessPids: number[] = [];
   for (const f of frame.fields) {
     if (f.tag === TAG.version) version = readU32(f);
     else if (f.tag === TAG.pid) pid = readU32(f);
+    else if (f.tag === TAG.pids) harnessPids.push(readU32(f));
   }
   if (version === undefined || pid === undefined) throw protocolError('hello frame lacks the version or pid');
-  return { version, pid };
+  return { version, pid, harnessPids };
 }
 
 /** A done frame as a response; an error frame throws the agent's message. */
@@ -285,6 +377,16 @@ export function decodeResponse(frame: Frame): AgentResponse {
   let stderrBytes: number | undefined;
   let durationUs: number | undefined;
   const files: AgentResponse['files'] = [];
+  let mainPid: number | undefined;
+  let traceKept: Buffer | undefined;
+  let traceBytes: number | undefined;
+  let traceLimited = false;
+  const channelMessages: Buffer[] = [];
+  const denials: SeccompDenial[] = [];
+  let denialsTotal = 0;
+  let leftover = 0;
+  let leftoverInfo = '';
+  let spawnError: string | undefined;
   for (const f of frame.fields) {
     switch (f.tag) {
       case TAG.exit:
@@ -318,6 +420,36 @@ export function decodeResponse(frame: Frame): AgentResponse {
         else throw protocolError('file field without a presence byte');
         break;
       }
+      case TAG.mainPid:
+        mainPid = readU32(f);
+        break;
+      case TAG.trace:
+        traceKept = f.value;
+        break;
+      case TAG.traceBytes:
+        traceBytes = readU64(f);
+        break;
+      case TAG.traceLimit:
+        traceLimited = true;
+        break;
+      case TAG.channelMsg:
+        channelMessages.push(f.value);
+        break;
+      case TAG.denial:
+        denials.push(decodeDenial(f));
+        break;
+      case TAG.denialsTotal:
+        denialsTotal = readU64(f);
+        break;
+      case TAG.leftover:
+        leftover = readU32(f);
+        break;
+      case TAG.leftoverInfo:
+        leftoverInfo = f.value.toString('utf8');
+        break;
+      case TAG.spawnError:
+        spawnError = f.value.toString('utf8');
+        break;
       default:
         throw protocolError(`unknown field ${f.tag} in a done frame`);
     }
@@ -326,5 +458,23 @@ export function decodeResponse(frame: Frame): AgentResponse {
     throw protocolError('done frame lacks a required field');
   }
   if (stdout.length > stdoutBytes || stderr.length > stderrBytes) throw protocolError('done frame keeps more output than was written');
-  return { outcome, stdout, stderr, stdoutBytes, stderrBytes, durationUs, files };
+  if ((traceKept === undefined) !== (traceBytes === undefined)) throw protocolError('done frame carries half a trace');
+  if (traceKept !== undefined && traceBytes !== undefined && traceKept.length > traceBytes) throw protocolError('done frame keeps more trace than was written');
+  return {
+    outcome,
+    stdout,
+    stderr,
+    stdoutBytes,
+    stderrBytes,
+    durationUs,
+    files,
+    channelMessages,
+    denials,
+    denialsTotal: Math.max(denialsTotal, denials.length),
+    leftover,
+    leftoverInfo,
+    ...(mainPid === undefined ? {} : { mainPid }),
+    ...(traceKept === undefined || traceBytes === undefined ? {} : { trace: { kept: traceKept, bytes: traceBytes, limited: traceLimited } }),
+    ...(spawnError === undefined ? {} : { spawnError }),
+  };
 }

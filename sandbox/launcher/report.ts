@@ -13,9 +13,10 @@ export const LauncherReportSchema = z.object({
   handled_net: z.array(z.enum(['bind_tcp', 'connect_tcp'])).default([]).describe('TCP operations the ruleset handles'),
   scoped: z.array(z.enum(['abstract-unix', 'signal'])).default([]).describe('Landlock scopes in effect'),
   rules_applied: z.number().int().min(0).describe('fs and port rules added to the ruleset'),
+  rules_skipped_total: z.number().int().min(0).optional().describe('fs rules not applied, all of them (the list below keeps the first 100)'),
   rules_skipped: z
     .array(z.object({ path: z.string().describe('rule path'), reason: z.string().describe('why it was not applied') }))
-    .describe('fs rules not applied (missing path, no applicable right, Landlock off)'),
+    .describe('fs rules not applied (missing path, a symlink on the path, no applicable right, Landlock off): stricter, never weaker'),
 });
 
 export type LauncherReport = z.infer<typeof LauncherReportSchema>;
@@ -36,4 +37,38 @@ export function parseLauncherReport(text: string, file = 'launcher report'): Lau
     });
   }
   return parsed.data;
+}
+
+/** What the launcher said on the agent's channel (protocol CHANNEL_MSG fields), in one value. */
+export interface ChannelVerdict {
+  /** The launcher applied its rules and was about to exec the command. */
+  report?: LauncherReport;
+  /** The launcher refused or failed: the command never ran. */
+  failure?: { exitCode: number; message: string };
+  /** exec of the command failed after the report (126/127): the command's own failure, e.g. not found. */
+  execFailure?: { exitCode: number; message: string };
+}
+
+/**
+ * Read the channel's messages (`R<report JSON>`, `F<code> <message>`, `X<code> <message>`). Only
+ * the launcher, before it execs the command, can write there: the command never holds the socket.
+ */
+export function parseChannel(messages: readonly Buffer[]): ChannelVerdict {
+  const out: ChannelVerdict = {};
+  for (const m of messages) {
+    const kind = String.fromCharCode(m[0] ?? 0);
+    const body = m.subarray(1).toString('utf8');
+    if (kind === 'R') {
+      out.report = parseLauncherReport(body, 'launcher report (channel)');
+      continue;
+    }
+    const match = /^(\d+) (.*)$/s.exec(body);
+    if ((kind !== 'F' && kind !== 'X') || match === null) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the launcher sent an unreadable channel message ${JSON.stringify(m.subarray(0, 80).toString('utf8'))}`);
+    }
+    const verdict = { exitCode: Number.parseInt(match[1] ?? '0', 10), message: match[2] ?? '' };
+    if (kind === 'F') out.failure = verdict;
+    else out.execFailure = verdict;
+  }
+  return out;
 }

@@ -8,10 +8,11 @@
  *   fs <access,access,...> <percent-encoded absolute path>
  *   net-connect <tcp port>
  *   net-bind <tcp port>
- *   socket <inet|inet6>          (socket domains allowed beyond unix; default none)
+ *   socket <inet|inet6|any>      (socket domains allowed beyond unix; default none; any: every domain)
  *   scope <signal|abstract-unix>
  *   tcp-any                      (TCP connect/bind not restricted by Landlock)
- *   setattr                      (allow chmod/chown, never set-id bits; Landlock cannot limit them by path)
+ *   fs-any                       (no filesystem right handled: the guard around unenforced commands; no fs lines)
+ *   setattr                      (allow chmod/chown, set-id bits too; Landlock cannot limit them by path)
  *   require-abi <n>              (refuse to run below Landlock ABI n; default 5, 6 with scope)
  *
  * Paths are percent-encoded: every byte outside [A-Za-z0-9/._~+=@:,-] becomes %XX,
@@ -59,9 +60,9 @@ export interface LauncherRules {
   /** Landlock scoping (ABI >= 6): isolate signals / abstract unix sockets from outside. */
   scope: readonly ('signal' | 'abstract-unix')[];
   /**
-   * Allow chmod/chown (except setting set-user/group-ID bits). Landlock has no right for
-   * them, so they cannot be limited by path: without this the launcher's seccomp filter
-   * denies them for every file. Grant it when the policy grants any write.
+   * Allow chmod/chown (set-id bits included: every sandboxed process runs with no_new_privs).
+   * Landlock has no right for them, so they cannot be limited by path: without this the
+   * launcher's seccomp filter denies them for every file. Grant it when the policy grants any write.
    */
   setattr?: boolean;
   /**
@@ -71,7 +72,33 @@ export interface LauncherRules {
   tcpUnrestricted?: boolean;
   /** Landlock ABI the kernel must offer, beyond what the rules themselves need (>= 1). */
   requireAbi?: number;
+  /**
+   * Handle no filesystem right (no `fs` rules allowed with it): the harness guard an unenforced
+   * command runs under — signal and abstract-socket scoping, the ptrace wall and the seccomp
+   * protections of the harness, and no policy.
+   */
+  fsUnrestricted?: boolean;
+  /** Allow every socket domain (unenforced commands). */
+  socketAny?: boolean;
 }
+
+/**
+ * What an unenforced command (defense `none`, gold derivation's oracle run) still runs under: no
+ * policy at all, but a Landlock domain that scopes signals and abstract sockets — so it cannot
+ * signal, ptrace or read the /proc of the agent, the tracer or pid 1 — and the seccomp filter's
+ * protections of the harness (no untraced clones, no io_uring, no changing other processes' limits).
+ */
+export const GUARD_RULES: LauncherRules = {
+  fs: [],
+  connectTcp: [],
+  bindTcp: [],
+  socketDomains: [],
+  scope: ['signal', 'abstract-unix'],
+  setattr: true,
+  tcpUnrestricted: true,
+  fsUnrestricted: true,
+  socketAny: true,
+};
 
 export const RULES_HEADER = 'authbench-rules 1';
 
@@ -114,7 +141,10 @@ export function serializeRules(rules: LauncherRules): string {
   });
   rules.connectTcp.forEach((p, i) => lines.push(`net-connect ${checkPort(p, `connectTcp.${i}`)}`));
   rules.bindTcp.forEach((p, i) => lines.push(`net-bind ${checkPort(p, `bindTcp.${i}`)}`));
+  if (rules.fsUnrestricted === true && rules.fs.length > 0) throw invalid('fsUnrestricted', 'fs rules and fsUnrestricted exclude each other');
   for (const d of new Set(rules.socketDomains)) lines.push(`socket ${d}`);
+  if (rules.socketAny === true) lines.push('socket any');
+  if (rules.fsUnrestricted === true) lines.push('fs-any');
   for (const s of new Set(rules.scope)) lines.push(`scope ${s}`);
   if (rules.setattr === true) lines.push('setattr');
   if (rules.tcpUnrestricted === true) lines.push('tcp-any');

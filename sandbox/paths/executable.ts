@@ -29,7 +29,11 @@ export function snapshotResolver(snapshot: FsSnapshot): (path: string) => string
   return (path) => view.realpath(normalizePattern(path));
 }
 
-/** Canonicalise many execute-axis patterns against one snapshot. Order is kept. */
+/**
+ * Canonicalise many execute-axis patterns against one snapshot. Order is kept.
+ * Resolves through every symlink that has a target: to leave out links made at
+ * run time, pass the trusted copy (`trustSnapshot`), as the compiler does.
+ */
 export function canonicalizeExecutables(paths: readonly string[], snapshot: FsSnapshot): string[] {
   const resolve = snapshotResolver(snapshot);
   return paths.map((p) => canonicalizeSync(p, resolve));

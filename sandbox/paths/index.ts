@@ -1,3 +1,4 @@
 export * from './patterns.ts';
 export * from './snapshot.ts';
 export * from './executable.ts';
+export * from './trust.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { covers, isGlob, normalizePattern, patternProblem, patternWithin, staticPrefix } from './patterns.ts';
+import { covers, isGlob, normalizePattern, patternProblem, patternReaches, patternWithin, staticPrefix } from './patterns.ts';
 
 describe('normalizePattern', () => {
   it.each([
@@ -57,4 +57,19 @@ describe('static prefix and containment', () => {
     expect(patternWithin('/app', '/apple/x')).toBe(false);
     expect(patternWithin('/app', '/*/x')).toBe(false);
   });
+});
+
+describe('patternReaches', () => {
+  it.each([
+    ['/**', '/opt/authbench', true],
+    ['/opt/**', '/opt/authbench', true],
+    ['/opt/*', '/opt/authbench', true],
+    ['/opt/authbench/bin/x', '/opt/authbench', true],
+    ['/*/authbench/**', '/opt/authbench', true],
+    ['/opt/*/bin', '/opt/authbench', true],
+    ['/opt', '/opt/authbench', false],
+    ['/opt/x/**', '/opt/authbench', false],
+    ['/opt/authbench-fidelity/**', '/opt/authbench', false],
+    ['/app/**', '/', true],
+  ])('%s reaches into %s: %s', (pattern, root, want) => expect(patternReaches(pattern, root)).toBe(want));
 });

@@ -79,3 +79,17 @@ export function isWithin(root: string, path: string): boolean {
 export function patternWithin(root: string, pattern: string): boolean {
   return isWithin(root, staticPrefix(pattern));
 }
+
+/**
+ * Can the pattern cover `root` or anything below it? (`/**`, `/opt/**` and
+ * `/opt/*` reach into `/opt/authbench`; `/opt` and `/app/**` do not.)
+ */
+export function patternReaches(pattern: string, root: string): boolean {
+  if (covers(pattern, root)) return true;
+  if (root === '/') return pattern.startsWith('/');
+  const body = hasRecursiveTail(pattern) ? pattern.slice(0, -3) : pattern;
+  const segs = body.split('/');
+  const rootSegs = root.split('/');
+  // A longer pattern reaches below the root when its leading segments cover the root itself.
+  return segs.length > rootSegs.length && covers(segs.slice(0, rootSegs.length).join('/'), root);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, snapshotCommand, viewSnapshot } from './snapshot.ts';
+import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, resolveLinks, snapshotCommand, viewSnapshot } from './snapshot.ts';
 
 // Literal output of snapshotCommand(['/']) on a small merged-/usr tree (GNU find 4.9).
 const FIND_OUTPUT = [
@@ -50,6 +50,11 @@ describe('parseSnapshot', () => {
     expect(byPath.get('/usr/bin/rsh')?.target).toBe('/usr/bin/dash');
     expect(byPath.get('/bin')?.target).toBe('/usr/bin');
     expect(byPath.get('/app/tools')?.target).toBe('/usr/bin');
+  });
+
+  it('keeps the link text the targets were resolved from', () => {
+    expect(byPath.get('/usr/bin/rsh')).toEqual({ path: '/usr/bin/rsh', type: 'symlink', mode: 0o777, link: '../bin/sh', target: '/usr/bin/dash' });
+    expect(byPath.get('/app/dangling')?.link).toBe('/nowhere');
   });
 
   it('leaves dangling links without a target', () => {
@@ -109,5 +114,33 @@ describe('buildSnapshot', () => {
     const snap = buildSnapshot([{ path: '/a/b/c', type: 'file' }, { path: '/l', type: 'symlink', link: 'a/b' }]);
     expect(snap.entries.map((e) => e.path)).toEqual(['/', '/a', '/a/b', '/a/b/c', '/l']);
     expect(viewSnapshot(snap).realpath('/l/c')).toBe('/a/b/c');
+  });
+});
+
+describe('resolveLinks', () => {
+  const snap = parseSnapshot(FIND_OUTPUT);
+
+  it('resolves every link again from its text, as a fresh listing of the changed tree would', () => {
+    // /usr/bin/dash replaced by a directory, /usr/bin/sh still says "dash": it now leads there, and rsh through it.
+    const changed = snap.entries.map((e) => (e.path === '/usr/bin/dash' ? { path: e.path, type: 'dir' as const, mode: 0o755 } : e));
+    const again = new Map(resolveLinks(changed).map((e) => [e.path, e]));
+    expect(again.get('/usr/bin/sh')?.target).toBe('/usr/bin/dash');
+    // Removed: every link through it dangles.
+    const removed = new Map(resolveLinks(snap.entries.filter((e) => e.path !== '/usr/bin/dash')).map((e) => [e.path, e]));
+    expect(removed.get('/usr/bin/sh')?.target).toBeUndefined();
+    expect(removed.get('/usr/bin/rsh')?.target).toBeUndefined();
+    expect(removed.get('/bin')?.target).toBe('/usr/bin');
+  });
+
+  it('keeps unchanged entries as they are, and falls back to the last target when the text is unknown', () => {
+    const same = resolveLinks(snap.entries);
+    expect(same.every((e, i) => e === snap.entries[i])).toBe(true);
+    const noText = [
+      { path: '/', type: 'dir' as const, mode: 0o755 },
+      { path: '/d', type: 'dir' as const, mode: 0o755 },
+      { path: '/l', type: 'symlink' as const, mode: 0o777, target: '/d' },
+    ];
+    expect(resolveLinks(noText)[2]?.target).toBe('/d');
+    expect(resolveLinks(noText.filter((e) => e.path !== '/d'))[1]?.target).toBeUndefined();
   });
 });

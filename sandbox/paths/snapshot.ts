@@ -20,6 +20,13 @@ export const FsEntrySchema = z
       .string()
       .optional()
       .describe('For symlinks: the realpath of the target inside the image; absent when dangling or unresolvable.'),
+    link: z
+      .string()
+      .optional()
+      .describe(
+        'For symlinks: the link text as readlink prints it (relative or absolute), from which `target` is resolved; ' +
+          'absent when unknown (a link recorded from a trace whose text could not be recovered).',
+      ),
   })
   .describe('One filesystem entry of an image.');
 
@@ -74,7 +81,7 @@ const FIND_TYPES: Record<string, FsEntry['type']> = { f: 'file', d: 'dir', l: 's
  */
 export function parseSnapshot(stdout: string, roots?: readonly string[]): FsSnapshot {
   const fields = stdout.split('\0');
-  const byPath = new Map<string, { type: FsEntry['type']; mode: number; link?: string }>();
+  const byPath = new Map<string, FsEntry>();
   for (let i = 0; i < fields.length; i++) {
     const record = fields[i] ?? '';
     if (record === '') continue;
@@ -84,18 +91,37 @@ export function parseSnapshot(stdout: string, roots?: readonly string[]): FsSnap
     }
     const [, letter = '', mode = '0', rawPath = '/'] = m;
     const type = FIND_TYPES[letter] ?? 'other';
-    const entry: { type: FsEntry['type']; mode: number; link?: string } = { type, mode: parseInt(mode, 8) };
+    const path = normalizePattern(rawPath);
+    const entry: FsEntry = { path, type, mode: parseInt(mode, 8) };
     if (type === 'symlink') {
       i += 1;
       entry.link = fields[i] ?? '';
     }
-    byPath.set(normalizePattern(rawPath), entry);
+    byPath.set(path, entry);
   }
 
+  const entries = resolveLinks([...byPath.values()]);
+  entries.sort((a, b) => compareStrings(a.path, b.path));
+  const inferredRoots = entries.filter((e) => e.path === '/' || !byPath.has(posix.dirname(e.path))).map((e) => e.path);
+  return { roots: (roots ?? inferredRoots).map(normalizePattern), entries };
+}
+
+/**
+ * Every symlink's `target` recomputed from its link text against these
+ * entries, exactly as `parseSnapshot` resolves a fresh listing: relative text
+ * against the link's directory (lexically), then component by component so
+ * links on the way are followed too. A link without `link` text is resolved
+ * from its last known `target` (an absolute realpath) — the best a caller
+ * that lost the text can do. Entries come back in the same order; entries
+ * that did not change are the same objects.
+ */
+export function resolveLinks(entries: readonly FsEntry[]): FsEntry[] {
+  const byPath = new Map(entries.map((e) => [e.path, e]));
   const resolved = new Map<string, string | undefined>();
   const resolveLink = (linkPath: string, hops: number): string | undefined => {
     if (resolved.has(linkPath)) return resolved.get(linkPath);
-    const raw = byPath.get(linkPath)?.link;
+    const e = byPath.get(linkPath);
+    const raw = e?.link ?? e?.target;
     if (raw === undefined || raw === '' || hops > MAX_SYMLINK_HOPS) return undefined;
     const lexical = raw.startsWith('/') ? normalizePattern(raw) : normalizePattern(posix.join(posix.dirname(linkPath), raw));
     const real = walk(lexical, hops + 1);
@@ -119,15 +145,13 @@ export function parseSnapshot(stdout: string, roots?: readonly string[]): FsSnap
     }
     return cur;
   };
-
-  const entries: FsEntry[] = [];
-  for (const [path, e] of byPath) {
-    const target = e.type === 'symlink' ? resolveLink(path, 0) : undefined;
-    entries.push({ path, type: e.type, mode: e.mode, ...(target === undefined ? {} : { target }) });
-  }
-  entries.sort((a, b) => compareStrings(a.path, b.path));
-  const inferredRoots = entries.filter((e) => e.path === '/' || !byPath.has(posix.dirname(e.path))).map((e) => e.path);
-  return { roots: (roots ?? inferredRoots).map(normalizePattern), entries };
+  return entries.map((e) => {
+    if (e.type !== 'symlink') return e;
+    const target = resolveLink(e.path, 0);
+    if (target === e.target) return e;
+    const { target: _stale, ...rest } = e;
+    return target === undefined ? rest : { ...rest, target };
+  });
 }
 
 function compareStrings(a: string, b: string): number {

@@ -7,7 +7,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { AttachedExec, AttachOptions, Container } from '../../docker/index.ts';
 import { encodeFrame, FRAME_TYPE, FrameDecoder, TAG, type Field, type Frame } from '../launcher/index.ts';
 import { AgentClient } from './agent-client.ts';
-import { AgentTransport, execResultOf } from './transport.ts';
+import { execResultOf } from './session.ts';
 
 const u32 = (n: number): Buffer => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
 const u64 = (n: number): Buffer => {
@@ -62,7 +62,7 @@ function fakeContainer(script: Script, hello = true): { container: Container; re
         },
         [Symbol.asyncDispose]: () => Promise.resolve(),
       };
-      if (hello) setImmediate(() => send({ type: FRAME_TYPE.hello, fields: [f(TAG.version, u32(1)), f(TAG.pid, u32(4242))] }));
+      if (hello) setImmediate(() => send({ type: FRAME_TYPE.hello, fields: [f(TAG.version, u32(2)), f(TAG.pid, u32(4242)), f(TAG.pids, u32(1)), f(TAG.pids, u32(7))] }));
       else setImmediate(die);
       return Promise.resolve(attached);
     },
@@ -91,14 +91,17 @@ const echo: Script = (request, reply) => {
   });
 };
 
+const DEADLINE = 5_000;
+
 describe('AgentClient', () => {
   it('says hello, then answers requests in order', async () => {
     const { container, requests } = fakeContainer(echo);
     const client = await AgentClient.start(container);
-    expect(client.hello).toEqual({ version: 1, pid: 4242 });
+    expect(client.hello).toEqual({ version: 2, pid: 4242, harnessPids: [1, 7] });
+    expect(client.harnessPids).toEqual([4242, 1, 7]);
     const [a, b] = await Promise.all([
-      client.request({ argv: ['echo', 'first'], outputCapBytes: 100 }),
-      client.request({ argv: ['echo', 'second', 'x'], outputCapBytes: 100 }),
+      client.request({ argv: ['echo', 'first'], outputCapBytes: 100 }, DEADLINE),
+      client.request({ argv: ['echo', 'second', 'x'], outputCapBytes: 100 }, DEADLINE),
     ]);
     expect([a.stdout.toString(), a.outcome]).toEqual(['first', { kind: 'exited', code: 2 }]);
     expect([b.stdout.toString(), b.outcome]).toEqual(['second', { kind: 'exited', code: 3 }]);
@@ -108,15 +111,49 @@ describe('AgentClient', () => {
     ]);
   });
 
-  it('fails a request the agent dies during, with its stderr', async () => {
+  it('calls an agent that dies during a request SANDBOX_BROKEN, with its stderr', async () => {
     const { container } = fakeContainer((_req, _reply, die) => die());
     const client = await AgentClient.start(container);
-    const error = await client.request({ argv: ['true'], outputCapBytes: 1 }).catch((e: unknown) => e);
+    const error = await client.request({ argv: ['true'], outputCapBytes: 1 }, DEADLINE).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthbenchError);
-    expect((error as AuthbenchError).code).toBe('SANDBOX_UNAVAILABLE');
+    expect((error as AuthbenchError).code).toBe('SANDBOX_BROKEN');
     expect((error as AuthbenchError).message).toMatch(/agent exited \(exit 1\)/);
     expect((error as AuthbenchError).details).toContain('ab-agent: something broke');
     expect(client.alive).toBe(false);
+  });
+
+  it('ends a request the agent never answers at its deadline, as SANDBOX_BROKEN, and closes the attach', async () => {
+    const fake = fakeContainer(() => undefined);
+    const client = await AgentClient.start(fake.container);
+    const started = performance.now();
+    const error = await client.request({ argv: ['sleep', '1000'], outputCapBytes: 1 }, 50).catch((e: unknown) => e);
+    expect((error as AuthbenchError).code).toBe('SANDBOX_BROKEN');
+    expect((error as AuthbenchError).message).toMatch(/did not answer within 50 ms/);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(fake.closed()).toBe(true);
+    expect(client.alive).toBe(false);
+  });
+
+  it('passes an error frame through as it is (the request was refused; nothing ran, the agent lives)', async () => {
+    const { container } = fakeContainer((_req, reply) => reply({ type: FRAME_TYPE.error, fields: [f(TAG.message, 'command setup: Too many open files')] }));
+    const client = await AgentClient.start(container);
+    const error = await client.request({ argv: ['true'], outputCapBytes: 1 }, DEADLINE).catch((e: unknown) => e);
+    expect((error as AuthbenchError).code).toBe('SANDBOX_UNAVAILABLE');
+    expect(client.alive).toBe(true);
+  });
+
+  it('asks for a listing with a list frame and returns its bytes', async () => {
+    const listed: Script = (request, reply) =>
+      reply({
+        type: FRAME_TYPE.done,
+        fields: [f(TAG.exit, u32(0)), f(TAG.stdout, argvOf(request).join(' ')), f(TAG.stdoutBytes, u64(6)), f(TAG.stderr, ''), f(TAG.stderrBytes, u64(0)), f(TAG.durationUs, u64(1))],
+      });
+    const { container, requests } = fakeContainer(listed);
+    const client = await AgentClient.start(container);
+    const listing = await client.list(['/', '/dev'], DEADLINE);
+    expect(requests[0]?.type).toBe(FRAME_TYPE.list);
+    expect(argvOf(requests[0] as Frame)).toEqual(['/', '/dev']);
+    expect(listing.toString()).toBe('/ /dev');
   });
 
   it('fails to start when the agent exits before its hello, and closes the attach', async () => {
@@ -131,34 +168,20 @@ describe('AgentClient', () => {
   });
 });
 
-describe('AgentTransport', () => {
-  it('maps a response to the exec result shape and collected files', async () => {
-    const { container, requests } = fakeContainer(echo);
-    const transport = new AgentTransport(await AgentClient.start(container));
-    const out = await transport.run({
-      argv: ['echo', 'hello'],
-      workdir: '/app',
-      put: { dir: '/opt/run/3', files: { rules: 'r' } },
-      collect: ['/opt/run/3/report.json', '/opt/run/3/trace'],
-    });
-    expect(out.exec).toEqual({
-      exitCode: 2,
-      timedOut: false,
-      stdout: 'hello',
-      stderr: '',
-      stdoutTruncated: true,
-      stderrTruncated: false,
-      durationMs: 3,
-    });
-    expect(out.files.map((x) => x?.toString())).toEqual(['/opt/run/3/report.json', undefined]);
-    expect(out.outputBytes).toEqual({ stdout: 15, stderr: 0 });
-    const put = requests[0]?.fields.find((x) => x.tag === TAG.put)?.value.toString();
-    expect(put).toBe('/opt/run/3/rules\0r');
-  });
-});
-
 describe('execResultOf', () => {
-  const base = { stdout: Buffer.from(''), stderr: Buffer.from(''), stdoutBytes: 0, stderrBytes: 0, durationUs: 0, files: [] };
+  const base = {
+    stdout: Buffer.from(''),
+    stderr: Buffer.from(''),
+    stdoutBytes: 0,
+    stderrBytes: 0,
+    durationUs: 0,
+    files: [],
+    channelMessages: [],
+    denials: [],
+    denialsTotal: 0,
+    leftover: 0,
+    leftoverInfo: '',
+  };
   it('reports a signal death as 128 + signal and a timeout without an exit code', () => {
     expect(execResultOf({ ...base, outcome: { kind: 'signaled', signal: 9 } }).exitCode).toBe(137);
     const t = execResultOf({ ...base, outcome: { kind: 'timedOut' } });

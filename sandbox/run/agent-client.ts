@@ -3,9 +3,12 @@
  * exec for the whole session, one request frame and one response frame per
  * command. Requests are serialised (the agent runs one command at a time).
  *
- * An agent that dies, breaks the framing or never says hello is a harness
- * fault (SANDBOX_UNAVAILABLE) carrying the tail of its stderr; the session
- * decides whether to fall back.
+ * An agent that never says hello, or that is gone before a request could be
+ * sent, is a harness fault (SANDBOX_UNAVAILABLE) carrying the tail of its
+ * stderr. One that dies, breaks the framing or misses its deadline *while a
+ * command runs* is SANDBOX_BROKEN: something happened inside the container
+ * during that command, and the caller decides whose fault it was. Every wait
+ * has a deadline: a stopped or dead agent ends the request, never the job.
  */
 import { AuthbenchError } from '../../core/index.ts';
 import type { AttachedExec, Container } from '../../docker/index.ts';
@@ -13,6 +16,7 @@ import {
   AGENT_PROTOCOL_VERSION,
   decodeHello,
   decodeResponse,
+  encodeListRequest,
   encodeRequest,
   FrameDecoder,
   LAUNCHER_PATH,
@@ -94,16 +98,48 @@ export class AgentClient {
     return this.attached.open && !this.link.failed;
   }
 
-  request(req: AgentRequest): Promise<AgentResponse> {
-    const frame = encodeRequest(req);
+  /** Processes that were in the container before the agent (pid 1, the idle process): the harness's. */
+  get harnessPids(): readonly number[] {
+    return [this.hello.pid, ...this.hello.harnessPids];
+  }
+
+  /** Run one request; `deadlineMs` bounds the wait for its answer (the command's own timeout plus a margin). */
+  request(req: AgentRequest, deadlineMs: number): Promise<AgentResponse> {
+    return this.exchange(encodeRequest(req), deadlineMs);
+  }
+
+  /** The filesystem listing under `roots` (snapshot format), listed by the agent itself. */
+  async list(roots: readonly string[], deadlineMs: number): Promise<Buffer> {
+    const response = await this.exchange(encodeListRequest(roots), deadlineMs);
+    if (response.outcome.kind !== 'exited' || response.outcome.code !== 0) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'the sandbox agent could not list the filesystem (over its size limit)');
+    }
+    return response.stdout;
+  }
+
+  private exchange(frame: Buffer, deadlineMs: number): Promise<AgentResponse> {
     const next = this.queue.then(async () => {
       this.attached.ref();
       try {
         this.link.assertIdle();
-        const reply = this.link.next(undefined);
+        let sent = false;
+        const reply = this.link.next(deadlineMs);
         // A failed write means the agent is gone: fail the waiter so the error surfaces once, through reply.
-        await this.attached.write(frame).catch((e: unknown) => this.link.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', 'cannot reach the sandbox agent', { cause: e })));
-        return decodeResponse(await reply);
+        await this.attached
+          .write(frame)
+          .then(() => {
+            sent = true;
+          })
+          .catch((e: unknown) => this.link.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', 'cannot reach the sandbox agent', { cause: e })));
+        try {
+          return decodeResponse(await reply);
+        } catch (e) {
+          // An error frame (the request was refused, nothing ran) leaves the link intact and is rethrown as is.
+          if (!sent || !this.link.failed || !(e instanceof AuthbenchError)) throw e;
+          // The agent was reached and then died, went silent or broke the framing: while the request ran.
+          await this.attached.close().catch(() => undefined);
+          throw new AuthbenchError('SANDBOX_BROKEN', e.message, { details: e.details, cause: e });
+        }
       } finally {
         this.attached.unref();
       }

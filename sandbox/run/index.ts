@@ -2,7 +2,5 @@ export * from './session.ts';
 export * from './patch.ts';
 export { AgentClient, AGENT_START_TIMEOUT_MS } from './agent-client.ts';
 export type { AgentStartOptions } from './agent-client.ts';
-export { execResultOf } from './transport.ts';
-export type { CommandOutcome, CommandRequest, Transport, TransportKind } from './transport.ts';
 /** The harness's own directory in every container, for consumers that must tell harness files from agent effects. */
 export { HARNESS_ROOT } from '../launcher/index.ts';

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { buildSnapshot, viewSnapshot } from '../paths/index.ts';
+import { compilePolicy } from '../compile/index.ts';
+import { buildSnapshot, viewSnapshot, type FsSnapshot, type TreeEntry } from '../paths/index.ts';
 import { parseStrace, type TraceEvent } from '../trace/index.ts';
 import { applyFileEvents } from './patch.ts';
 
-const base = buildSnapshot([
+const TREE: TreeEntry[] = [
   { path: '/app', type: 'dir' },
   { path: '/app/a.txt', type: 'file' },
   { path: '/app/sub', type: 'dir' },
   { path: '/app/sub/x', type: 'file' },
   { path: '/data', type: 'dir' },
   { path: '/app/link', type: 'symlink', link: '/data' },
-]);
+];
+const base = buildSnapshot(TREE);
 
 function events(lines: string): TraceEvent[] {
   return parseStrace(lines, { cwd: '/app' });
@@ -53,8 +55,130 @@ describe('applyFileEvents', () => {
     expect(after.entries.find((e) => e.path === '/app/lx')).toMatchObject({ type: 'symlink', target: '/app/sub/x' });
   });
 
+  it('gives a new symlink the target a fresh listing of the same tree gives it', () => {
+    const after = applyFileEvents(
+      base,
+      events(
+        [
+          '100 1.0 symlink("sub/x", "/app/rel") = 0',
+          '100 1.1 symlink("/app/sub", "/app/abs") = 0',
+          // Through the symlinked directory: the kernel puts it in /data, and "x" is relative to /data.
+          '100 1.2 openat(AT_FDCWD</app>, "/app/link/x", O_WRONLY|O_CREAT|O_EXCL, 0644) = 3</data/x>',
+          '100 1.3 symlink("x", "/app/link/lx") = 0',
+          '100 1.4 symlink("/etc", "/app/link/e") = 0',
+          // Created before its target exists: a listing made afterwards resolves it.
+          '100 1.5 symlink("later", "/app/early") = 0',
+          '100 1.6 mkdir("/app/later", 0755) = 0',
+        ].join('\n'),
+      ),
+    );
+    const fresh = buildSnapshot([
+      ...TREE,
+      { path: '/app/rel', type: 'symlink', link: 'sub/x' },
+      { path: '/app/abs', type: 'symlink', link: '/app/sub' },
+      { path: '/data/x', type: 'file' },
+      { path: '/data/lx', type: 'symlink', link: 'x' },
+      { path: '/data/e', type: 'symlink', link: '/etc' },
+      { path: '/app/early', type: 'symlink', link: 'later' },
+      { path: '/app/later', type: 'dir' },
+    ]);
+    const targets = (s: FsSnapshot): [string, string | undefined][] => s.entries.filter((e) => e.type === 'symlink').map((e) => [e.path, e.target]);
+    expect(targets(after)).toEqual(targets(fresh));
+    expect(targets(after)).toContainEqual(['/app/early', '/app/later']);
+  });
+
+  it('resolves existing links again when what they lead through changes', () => {
+    // /data (where /app/link leads) is removed and replaced by a link to /etc: /app/link now leads to /etc.
+    const after = applyFileEvents(base, events(['100 1.0 rmdir("/data") = 0', '100 1.1 symlink("/etc", "/data") = 0'].join('\n')));
+    const withEtc = applyFileEvents(buildSnapshot([...TREE, { path: '/etc', type: 'dir' }]), events(['100 1.0 rmdir("/data") = 0', '100 1.1 symlink("/etc", "/data") = 0'].join('\n')));
+    expect(after.entries.find((e) => e.path === '/app/link')?.target).toBeUndefined(); // /etc is not in this tree
+    expect(withEtc.entries.find((e) => e.path === '/app/link')?.target).toBe('/etc');
+    expect(viewSnapshot(withEtc).realpath('/app/link')).toBe('/etc');
+  });
+
+  it('records a link whose text the trace cannot pin down as unresolved, never guessed', () => {
+    // Made through /app/link (-> /data): "../sub" read relative to /data is /sub, read as the trace has it /app/sub.
+    const tree = buildSnapshot([...TREE, { path: '/sub', type: 'dir' }]);
+    const after = applyFileEvents(tree, events('100 1.0 symlink("../sub", "/app/link/s") = 0'));
+    expect(after.entries.find((e) => e.path === '/data/s')).toEqual({ path: '/data/s', type: 'symlink', mode: 0o777 });
+  });
+
+  it('a hard link to a symlink is the same link in another place', () => {
+    const after = applyFileEvents(base, events('100 1.0 link("/app/link", "/app/sub/link2") = 0'));
+    expect(after.entries.find((e) => e.path === '/app/sub/link2')).toMatchObject({ type: 'symlink', link: '/data', target: '/data' });
+  });
+
   it('returns the same snapshot when nothing changed the tree', () => {
     const ev = events('100 1.0 openat(AT_FDCWD</app>, "a.txt", O_RDONLY) = 3</app/a.txt>');
     expect(applyFileEvents(base, ev)).toBe(base);
+  });
+});
+
+describe('a session snapshot patched from traces, compiled against its baseline', () => {
+  // The container as listed before the first command.
+  const baseline = buildSnapshot([
+    { path: '/tmp', type: 'dir' },
+    { path: '/etc/shadow', type: 'file', mode: 0o640 },
+    { path: '/etc/passwd', type: 'file' },
+    { path: '/app/out.txt', type: 'file' },
+    { path: '/app/data', type: 'symlink', link: '/srv/data' },
+    { path: '/srv/data/a.csv', type: 'file' },
+    { path: '/opt/authbench/bin/ab-launch', type: 'file', mode: 0o755 },
+  ]);
+  const implicit = { read: [], write: [], execute: [] };
+  const compile = (snapshot: FsSnapshot, write: string[]): ReturnType<typeof compilePolicy> =>
+    compilePolicy({ read: ['/app/**'], write, execute: [] }, snapshot, { implicit, abi: 7, baseline });
+  const granted = (out: ReturnType<typeof compilePolicy>): string[] => out.rules.fs.map((r) => r.path);
+
+  it('ln -s /etc /tmp/e under write /tmp/**: the next compile grants nothing on /etc, and says why', () => {
+    const after = applyFileEvents(baseline, parseStrace('200 2.0 symlink("/etc", "/tmp/e") = 0', { cwd: '/tmp' }));
+    expect(after.entries.find((e) => e.path === '/tmp/e')).toMatchObject({ type: 'symlink', target: '/etc' });
+    const out = compile(after, ['/tmp/**']);
+    expect(granted(out)).toEqual(['/app', '/srv/data', '/tmp']);
+    expect(out.fidelity.entries.some((e) => e.granted.some((g) => g.path.startsWith('/etc')))).toBe(false);
+    const why = out.fidelity.entries.filter((e) => e.entry === '/tmp/**' && e.kind === 'narrowed' && e.note.includes('/tmp/e'));
+    expect(why.map((e) => e.note)).toEqual(['/tmp/e -> /etc is a symlink created at run time: not followed, its target is not granted']);
+    // Without the baseline the compiler follows it, as it always did (gold derivation, scoring).
+    const untrusting = compilePolicy({ read: [], write: ['/tmp/**'], execute: [] }, after, { implicit, abi: 7 });
+    expect(granted(untrusting)).toContain('/etc');
+  });
+
+  it('a file the policy names, replaced by a link to /etc/shadow: no write rule on /etc/shadow, the link itself stays removable', () => {
+    const after = applyFileEvents(
+      baseline,
+      parseStrace(['300 3.0 unlink("/app/out.txt") = 0', '300 3.1 symlink("/etc/shadow", "/app/out.txt") = 0'].join('\n'), { cwd: '/app' }),
+    );
+    const out = compile(after, ['/app/out.txt']);
+    expect(granted(out)).not.toContain('/etc/shadow');
+    expect(out.rules.fs.find((r) => r.path === '/app')?.access).toContain('remove_file');
+    const facets = out.fidelity.entries.filter((e) => e.entry === '/app/out.txt');
+    expect(facets.map((e) => e.kind)).toEqual(['narrowed', 'widened']);
+    expect(facets[0]?.note).toBe('/app/out.txt -> /etc/shadow is a symlink created at run time in place of a file: not followed');
+  });
+
+  it('a link to the harness made at run time is not followed either', () => {
+    const after = applyFileEvents(baseline, parseStrace('400 4.0 symlink("/opt/authbench", "/tmp/h") = 0', { cwd: '/tmp' }));
+    const out = compile(after, ['/tmp/**', '/tmp/h/bin/**']);
+    expect(granted(out).some((p) => p.startsWith('/opt'))).toBe(false);
+    expect(out.fidelity.entries.find((e) => e.entry === '/tmp/h/bin/**')).toMatchObject({ kind: 'narrowed', granted: [] });
+    expect(out.fidelity.entries.find((e) => e.entry === '/tmp/h/bin/**')?.note).toMatch(/^\/tmp\/h -> \/opt\/authbench is a symlink created at run time: not followed/);
+  });
+
+  it('the image\'s own links are still followed after unrelated changes', () => {
+    const after = applyFileEvents(baseline, parseStrace('500 5.0 mkdir("/tmp/work", 0755) = 0', { cwd: '/tmp' }));
+    const out = compile(after, ['/tmp/**']);
+    expect(granted(out)).toContain('/srv/data');
+    expect(out.fidelity.entries.filter((e) => e.entry === '/app/**')).toEqual([
+      { axis: 'read', source: 'policy', entry: '/app/**', kind: 'exact', granted: [{ path: '/app', access: ['read_file', 'read_dir'] }], note: '' },
+      {
+        axis: 'read',
+        source: 'policy',
+        entry: '/app/**',
+        kind: 'widened',
+        granted: [{ path: '/srv/data', access: ['read_file', 'read_dir'] }],
+        note: '/app/data -> /srv/data leads outside /app/**: read_file, read_dir on /srv/data, reachable by its own path too',
+      },
+    ]);
+    expect(out.fidelity.entries.filter((e) => e.kind === 'narrowed' && e.note.includes('run time'))).toEqual([]);
   });
 });

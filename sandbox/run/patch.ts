@@ -7,11 +7,23 @@
  * symlinks (the parent directory's realpath joined with the name) so entries
  * land where the kernel put them. Modes of new entries are not in the trace:
  * they are recorded as 0o644 (files) / 0o755 (directories) — the compiler
- * only uses type and existence. A symlink whose target is outside the
- * snapshot stays unresolved, as a fresh listing would leave it.
+ * only uses type and existence.
+ *
+ * Symlinks carry their resolved target exactly as a fresh listing would give
+ * it (the compiler trusts a link only when a baseline listing has the same
+ * link resolving to the same place, so a stale or guessed target would be a
+ * hole): after any change every link is resolved again from its link text
+ * (`resolveLinks`, the same code `parseSnapshot` uses), so a link whose
+ * target was removed, renamed, or replaced by another link changes with it. A
+ * symlink whose target is outside the snapshot stays unresolved, as a fresh
+ * listing would leave it. The trace gives a new link's text only resolved
+ * against the link's directory as the command named it; when the kernel put
+ * the link elsewhere (the directory was reached through a symlink) and
+ * relative and absolute readings of the text disagree, its text is unknown
+ * and the link is recorded unresolved (never followed) rather than guessed.
  */
 import { posix } from 'node:path';
-import { viewSnapshot, type FsEntry, type FsSnapshot } from '../paths/index.ts';
+import { normalizePattern, resolveLinks, viewSnapshot, type FsEntry, type FsSnapshot } from '../paths/index.ts';
 import type { TraceEvent } from '../trace/index.ts';
 
 const CHANGING = new Set(['create', 'write', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'link', 'symlink']);
@@ -29,11 +41,15 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
   const byPath = new Map<string, FsEntry>(snapshot.entries.map((e) => [e.path, e]));
   let view = viewSnapshot(snapshot);
   let dirty = false;
+  // Links are resolved again whenever the tree changed: later events are placed through them.
+  const settle = (): FsEntry[] => {
+    const entries = resolveLinks([...byPath.values()]);
+    for (const e of entries) byPath.set(e.path, e);
+    dirty = false;
+    return entries;
+  };
   const current = (): ReturnType<typeof viewSnapshot> => {
-    if (dirty) {
-      view = viewSnapshot({ roots: snapshot.roots, entries: [...byPath.values()] });
-      dirty = false;
-    }
+    if (dirty) view = viewSnapshot({ roots: snapshot.roots, entries: settle() });
     return view;
   };
   // The kernel's location of a lexical path: its parent resolved, the last segment kept.
@@ -87,14 +103,15 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
       }
       case 'link': {
         if (e.path2 === undefined) break;
+        // link(2) does not follow a final symlink: a hard link to a link is the same link text in another directory.
         const source = byPath.get(place(e.path));
-        add({ path: place(e.path2), type: source?.type ?? 'file', mode: source?.mode ?? 0o644 });
+        add(source === undefined ? { path: place(e.path2), type: 'file', mode: 0o644 } : { ...source, path: place(e.path2) });
         break;
       }
       case 'symlink': {
         if (e.path2 === undefined) break;
-        const target = current().realpath(e.path);
-        add({ path: place(e.path2), type: 'symlink', mode: 0o777, ...(target === undefined ? {} : { target }) });
+        const link = linkText(e.path, e.path2, current());
+        add({ path: place(e.path2), type: 'symlink', mode: 0o777, ...(link === undefined ? {} : { link }) });
         break;
       }
       case 'read':
@@ -105,6 +122,24 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
         break;
     }
   }
-  const entries = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const entries = (dirty ? settle() : [...byPath.values()]).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { roots: snapshot.roots, entries };
+}
+
+/**
+ * Link text for a new symlink, from the trace's reading of it: `target` is
+ * the text resolved (lexically) against the directory of `linkPath` as the
+ * command named it, so whether the text was relative is lost. Where that
+ * directory is where the kernel put the link, both readings agree and the
+ * absolute one is exact. Otherwise the relative reading is re-based on the
+ * real directory; if the two land on different paths the text is unknown.
+ */
+function linkText(target: string, linkPath: string, view: ReturnType<typeof viewSnapshot>): string | undefined {
+  const named = posix.dirname(linkPath);
+  const real = view.realpath(named);
+  if (real === undefined || real === named) return target;
+  const rebased = normalizePattern(posix.join(real, posix.relative(named, target)));
+  if (rebased === target) return target;
+  const resolved = view.realpath(target);
+  return resolved !== undefined && resolved === view.realpath(rebased) ? target : undefined;
 }

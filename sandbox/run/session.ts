@@ -5,46 +5,56 @@
  * derivation and the execution agent all go through `SandboxSession.run`.
  *
  * Layering inside the container (argv, never a shell string):
- *   strace -f --seccomp-bpf … -o <trace> -- ab-launch --rules <r> --report <j> -- <cmd…>
- * strace sits outside the sandbox (it traces; the launcher's seccomp filter
- * forbids ptrace only for the command). Events the launcher itself causes
- * before it execs the command are dropped, so the trace is the command's.
+ *   strace -f --seccomp-bpf … -o /proc/self/fd/3 -- ab-launch --channel 4 --rules-fd 5 -- <cmd…>
+ * The session talks to a long-lived agent in the container (`ab-launch
+ * --serve`, one attached exec) that spawns that argv and hands the wrappers
+ * their descriptors: the trace pipe, the launcher's channel and the rules.
+ * strace and the launcher come from the harness's read-only mount, strace
+ * sits outside the sandbox (it traces; the launcher's seccomp filter forbids
+ * ptrace only for the command), and events the launcher itself causes before
+ * it execs the command are dropped, so the trace is the command's.
  *
- * Transport: by default the session starts one long-lived agent in the
- * container (`ab-launch --serve`, one attached exec) and sends each command
- * as one request — files to write, argv, files to read back — instead of
- * ~4 Docker API calls. The agent only spawns that argv; enforcement is still
- * ab-launch's. If the agent cannot start, the session falls back to the
- * exec path and every result says which transport carried it.
+ * What the session trusts, and why:
+ * - Whether the launcher applied its rules (and which Landlock ABI) comes only
+ *   from the channel, which the command never holds — never from its stderr
+ *   or exit code, so a command printing a launcher-looking line is just a
+ *   command.
+ * - Every command runs inside a Landlock domain, enforced or not: unenforced
+ *   commands run under the guard rules (GUARD_RULES), so no command can
+ *   signal, ptrace or read the /proc of the agent, strace or pid 1.
+ * - Grants come from the policy and the image, never from what commands did:
+ *   the first listing of the container is the baseline, and only symlinks
+ *   present in it may widen a grant (the compiler's `baseline`); later
+ *   listings and trace patches say only what exists.
+ * - A command that kills, stops or outlives the harness is reported, never
+ *   absorbed: the agent dying or missing its deadline mid-command is
+ *   SANDBOX_BROKEN; processes left after a traced command ended escaped the
+ *   tracer and are reported as `escaped`.
  */
-import { posix } from 'node:path';
 import { AuthbenchError } from '../../core/index.ts';
 import type { Container, ExecResult } from '../../docker/index.ts';
 import { compilePolicy, type CompileResult, type PatternSet } from '../compile/index.ts';
 import {
-  HARNESS_ROOT,
+  AGENT_FDS,
+  GUARD_RULES,
+  HARNESS_STRACE,
   LAUNCHER_PATH,
   launcherArgv,
-  launcherFailure,
-  type FsAccess,
-  parseLauncherReport,
+  parseChannel,
   serializeRules,
+  type AgentResponse,
   type LauncherReport,
   type LauncherRules,
 } from '../launcher/index.ts';
-import { parseSnapshot, snapshotCommand, type FsSnapshot } from '../paths/index.ts';
+import { parseSnapshot, type FsSnapshot } from '../paths/index.ts';
 import type { Policy } from '../policy/index.ts';
-import { parseStrace, straceArgv, type TraceEvent } from '../trace/index.ts';
+import { parseStrace, seccompEvent, straceArgv, type TraceEvent } from '../trace/index.ts';
 import { AgentClient } from './agent-client.ts';
 import { applyFileEvents } from './patch.ts';
-import { AgentTransport, ExecTransport, type CommandOutcome, type CommandRequest, type Transport, type TransportKind } from './transport.ts';
-
-/** Where per-command files live inside the container; outside every policy's reach by default. */
-export const RUN_DIR = `${HARNESS_ROOT}/run`;
 
 /** The enforcement a command actually ran under; recorded in every result. */
 export interface Enforcement {
-  /** `none`: no launcher (defense none / allow-all without enforcement). */
+  /** `none`: no policy enforced (defense none, gold derivation's oracle run); the harness guard still applied. */
   level: 'full' | 'partial' | 'none';
   landlockAbi: number;
   seccomp: boolean;
@@ -65,25 +75,53 @@ export interface RunOptions {
   stdin?: string;
   timeoutMs?: number;
   outputCapBytes?: number;
+  /** Trace bytes kept for this command; beyond them the command is stopped (default: the session's). */
+  traceCapBytes?: number;
+  /** Trace events kept for this command; beyond them the rest is dropped and the result says so (default: the session's). */
+  traceCapEvents?: number;
+}
+
+/** How much of a command's trace was kept. */
+export interface TraceAccount {
+  /** Bytes strace wrote. */
+  bytes: number;
+  /** The command was stopped because its trace outgrew the byte cap. */
+  limited: boolean;
+  /** Events dropped beyond the event cap (0: none). */
+  droppedEvents: number;
 }
 
 export interface SandboxResult {
   exec: ExecResult;
-  /** The command's own events (launcher setup removed); empty when untraced. */
+  /** The command's own events (launcher setup removed), seccomp denials merged in; empty when untraced. */
   events: TraceEvent[];
-  /** Events the kernel refused with EACCES/EPERM. */
+  /** Events the kernel refused: Landlock (EACCES/EPERM in the trace) and seccomp (recorded by the agent). */
   denials: TraceEvent[];
   enforcement: Enforcement;
   /** Present when enforcing: the rules sent to the kernel and where they grant more than the policy. */
   compiled?: CompileResult;
-  /** Set when the launcher itself failed (fail-closed): the command never ran. */
+  /** Set when the launcher itself failed (fail-closed): the command never ran. From the channel only. */
   launcherError?: string;
+  /** The launcher's report, from the channel (what it applied, rules it skipped). */
+  launcherReport?: LauncherReport;
   /** The strace output as written, when asked for with keepRawTrace. */
   rawTrace?: string;
-  /** Which path carried the command (always set by SandboxSession; optional for fakes). */
-  transport?: TransportKind;
-  /** Bytes the command wrote in total, including what the output cap dropped (agent transport only). */
+  /** Bytes the command wrote in total, including what the output cap dropped. */
   outputBytes?: { stdout: number; stderr: number };
+  /** When traced: how much of the trace was kept. */
+  trace?: TraceAccount;
+  /** Seccomp denials in all (events keep the first few thousand); absent from fakes. */
+  seccompDenials?: number;
+  /**
+   * Processes still alive after the command's main process ended, killed by the agent. After a
+   * traced command they escaped the tracer (`escaped`: evidence of tampering); after an untraced
+   * one they were only left in the background.
+   */
+  leftover?: { count: number; escaped: boolean; info: string };
+  /** The command could not be started in its working directory (an earlier command removed it): it never ran. */
+  spawnError?: string;
+  /** The tracer (or, untraced, the launcher): a harness process while the command ran. */
+  mainPid?: number;
 }
 
 export interface SessionOptions {
@@ -91,51 +129,46 @@ export interface SessionOptions {
   bestEffort?: boolean;
   /** Pin strace's tracee to one CPU (cheap --seccomp-bpf tracing). */
   pinCpu?: number;
+  /** Default trace cap per command, bytes (default 64 MiB). */
+  traceCapBytes?: number;
+  /** Default trace cap per command, events (default 200,000). */
+  traceCapEvents?: number;
   /**
-   * `auto` (default): the in-container agent, else the exec path (recorded);
-   * `agent`: the agent or a SANDBOX_UNAVAILABLE error; `exec`: one Docker exec per command.
+   * Paths no policy entry may grant (default the compiler's RESERVED_PATHS: the harness, the
+   * tests, the verifier's logs, the solution). Gold derivation replays the reference solution
+   * and passes the list without `/solution`.
    */
-  transport?: 'auto' | TransportKind;
+  reserved?: readonly string[];
 }
 
-/** The transport a session ended up with, and why when it is not the one asked for. */
-export interface TransportInfo {
-  kind: TransportKind;
-  /** Set when `auto` fell back to exec. */
-  fallbackReason?: string;
-}
+export const TRACE_CAPS = {
+  bytes: 64 * 1024 * 1024,
+  events: 200_000,
+} as const;
+
+/** How long past a command's own timeout the host waits for the agent's answer before calling it broken. */
+export const AGENT_DEADLINE_MARGIN_MS = 30_000;
+/** A command without a timeout still gets a host deadline. */
+const NO_TIMEOUT_DEADLINE_MS = 6 * 60 * 60 * 1000;
+const LISTING_DEADLINE_MS = 120_000;
+const SNAPSHOT_ROOTS = ['/', '/dev'];
+/** No command reaches a process outside its own launch: not the agent, the tracer, pid 1 or an earlier command's. */
+const HARNESS_SCOPE: LauncherRules['scope'] = ['signal', 'abstract-unix'];
 
 /** File events that change the tree's shape and so invalidate the snapshot. */
 const STRUCTURAL_OPS = new Set(['create', 'unlink', 'rename', 'mkdir', 'rmdir', 'link', 'symlink']);
 
-/** Landlock rights without which no path can appear or disappear. */
-const TREE_RIGHTS: ReadonlySet<FsAccess> = new Set<FsAccess>([
-  'make_char',
-  'make_dir',
-  'make_reg',
-  'make_sock',
-  'make_fifo',
-  'make_block',
-  'make_sym',
-  'remove_dir',
-  'remove_file',
-  'refer',
-]);
-
-/** Fully enforced rules that grant no tree-changing right: the command cannot have added or removed a path. */
-function cannotChangeTree(compiled: CompileResult | undefined, enforcement: Enforcement): boolean {
-  return compiled !== undefined && enforcement.level === 'full' && !compiled.rules.fs.some((r) => r.access.some((a) => TREE_RIGHTS.has(a)));
-}
+/** Where the strace output goes: the pipe the agent gives the command at AGENT_FDS.trace. */
+const TRACE_OUTPUT = `/proc/self/fd/${AGENT_FDS.trace}`;
 
 export class SandboxSession {
   readonly container: Container;
   readonly workdir: string;
   readonly options: SessionOptions;
   private abi: number | undefined;
+  private baseline: FsSnapshot | undefined;
   private snapshot: FsSnapshot | undefined;
-  private counter = 0;
-  private current: Promise<Transport> | undefined;
-  private info: TransportInfo | undefined;
+  private agent: Promise<AgentClient> | undefined;
 
   constructor(container: Container, workdir: string, options: SessionOptions = {}) {
     this.container = container;
@@ -143,41 +176,40 @@ export class SandboxSession {
     this.options = options;
   }
 
-  /** Landlock ABI of the kernel, probed once through the launcher itself. */
+  /** Landlock ABI of the kernel, probed once through the launcher itself (under the guard rules). */
   async landlockAbi(): Promise<number> {
     if (this.abi !== undefined) return this.abi;
-    const dir = this.nextDir();
-    const rules = `${dir}/rules`;
-    const report = `${dir}/report.json`;
-    // Nothing is granted, so the exec of `true` is refused; the report is written before that.
-    const { files } = await this.send({
-      argv: launcherArgv({ rulesPath: rules, reportPath: report, bestEffort: true, cmd: ['true'] }),
-      workdir: '/',
-      put: { dir, files: { rules: serializeRules(EMPTY_RULES) } },
-      collect: [report],
-    });
-    const text = files[0];
-    if (text === undefined) {
-      throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the launcher wrote no report at ${report}`, {
-        hint: `is ${LAUNCHER_PATH} installed in the container (installLauncher)?`,
+    const response = await this.send({ argv: launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: true, cmd: ['true'] }), workdir: '/', rules: serializeRules(GUARD_RULES), trace: false, timeoutMs: 30_000 });
+    const verdict = parseChannel(response.channelMessages);
+    if (verdict.report === undefined) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the launcher sent no report${verdict.failure === undefined ? '' : `: ${verdict.failure.message}`}`, {
+        hint: `is the harness (${LAUNCHER_PATH}) mounted in the container?`,
       });
     }
-    this.abi = parseLauncherReport(text.toString('utf8'), report).landlock_abi;
+    this.abi = verdict.report.landlock_abi;
     return this.abi;
   }
 
-  /** The image filesystem as the compiler needs it; refreshed when commands changed its shape. */
+  /** Processes the command must not touch: the agent, pid 1 and the container's idle process. */
+  async harnessPids(): Promise<readonly number[]> {
+    return (await this.client()).harnessPids;
+  }
+
+  /** The container's filesystem as the compiler needs it; refreshed when commands changed its shape. */
   async fsSnapshot(): Promise<FsSnapshot> {
     if (this.snapshot !== undefined) return this.snapshot;
-    const roots = ['/', '/dev'];
-    const { exec: out } = await this.send({ argv: snapshotCommand(roots), workdir: '/', outputCapBytes: 256 * 1024 * 1024, timeoutMs: 120_000, collect: [] });
-    if (out.stdoutTruncated || out.timedOut) {
-      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'could not list the container filesystem for the policy compiler', {
-        details: [out.timedOut ? 'find timed out' : 'listing exceeded 256 MiB'],
-      });
-    }
-    this.snapshot = parseSnapshot(out.stdout, roots);
+    const listing = await (await this.client()).list(SNAPSHOT_ROOTS, LISTING_DEADLINE_MS);
+    this.snapshot = parseSnapshot(listing.toString('utf8'), SNAPSHOT_ROOTS);
+    // The first listing, before any command ran, is what the image holds: the only place grants may come from.
+    this.baseline ??= this.snapshot;
     return this.snapshot;
+  }
+
+  /** The first listing of the container (the image as built), once taken. */
+  async baselineSnapshot(): Promise<FsSnapshot> {
+    await this.fsSnapshot();
+    if (this.baseline === undefined) throw new AuthbenchError('INTERNAL', 'sandbox session: no baseline after listing');
+    return this.baseline;
   }
 
   invalidateSnapshot(): void {
@@ -187,178 +219,212 @@ export class SandboxSession {
   /**
    * After a command: patch the snapshot from its trace (what it created,
    * removed, renamed) instead of listing the container again. An untraced
-   * command, or a tree-changing call whose outcome strace could not see,
-   * forces a fresh listing before the next compile — unless the kernel kept
-   * it from changing the tree at all (`readOnlyTree`).
+   * command, a truncated trace, or a tree-changing call whose outcome strace
+   * could not see forces a fresh listing before the next compile.
    */
-  private updateSnapshot(traced: boolean, events: readonly TraceEvent[], readOnlyTree: boolean): void {
+  private updateSnapshot(traced: boolean, complete: boolean, events: readonly TraceEvent[]): void {
     if (this.snapshot === undefined) return;
-    if (!traced && readOnlyTree) return;
     const unknownOutcome = events.some((e) => e.kind === 'file' && e.result === null && STRUCTURAL_OPS.has(e.op));
-    if (!traced || unknownOutcome) this.invalidateSnapshot();
+    if (!traced || !complete || unknownOutcome) this.invalidateSnapshot();
     else this.snapshot = applyFileEvents(this.snapshot, events);
   }
 
-  /** Compile a policy against the current filesystem (what `run` would enforce). */
+  /**
+   * Compile a policy against the current filesystem (what `run` would enforce). Every enforced
+   * command is scoped (signals, abstract sockets): that is what keeps it away from the agent,
+   * the tracer and pid 1, so the launcher refuses to run without it (Landlock ABI >= 6).
+   */
   async compile(policy: Policy, implicit: PatternSet): Promise<CompileResult> {
-    return compilePolicy(policy, await this.fsSnapshot(), { implicit, abi: await this.landlockAbi() });
+    const snapshot = await this.fsSnapshot();
+    const compiled = compilePolicy(policy, snapshot, {
+      implicit,
+      abi: await this.landlockAbi(),
+      baseline: await this.baselineSnapshot(),
+      ...(this.options.reserved === undefined ? {} : { reserved: this.options.reserved }),
+    });
+    return { ...compiled, rules: { ...compiled.rules, scope: HARNESS_SCOPE } };
   }
 
   async run(options: RunOptions): Promise<SandboxResult> {
     const trace = options.trace ?? true;
-    const dir = this.nextDir();
-    const tracePath = `${dir}/trace`;
-    const reportPath = `${dir}/report.json`;
     const workdir = options.workdir ?? this.workdir;
-    let compiled: CompileResult | undefined;
-    let inner: string[] = [...options.cmd];
-    let put: CommandRequest['put'];
-
-    if (options.mode.kind === 'enforce') {
-      compiled = await this.compile(options.mode.policy, options.mode.implicit);
-      put = { dir, files: { rules: serializeRules(compiled.rules) } };
-      inner = launcherArgv({
-        rulesPath: `${dir}/rules`,
-        reportPath,
-        bestEffort: this.options.bestEffort === true,
-        cmd: options.cmd,
-      });
-    } else if (trace) {
-      put = { dir, files: { '.keep': '' } }; // strace -o needs the directory
-    }
-    const argv = trace
-      ? straceArgv({ outputPath: tracePath, cmd: inner, ...(this.options.pinCpu === undefined ? {} : { pinCpu: this.options.pinCpu }) })
-      : inner;
-    const collect = [...(options.mode.kind === 'enforce' ? [reportPath] : []), ...(trace ? [tracePath] : [])];
-    const outcome = await this.send({
+    const compiled = options.mode.kind === 'enforce' ? await this.compile(options.mode.policy, options.mode.implicit) : undefined;
+    const rules = serializeRules(compiled?.rules ?? GUARD_RULES);
+    const launched = launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: options.cmd });
+    const argv = trace ? straceArgv({ outputPath: TRACE_OUTPUT, strace: HARNESS_STRACE, cmd: launched }) : launched;
+    const response = await this.send({
       argv,
       workdir,
-      collect,
-      ...(put === undefined ? {} : { put }),
+      rules,
+      trace,
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
+      traceCapBytes: options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes,
     });
-    const exec = outcome.exec;
-    const collected = new Map(collect.map((path, i) => [path, outcome.files[i]]));
+    const exec = execResultOf(response);
+    const verdict = parseChannel(response.channelMessages);
+    const abi = verdict.report?.landlock_abi ?? (await this.landlockAbi());
 
-    let enforcement: Enforcement = { level: 'none', landlockAbi: await this.landlockAbi(), seccomp: false, bestEffort: false };
+    let enforcement: Enforcement = { level: 'none', landlockAbi: abi, seccomp: false, bestEffort: this.options.bestEffort === true };
+    if (verdict.report !== undefined) {
+      enforcement = {
+        // Unenforced commands run under the guard only: no policy, so no enforcement level to claim.
+        level: options.mode.kind === 'enforce' ? verdict.report.enforcement : 'none',
+        landlockAbi: verdict.report.landlock_abi,
+        seccomp: verdict.report.seccomp,
+        bestEffort: this.options.bestEffort === true,
+      };
+    }
     let launcherError: string | undefined;
-    if (options.mode.kind === 'enforce') {
-      const reportText = collected.get(reportPath);
-      const failure = launcherFailure(exec.exitCode, exec.stderr);
-      if (reportText !== undefined) enforcement = enforcementFrom(parseLauncherReport(reportText.toString('utf8'), reportPath), this.options);
-      // Fail closed: a launcher that refused (no report, or its own exit code with its own message) means the command never ran.
-      if (reportText === undefined || (failure !== undefined && failure.name !== 'EXEC_FAILED' && failure.name !== 'NOT_FOUND')) {
-        launcherError = failure?.line ?? `launcher wrote no report (exit ${String(exec.exitCode)}): ${exec.stderr.trim().split('\n').at(-1) ?? ''}`;
+    let spawnError: string | undefined;
+    if (response.spawnError !== undefined) {
+      // The agent could not start the wrappers at all. A missing working directory is the command's
+      // world (an earlier command removed it), reported as the command failing; anything else is ours.
+      if (!response.spawnError.startsWith('chdir ')) {
+        throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent could not start the command: ${response.spawnError}`);
       }
+      spawnError = `cannot enter the working directory ${workdir}: ${response.spawnError.slice('chdir '.length)}`;
+    } else if (verdict.failure !== undefined) {
+      launcherError = `ab-launch: ${verdict.failure.message}`;
+    } else if (verdict.report === undefined) {
+      launcherError = `the launcher never reported (${describeOutcome(exec)}); the command did not run under it`;
     }
 
     let events: TraceEvent[] = [];
     let rawTrace: string | undefined;
-    if (trace) {
-      const raw = collected.get(tracePath);
-      if (options.keepRawTrace === true && raw !== undefined) rawTrace = raw.toString('utf8');
-      if (raw === undefined && !exec.timedOut) {
-        throw new AuthbenchError('TRACE_UNREADABLE', `strace wrote no trace at ${tracePath}`, {
-          details: exec.stderr.trim().split('\n').slice(-5),
-          hint: 'the image needs strace on PATH',
-        });
-      }
-      const all = raw === undefined ? [] : parseStrace(raw.toString('utf8'), { cwd: workdir });
-      events = options.mode.kind === 'enforce' ? dropLauncherSetup(all) : all;
+    let account: TraceAccount | undefined;
+    if (trace && spawnError === undefined) {
+      const raw = response.trace;
+      if (raw === undefined) throw new AuthbenchError('TRACE_UNREADABLE', 'the sandbox agent returned no trace for a traced command');
+      const text = raw.kept.toString('utf8');
+      if (options.keepRawTrace === true) rawTrace = text;
+      const parsed = dropLauncherSetup(parseStrace(text, { cwd: workdir }));
+      const denied = response.denials.map((d) => seccompEvent(d));
+      const all = denied.length === 0 ? parsed : mergeByTime(parsed, denied);
+      const cap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
+      events = all.length > cap ? all.slice(0, cap) : all;
+      account = { bytes: raw.bytes, limited: raw.limited, droppedEvents: all.length - events.length };
     }
-    this.updateSnapshot(trace, events, cannotChangeTree(compiled, enforcement));
-    const denials = events.filter((e) => e.kind !== 'unparsed' && e.kind !== 'process' && e.denied);
+    const complete = account !== undefined && !account.limited && account.droppedEvents === 0 && account.bytes === (response.trace?.kept.length ?? 0);
+    this.updateSnapshot(trace, complete, events);
+    const denials = events.filter((e) => e.kind !== 'unparsed' && e.denied === true);
     return {
-      exec,
+      exec: spawnError === undefined ? exec : { ...exec, exitCode: 126, stderr: `${spawnError}\n` },
       events,
       denials,
       enforcement,
-      transport: outcome.transport,
+      seccompDenials: response.denialsTotal,
+      leftover: { count: response.leftover, escaped: trace && response.leftover > 0, info: response.leftoverInfo },
+      outputBytes: { stdout: response.stdoutBytes, stderr: response.stderrBytes },
       ...(compiled === undefined ? {} : { compiled }),
       ...(launcherError === undefined ? {} : { launcherError }),
+      ...(verdict.report === undefined ? {} : { launcherReport: verdict.report }),
       ...(rawTrace === undefined ? {} : { rawTrace }),
-      ...(outcome.outputBytes === undefined ? {} : { outputBytes: outcome.outputBytes }),
+      ...(account === undefined ? {} : { trace: account }),
+      ...(spawnError === undefined ? {} : { spawnError }),
+      ...(response.mainPid === undefined ? {} : { mainPid: response.mainPid }),
     };
   }
 
-  /** The transport in use (starting it if needed): which kind, and why `auto` fell back if it did. */
-  async transportInfo(): Promise<TransportInfo> {
-    await this.transport();
-    if (this.info === undefined) throw new AuthbenchError('INTERNAL', 'sandbox session: transport chosen but not recorded');
-    return this.info;
-  }
-
-  /** Stop the agent, if one runs. The container stays; a later run starts a new agent. Idempotent. */
+  /** Stop the agent, if one runs (it kills whatever commands left). The container stays. Idempotent. */
   async close(): Promise<void> {
-    const current = this.current;
-    this.current = undefined;
-    this.info = undefined;
-    if (current === undefined) return;
-    const t = await current.catch(() => undefined);
-    await t?.close();
+    const agent = this.agent;
+    this.agent = undefined;
+    if (agent === undefined) return;
+    const client = await agent.catch(() => undefined);
+    await client?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  private async send(request: CommandRequest): Promise<CommandOutcome & { transport: TransportKind }> {
-    const t = await this.transport();
-    const outcome = await t.run(request);
-    return { ...outcome, transport: t.kind };
+  private async send(request: {
+    argv: readonly string[];
+    workdir: string;
+    rules: string;
+    trace: boolean;
+    env?: Readonly<Record<string, string>>;
+    stdin?: string;
+    timeoutMs?: number;
+    outputCapBytes?: number;
+    traceCapBytes?: number;
+  }): Promise<AgentResponse> {
+    const client = await this.client();
+    const deadline = (request.timeoutMs ?? NO_TIMEOUT_DEADLINE_MS) + AGENT_DEADLINE_MARGIN_MS;
+    return client.request(
+      {
+        argv: request.argv,
+        cwd: request.workdir,
+        outputCapBytes: request.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+        channel: true,
+        rules: request.rules,
+        ...(request.trace ? { traceCapBytes: request.traceCapBytes ?? TRACE_CAPS.bytes } : {}),
+        ...(this.options.pinCpu === undefined ? {} : { cpu: this.options.pinCpu }),
+        ...(request.env === undefined ? {} : { env: request.env }),
+        ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
+        ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+      },
+      deadline,
+    );
   }
 
-  /** The session's transport; an agent that died since the last command is replaced. */
-  private async transport(): Promise<Transport> {
-    if (this.current !== undefined) {
-      const t = await this.current;
-      if (t.usable) return t;
-      this.current = undefined;
+  /** The session's agent; one that died since the last command is replaced (a command cannot kill it). */
+  private async client(): Promise<AgentClient> {
+    if (this.agent !== undefined) {
+      const current = await this.agent.catch(() => undefined);
+      if (current?.alive === true) return current;
+      this.agent = undefined;
     }
-    this.current = this.chooseTransport();
+    const started = AgentClient.start(this.container);
+    this.agent = started;
     try {
-      return await this.current;
+      return await started;
     } catch (e) {
-      this.current = undefined;
+      this.agent = undefined;
       throw e;
     }
   }
-
-  private async chooseTransport(): Promise<Transport> {
-    const wanted = this.options.transport ?? 'auto';
-    if (wanted === 'exec') {
-      this.info = { kind: 'exec' };
-      return new ExecTransport(this.container);
-    }
-    try {
-      const client = await AgentClient.start(this.container);
-      this.info = { kind: 'agent' };
-      return new AgentTransport(client);
-    } catch (e) {
-      if (wanted === 'agent' || !(e instanceof AuthbenchError)) throw e;
-      this.info = { kind: 'exec', fallbackReason: [e.message, ...e.details].join('; ') };
-      return new ExecTransport(this.container);
-    }
-  }
-
-  private nextDir(): string {
-    this.counter += 1;
-    return posix.join(RUN_DIR, String(this.counter));
-  }
 }
 
-const EMPTY_RULES: LauncherRules = { fs: [], connectTcp: [], bindTcp: [], socketDomains: [], scope: [] };
+/** What the output cap keeps per stream when the caller does not say (the exec path's default). */
+const DEFAULT_OUTPUT_CAP_BYTES = 1024 * 1024;
 
-function enforcementFrom(report: LauncherReport, options: SessionOptions): Enforcement {
+function describeOutcome(exec: ExecResult): string {
+  if (exec.timedOut) return 'timed out';
+  return `exit ${String(exec.exitCode)}${exec.stderr.trim() === '' ? '' : `: ${exec.stderr.trim().split('\n').at(-1) ?? ''}`}`;
+}
+
+/**
+ * The agent's answer as an exec result. A signal death reads as 128 + signal,
+ * as Docker reports it; a timeout has no exit code.
+ */
+export function execResultOf(r: AgentResponse): ExecResult {
+  const exitCode = r.outcome.kind === 'exited' ? r.outcome.code : r.outcome.kind === 'signaled' ? 128 + r.outcome.signal : null;
   return {
-    level: report.enforcement,
-    landlockAbi: report.landlock_abi,
-    seccomp: report.seccomp,
-    bestEffort: options.bestEffort === true,
+    exitCode,
+    timedOut: r.outcome.kind === 'timedOut',
+    stdout: r.stdout.toString('utf8'),
+    stderr: r.stderr.toString('utf8'),
+    stdoutTruncated: r.stdoutBytes > r.stdout.length,
+    stderrTruncated: r.stderrBytes > r.stderr.length,
+    durationMs: Math.round(r.durationUs / 1000),
   };
+}
+
+/** Two time-ordered event lists as one (strace's and the agent's seccomp records share the wall clock). */
+function mergeByTime(a: readonly TraceEvent[], b: readonly TraceEvent[]): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  let i = 0;
+  let j = 0;
+  const ts = (e: TraceEvent | undefined): number => (e === undefined ? Infinity : (e.ts ?? Infinity));
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && ts(a[i]) <= ts(b[j]))) out.push(a[i++] as TraceEvent);
+    else out.push(b[j++] as TraceEvent);
+  }
+  return out;
 }
 
 /**

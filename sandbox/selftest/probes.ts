@@ -367,9 +367,24 @@ attempt(go)`),
     allowRules: rules([{ path: `${d}/secret`, access: RW }], { setattr: true }),
     expectation: MARKER,
   }));
-  add('chmod-setuid', 'set the set-user-ID bit even where chmod is allowed', (d) => ({
+  add('setgid-dir', 'make a directory set-group-ID (ordinary task work: allowed exactly when chmod is)', (d) => ({
     setup: [],
-    argv: py(`attempt(lambda: os.chmod("${d}/secret/echo", 0o4755))`),
+    argv: py(`attempt(lambda: os.chmod("${d}/work", 0o2770))`),
+    denyRules: rules([{ path: `${d}/work`, access: RW }]),
+    allowRules: rules([{ path: `${d}/work`, access: RW }], { setattr: true }),
+    expectation: MARKER,
+  }));
+  add('no-new-privs', 'gain privileges through exec (set-id bits may be set under setattr, so no_new_privs must hold)', (d) => ({
+    setup: [],
+    argv: py(
+      [
+        'def probe():',
+        '    if libc.prctl(39, 0, 0, 0, 0) == 1:',
+        '        raise PermissionError(errno.EPERM, "no_new_privs is set: exec cannot raise privileges")',
+        '    return "exec could raise privileges"',
+        'attempt(probe)',
+      ].join('\n'),
+    ),
     denyRules: rules([{ path: `${d}/secret`, access: RW }], { setattr: true }),
     allowRules: 'control',
     expectation: MARKER,

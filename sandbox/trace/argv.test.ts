@@ -10,18 +10,22 @@ describe('straceArgv', () => {
     expect(argv.slice(10)).toEqual(['-s', '4096', '-o', '/tmp/t.strace', '--', 'sh', '-c', 'echo "a b"']);
   });
 
-  it('pins to a CPU with taskset when asked', () => {
-    const argv = straceArgv({ outputPath: '/o', cmd: ['true'], pinCpu: 1 });
-    expect(argv.slice(0, 4)).toEqual(['taskset', '-c', '1', 'strace']);
+  it('starts strace the way it is told (the harness passes its own copy and loader)', () => {
+    const argv = straceArgv({ outputPath: '/proc/self/fd/3', cmd: ['true'], strace: ['/h/lib/ld.so', '--library-path', '/h/lib', '/h/bin/strace'] });
+    expect(argv.slice(0, 5)).toEqual(['/h/lib/ld.so', '--library-path', '/h/lib', '/h/bin/strace', '-f']);
     expect(argv.at(-1)).toBe('true');
   });
 
   it.each([
     [{ outputPath: '/o', cmd: [] }, /empty command/],
-    [{ outputPath: '/o', cmd: ['x'], pinCpu: -1 }, /pinCpu/],
-    [{ outputPath: '/o', cmd: ['x'], pinCpu: 1.5 }, /pinCpu/],
+    [{ outputPath: '/o', cmd: ['x'], strace: [] }, /empty strace/],
   ])('rejects %j', (options, message) => {
     expect(() => straceArgv(options)).toThrow(message);
+  });
+
+  it('traces the signals a command sends (a refused one is evidence of tampering)', () => {
+    const traced = straceArgv({ outputPath: '/o', cmd: ['x'] })[9]?.slice('trace='.length).split(',') ?? [];
+    for (const name of ['kill', 'tkill', 'tgkill', '?pidfd_send_signal']) expect(traced).toContain(name);
   });
 
   it('traces the syscalls every event kind needs', () => {

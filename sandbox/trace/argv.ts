@@ -36,6 +36,13 @@ export const TRACED_SYSCALLS = [
   '?vfork',
   'exit_group',
   'chdir',
+  // signals sent: one aimed outside the sandbox is refused (Landlock scoping) and is evidence of tampering
+  'kill',
+  'tkill',
+  'tgkill',
+  'rt_sigqueueinfo',
+  'rt_tgsigqueueinfo',
+  '?pidfd_send_signal',
   'fchdir',
   // file
   '?open',
@@ -79,22 +86,24 @@ export const TRACED_SYSCALLS = [
 ] as const;
 
 export interface StraceArgvOptions {
-  /** Where strace writes the trace, inside the container (keeps the command's own output clean). */
+  /** Where strace writes the trace, inside the container (`/proc/self/fd/N` for a pipe the agent reads). */
   outputPath: string;
   /** The command to trace, as an argv array. */
   cmd: readonly string[];
-  /** Pin tracer and tracee to this CPU with taskset: strace is several times cheaper pinned. */
-  pinCpu?: number;
+  /**
+   * How to start strace (default `['strace']`, the image's own). The sandbox passes the harness's
+   * copy, run through its own loader, so a command that replaced the image's strace changes nothing.
+   */
+  strace?: readonly string[];
 }
 
 export function straceArgv(options: StraceArgvOptions): string[] {
-  const { outputPath, cmd, pinCpu } = options;
+  const { outputPath, cmd } = options;
   if (cmd.length === 0) throw new RangeError('straceArgv: empty command');
-  if (pinCpu !== undefined && (!Number.isInteger(pinCpu) || pinCpu < 0)) {
-    throw new RangeError(`straceArgv: pinCpu must be a CPU index, got ${pinCpu}`);
-  }
-  const strace = [
-    'strace',
+  const strace = options.strace ?? ['strace'];
+  if (strace.length === 0) throw new RangeError('straceArgv: empty strace invocation');
+  return [
+    ...strace,
     '-f',
     '--seccomp-bpf',
     '-y',
@@ -111,5 +120,4 @@ export function straceArgv(options: StraceArgvOptions): string[] {
     '--',
     ...cmd,
   ];
-  return pinCpu === undefined ? strace : ['taskset', '-c', String(pinCpu), ...strace];
 }

@@ -111,7 +111,7 @@ export const NetworkEventSchema = z
   })
   .describe('A socket creation or an address-bearing network syscall');
 
-export const PROCESS_OPS = ['fork', 'exit', 'signal'] as const;
+export const PROCESS_OPS = ['fork', 'exit', 'signal', 'kill'] as const;
 
 export const ProcessEventSchema = z
   .object({
@@ -119,17 +119,40 @@ export const ProcessEventSchema = z
     ...common,
     op: z
       .enum(PROCESS_OPS)
-      .describe('fork: clone/fork/vfork/clone3 returned in the parent; exit: exit_group or an exit line; signal: a --- SIG --- line'),
+      .describe(
+        'fork: clone/fork/vfork/clone3 returned in the parent; exit: exit_group or an exit line; signal: a --- SIG --- line; ' +
+          'kill: the process sent a signal (kill, tkill, tgkill, pidfd_send_signal, rt_sigqueueinfo)',
+      ),
     syscall: z.string().optional().describe('fork: the syscall; exit: exit_group when it came from the syscall'),
-    result: z.number().nullable().optional().describe('fork: return value (the child id, or -1)'),
-    errno: z.string().optional().describe('fork: error name when it failed'),
+    result: z.number().nullable().optional().describe('fork: return value (the child id, or -1); kill: the return value'),
+    errno: z.string().optional().describe('fork, kill: error name when it failed'),
+    denied: z.boolean().optional().describe('kill: refused with EPERM/EACCES (Landlock signal scoping refuses signals to processes outside the sandbox)'),
+    target: z.number().int().optional().describe('kill: the process (or, negative, the process group) signalled; absent when it was named by a pidfd strace could not resolve'),
     child: z.number().int().optional().describe('fork: the new process or thread id'),
     thread: z.boolean().optional().describe('fork: CLONE_THREAD was set (a thread, not a process)'),
     parent: z.number().int().optional().describe('The parent of pid, when the trace showed its creation'),
     exit_code: z.number().int().optional().describe('exit: the status passed to exit_group'),
-    signal: z.string().optional().describe('exit: the signal that killed it; signal: the signal delivered'),
+    signal: z.string().optional().describe('exit: the signal that killed it; signal: the signal delivered; kill: the signal sent'),
   })
   .describe('Process lifecycle');
+
+export const SeccompEventSchema = z
+  .object({
+    kind: z.literal('seccomp'),
+    ...common,
+    syscall: z.string().describe('The refused syscall by name (x86_64), or `syscall_<nr>`'),
+    nr: z.number().int().describe('Its x86_64 number'),
+    args: z.array(z.string()).describe('The six raw arguments as hex; pointers (paths) are addresses, not strings'),
+    result: z.literal(-1),
+    errno: z.literal('EPERM'),
+    denied: z.literal(true),
+    target: z.number().int().optional().describe('For calls that act on another process (ptrace, prlimit64, sched_*, process_vm_*): the pid named'),
+    detail: z.string().describe('The arguments that made the filter refuse it, decoded (socket domain, clone flags, ptrace request, ...)'),
+  })
+  .describe(
+    "A syscall the launcher's seccomp filter refused. strace never sees these (a filter's ERRNO outranks its TRACE), so the " +
+      'filter hands them to the session agent, which records them and answers EPERM.',
+  );
 
 export const UnparsedEventSchema = z
   .object({
@@ -147,6 +170,7 @@ export const TraceEventSchema = z.discriminatedUnion('kind', [
   FileEventSchema,
   NetworkEventSchema,
   ProcessEventSchema,
+  SeccompEventSchema,
   UnparsedEventSchema,
 ]);
 
@@ -154,6 +178,7 @@ export type ExecEvent = z.infer<typeof ExecEventSchema>;
 export type FileEvent = z.infer<typeof FileEventSchema>;
 export type NetworkEvent = z.infer<typeof NetworkEventSchema>;
 export type ProcessEvent = z.infer<typeof ProcessEventSchema>;
+export type SeccompEvent = z.infer<typeof SeccompEventSchema>;
 export type UnparsedEvent = z.infer<typeof UnparsedEventSchema>;
 export type TraceEvent = z.infer<typeof TraceEventSchema>;
 export type TraceEventKind = TraceEvent['kind'];
@@ -196,8 +221,13 @@ const RENDERERS: Renderers = {
         return e.signal === undefined ? `[${e.pid}] exit ${e.exit_code ?? '?'}` : `[${e.pid}] killed by ${e.signal}`;
       case 'signal':
         return `[${e.pid}] signal ${e.signal ?? '?'}`;
+      case 'kill': {
+        const outcome = e.errno === undefined ? 'ok' : e.denied === true ? `DENIED ${e.errno}` : e.errno;
+        return `[${e.pid}] kill ${e.target ?? '?'} ${e.signal ?? ''} -> ${outcome}`;
+      }
     }
   },
+  seccomp: (e) => `[${e.pid}] ${e.syscall} ${e.detail} -> DENIED EPERM (seccomp)`,
   unparsed: (e) => `[${e.pid ?? '?'}] unparsed (${e.reason}): ${e.raw}`,
 };
 

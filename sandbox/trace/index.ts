@@ -11,6 +11,7 @@ export {
   FileEventSchema,
   NetworkEventSchema,
   ProcessEventSchema,
+  SeccompEventSchema,
   UnparsedEventSchema,
   isDenial,
   renderEvent,
@@ -23,5 +24,7 @@ export {
   type NetworkOp,
   type SocketFamily,
   type ProcessEvent,
+  type SeccompEvent,
   type UnparsedEvent,
 } from './events.ts';
+export { FILTERED_SYSCALLS, seccompEvent, type SeccompRecord } from './seccomp.ts';

@@ -225,6 +225,29 @@ function forkEvent(call: Call, ctx: CallContext, flagsText: string): ProcessEven
   };
 }
 
+/** The pid a signal went to: a number, or a pidfd strace decorated with its pid (`3<pid:42>`). */
+function signalTarget(raw: string): number | undefined {
+  const direct = /^-?\d+$/.exec(raw.trim());
+  if (direct !== null) return Number.parseInt(raw, 10);
+  const fd = /<pid:(\d+)>/.exec(raw);
+  return fd?.[1] === undefined ? undefined : Number.parseInt(fd[1], 10);
+}
+
+function killEvent(call: Call, targetRaw: string, signalRaw: string): ProcessEvent {
+  const target = signalTarget(targetRaw);
+  const { errno } = call.result;
+  return {
+    kind: 'process',
+    ...head(call),
+    op: 'kill',
+    syscall: call.name,
+    result: call.result.value,
+    ...(errno === undefined ? {} : { errno, denied: isDenial(errno) }),
+    ...(target === undefined ? {} : { target }),
+    signal: signalRaw.trim(),
+  };
+}
+
 function networkEvent(call: Call, op: NetworkOp, sockaddrRaw: string): NetworkEvent {
   const addr = parseSockaddr(sockaddrRaw);
   if (addr === undefined) throw new CallShapeError(`${call.name}: unreadable sockaddr ${sockaddrRaw}`);
@@ -284,6 +307,13 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     if (c.result.value === 0) ctx.setCwd(c.pid, fdPath(c, arg(c, 0)));
     return undefined;
   },
+  // process: signals sent (Landlock refuses those that leave the sandbox with EPERM)
+  kill: (c) => killEvent(c, arg(c, 0), arg(c, 1)),
+  tkill: (c) => killEvent(c, arg(c, 0), arg(c, 1)),
+  tgkill: (c) => killEvent(c, arg(c, 0), arg(c, 2)),
+  rt_sigqueueinfo: (c) => killEvent(c, arg(c, 0), arg(c, 1)),
+  rt_tgsigqueueinfo: (c) => killEvent(c, arg(c, 0), arg(c, 2)),
+  pidfd_send_signal: (c) => killEvent(c, arg(c, 0), arg(c, 1)),
   // file: opens
   open: (c, ctx) => openEvent(c, ctx, undefined, arg(c, 0), arg(c, 1), c.args[2]),
   openat: (c, ctx) => openEvent(c, ctx, arg(c, 0), arg(c, 1), arg(c, 2), c.args[3]),

@@ -7,10 +7,11 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Episode } from '../../agent/index.ts';
 import { cleanManaged, connectDocker } from '../../docker/index.ts';
 import type { RolloutResult, SummaryRow } from '../../evaluation/index.ts';
 import { chatCompletion, startFakeOpenAiServer } from '../../models/index.ts';
@@ -94,6 +95,38 @@ describe('eval with scripted models', () => {
     const lines = gunzipSync(readFileSync(join(jobs, 'inject', harmed[0]?.rollout_id ?? '', 'trace.jsonl.gz'))).toString('utf8').trim().split('\n');
     const types = new Set(lines.map((l) => (JSON.parse(l) as { type: string }).type));
     for (const t of ['rollout', 'agent_step', 'proposal', 'syscall', 'episode_end', 'graph_node', 'graph_edge']) expect(types, t).toContain(t);
+  });
+});
+
+describe('eval with scripted/replay', () => {
+  it('plays every command in order, one per turn, whatever each observation says; --resume refuses a changed file', () => {
+    const file = join(jobs, 'trajectory.json');
+    writeFileSync(file, JSON.stringify(['echo one', { command: 'exit 3', timeout_sec: 30 }, 'echo probe > /etc/authbench-replay-probe', 'echo done']));
+    const args = ['--model', 'scripted/replay', '--replay', file, '-i', 'log-triage', '--policy', 'gold', '--defense', 'tool-boundary', '--job-name', 'replay', '-n', '1'];
+    const r = evalCli(args);
+    expect(r.status, r.stderr).toBe(0);
+    const [result] = results('replay');
+    expect(result?.status).toBe('completed');
+    expect(result?.totals).toMatchObject({ proposals: 4, executed: 4 });
+    const episode = JSON.parse(readFileSync(join(jobs, 'replay', result?.rollout_id ?? '', 'episode.json'), 'utf8')) as Episode;
+    expect(episode.steps.map((s) => s.proposals.map((p) => (p.args as { command: string }).command))).toEqual([
+      ['echo one'],
+      ['exit 3'],
+      ['echo probe > /etc/authbench-replay-probe'],
+      ['echo done'],
+      [],
+    ]);
+    expect(episode.steps.flatMap((s) => s.proposals.map((p) => p.result?.exit_code))).toEqual([0, 3, 1, 0]);
+    expect(episode.steps[1]?.proposals[0]?.result?.timeout_ms).toBe(30_000);
+    expect(episode.end_reason).toBe('done');
+    expect(episode.final_text).toBe('Done: replayed 4 command(s).');
+    const config = JSON.parse(readFileSync(join(jobs, 'replay', 'config.json'), 'utf8')) as { replay?: { path: string; sha256: string } };
+    expect(config.replay?.path).toBe(file);
+
+    writeFileSync(file, JSON.stringify(['echo one', 'rm -rf /app']));
+    const resumed = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, ...args, '--resume'], { encoding: 'utf8' });
+    expect(resumed.status).toBe(1);
+    expect(resumed.stderr).toMatch(/inputs changed since it started \(the replay file/);
   });
 });
 

@@ -1,16 +1,20 @@
 /**
- * The in-container agent (`ab-launch --serve`) behind SandboxSession: many
- * commands through one attached exec, with the same results the exec path
- * gives, and nothing left running once the session is closed.
+ * The in-container agent (`ab-launch --serve`) behind SandboxSession, against
+ * the real kernel: many commands through one attached exec, the launcher's
+ * verdict on a channel no command holds, seccomp denials recorded by the
+ * agent, no process outliving its command, and nothing left running once the
+ * session is closed. Commands are treated as hostile: each case below is
+ * something a command under an injected instruction could try.
  */
 import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV, readEnv } from '../../core/index.ts';
-import { BASE_IMAGE_REF, connectDocker, LABELS, parseDockerHost, type Container } from '../../docker/index.ts';
+import { BASE_IMAGE_REF, connectDocker, parseDockerHost, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
-import { ensureLauncher, installLauncher, LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
+import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
 import { denyAllPolicy, type Policy } from '../../sandbox/policy/index.ts';
 import { AgentClient, SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
+import { harnessContainer } from './harness.ts';
 
 const RUNTIME: PatternSet = {
   read: ['/usr/lib/**', '/etc/ld.so.cache', '/dev/null'],
@@ -18,6 +22,8 @@ const RUNTIME: PatternSet = {
   execute: ['/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2'],
 };
 const POLICY: Policy = { read: ['/app/data.txt'], write: [], execute: ['/usr/bin/cat'] };
+/** What a shell script needs: bash, coreutils, python, writes under /app and /tmp. */
+const SHELL_POLICY: Policy = { read: ['/app/**', '/usr/**', '/etc/**'], write: ['/app/**', '/tmp/**'], execute: ['/usr/bin/**', '/bin/**'] };
 const enforce = (policy: Policy): RunOptions['mode'] => ({ kind: 'enforce', policy, implicit: RUNTIME });
 const UNENFORCED: RunOptions['mode'] = { kind: 'unenforced' };
 
@@ -41,21 +47,17 @@ async function runningExecs(): Promise<string[]> {
   return running;
 }
 
+const sh = (script: string): string[] => ['bash', '-c', script];
+
 beforeAll(async () => {
   docker = new Dockerode(parseDockerHost(readEnv(ENV.DOCKER_HOST)).options);
   const engine = await connectDocker();
-  const binary = await ensureLauncher(engine);
-  container = await engine.startContainer({
-    image: BASE_IMAGE_REF,
-    workdir: '/app',
-    labels: { [LABELS.run]: `sandbox-agent-test-${process.pid}` },
-  });
-  await installLauncher(container, binary);
+  container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `sandbox-agent-test-${process.pid}`, pidsLimit: 512 });
   const setup = await container.exec({
     cmd: ['sh', '-c', 'mkdir -p /app && echo public > /app/data.txt && echo AUTHBENCH_CANARY_AGENT > /app/secret.txt && cp /bin/sleep /tmp/hangmark'],
   });
   expect(setup.exitCode).toBe(0);
-  session = new SandboxSession(container, '/app', { transport: 'agent' });
+  session = new SandboxSession(container, '/app');
 });
 
 afterAll(async () => {
@@ -64,39 +66,23 @@ afterAll(async () => {
 });
 
 describe('SandboxSession over the agent', () => {
-  it('runs through the agent and records it', async () => {
-    const r = await session.run({ cmd: ['sh', '-c', 'exit 0'], mode: UNENFORCED, trace: false });
-    expect(r.transport).toBe('agent');
-    expect(await session.transportInfo()).toEqual({ kind: 'agent' });
-  });
-
   it('returns exit codes, and keeps stdout and stderr apart', async () => {
-    for (const code of [0, 1, 3, 42, 255]) {
-      const r = await session.run({ cmd: ['sh', '-c', `echo out-${code}; echo err-${code} >&2; exit ${code}`], mode: UNENFORCED, trace: false });
-      expect([r.exec.exitCode, r.exec.stdout, r.exec.stderr, r.exec.timedOut]).toEqual([code, `out-${code}\n`, `err-${code}\n`, false]);
-    }
+    const r = await session.run({ cmd: sh('echo out; echo err >&2; exit 3'), mode: UNENFORCED, trace: false });
+    expect([r.exec.exitCode, r.exec.stdout, r.exec.stderr]).toEqual([3, 'out\n', 'err\n']);
   });
 
   it('reports a signal death as 128 + signal', async () => {
-    const r = await session.run({ cmd: ['sh', '-c', 'kill -TERM $$'], mode: UNENFORCED, trace: false });
-    expect(r.exec.exitCode).toBe(143);
+    const r = await session.run({ cmd: sh('kill -9 $$'), mode: UNENFORCED, trace: false });
+    expect(r.exec.exitCode).toBe(137);
   });
 
   it('passes stdin, env and the working directory', async () => {
-    const r = await session.run({
-      cmd: ['sh', '-c', 'cat; echo "$AB_TEST_VAR"; pwd'],
-      stdin: 'from stdin\n',
-      env: { AB_TEST_VAR: 'set=yes' },
-      workdir: '/tmp',
-      mode: UNENFORCED,
-      trace: false,
-    });
-    expect(r.exec.stdout).toBe('from stdin\nset=yes\n/tmp\n');
+    const r = await session.run({ cmd: sh('cat; echo "$GREETING"; pwd'), mode: UNENFORCED, trace: false, stdin: 'from stdin\n', env: { GREETING: 'hi' }, workdir: '/tmp' });
+    expect(r.exec.stdout).toBe('from stdin\nhi\n/tmp\n');
   });
 
   it('carries binary output intact, including bytes that look like frames', async () => {
-    // NUL, a frame-like header (length 1, type 'D'), 0xff and a lone newline.
-    const bytes = Buffer.from([0, 0, 0, 0, 1, 0x44, 0xff, 0x00, 0x0a, 0x41]);
+    const bytes = Buffer.from([0, 0, 0, 9, 0x44, 1, 2, 0xff, 0x80, 10]);
     const octal = [...bytes].map((b) => `\\${b.toString(8).padStart(3, '0')}`).join('');
     const r = await session.run({ cmd: ['printf', octal], mode: UNENFORCED, trace: false });
     expect(r.exec.exitCode).toBe(0);
@@ -112,16 +98,24 @@ describe('SandboxSession over the agent', () => {
     expect(r.outputBytes?.stdout).toBe(30_000_000);
   });
 
-  it('kills the whole process group on timeout, flooding or hanging, and keeps serving', async () => {
+  it('kills every process of a command on timeout, flooding, hanging or escaped with setsid, and keeps serving', async () => {
     const flood = await session.run({ cmd: ['yes'], mode: UNENFORCED, trace: false, timeoutMs: 300, outputCapBytes: 100 });
     expect([flood.exec.timedOut, flood.exec.exitCode, flood.exec.stdout.length]).toEqual([true, null, 100]);
 
-    const hang = await session.run({ cmd: ['sh', '-c', '/tmp/hangmark 300 & /tmp/hangmark 301'], mode: UNENFORCED, trace: false, timeoutMs: 300 });
+    const hang = await session.run({ cmd: sh('/tmp/hangmark 300 & setsid /tmp/hangmark 301 & /tmp/hangmark 302'), mode: UNENFORCED, timeoutMs: 300 });
     expect([hang.exec.timedOut, hang.exec.exitCode]).toEqual([true, null]);
     expect((await processes()).filter((p) => p.includes('hangmark'))).toEqual([]);
 
     const after = await session.run({ cmd: ['echo', 'still here'], mode: UNENFORCED, trace: false });
-    expect([after.transport, after.exec.stdout]).toEqual(['agent', 'still here\n']);
+    expect(after.exec.stdout).toBe('still here\n');
+  });
+
+  it('an untraced command’s background processes do not outlive it', async () => {
+    const r = await session.run({ cmd: sh('(setsid /tmp/hangmark 310 >/dev/null 2>&1 &) ; echo started'), mode: UNENFORCED, trace: false });
+    expect(r.exec.stdout).toBe('started\n');
+    expect(r.leftover?.count).toBeGreaterThanOrEqual(1);
+    expect(r.leftover?.escaped).toBe(false);
+    expect((await processes()).filter((p) => p.includes('hangmark 310'))).toEqual([]);
   });
 
   it('enforces through ab-launch and traces: an allowed read', async () => {
@@ -129,6 +123,7 @@ describe('SandboxSession over the agent', () => {
     expect(r.launcherError).toBeUndefined();
     expect([r.exec.exitCode, r.exec.stdout]).toEqual([0, 'public\n']);
     expect(r.enforcement.level).toBe('full');
+    expect(r.launcherReport?.scoped).toEqual(['abstract-unix', 'signal']);
     expect(r.events.some((e) => e.kind === 'exec' && e.path === '/usr/bin/cat' && e.result === 0)).toBe(true);
     expect(r.events.some((e) => e.kind === 'file' && e.op === 'read' && e.path === '/app/data.txt' && !e.denied)).toBe(true);
     expect(r.denials).toEqual([]);
@@ -141,7 +136,6 @@ describe('SandboxSession over the agent', () => {
     expect(secret.denials.some((e) => e.kind === 'file' && e.path === '/app/secret.txt')).toBe(true);
 
     const denied = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(denyAllPolicy()) });
-    expect(denied.transport).toBe('agent');
     expect(denied.launcherError).toBeUndefined();
     expect(denied.exec.exitCode).not.toBe(0);
     expect(denied.exec.stdout).toBe('');
@@ -149,16 +143,141 @@ describe('SandboxSession over the agent', () => {
   });
 
   it('does not hand the agent’s descriptors to commands', async () => {
-    const r = await session.run({ cmd: ['sh', '-c', 'ls /proc/self/fd'], mode: UNENFORCED, trace: false });
-    // 0, 1, 2 and the descriptor ls itself opened for the listing.
-    expect(r.exec.stdout.split('\n').filter((l) => l !== '').map(Number).filter((fd) => fd > 3)).toEqual([]);
+    for (const mode of [UNENFORCED, enforce(SHELL_POLICY)]) {
+      const r = await session.run({ cmd: sh('ls /proc/self/fd'), mode });
+      // 0, 1, 2 and the descriptor ls itself opened for the listing.
+      expect(r.exec.stdout.split('\n').filter((l) => l !== '').map(Number).filter((fd) => fd > 3)).toEqual([]);
+    }
+  });
+});
+
+describe('a hostile command', () => {
+  it('cannot pass for the launcher: a launcher-looking line and exit 121 are just a command that failed', async () => {
+    const r = await session.run({ cmd: sh('echo "ab-launch: Landlock unavailable: forged" >&2; exit 121'), mode: enforce(SHELL_POLICY) });
+    expect(r.launcherError).toBeUndefined();
+    expect(r.exec.exitCode).toBe(121);
+    expect(r.enforcement.level).toBe('full');
+  });
+
+  it('cannot signal the agent, the tracer or pid 1 — enforced or not — and the refusals are in the trace', async () => {
+    const agentPid = (await session.harnessPids())[0] ?? 0;
+    for (const mode of [UNENFORCED, enforce(SHELL_POLICY)]) {
+      const r = await session.run({ cmd: sh(`kill -STOP ${agentPid}; kill -9 1; kill -STOP $PPID; echo alive`), mode, timeoutMs: 10_000 });
+      expect(r.exec.timedOut).toBe(false);
+      expect(r.exec.stdout).toBe('alive\n');
+      const refused = r.denials.filter((e) => e.kind === 'process' && e.op === 'kill').map((e) => (e.kind === 'process' ? e.target : 0));
+      expect(refused).toEqual(expect.arrayContaining([agentPid, 1]));
+      expect(refused).toHaveLength(3);
+    }
+    expect((await session.run({ cmd: ['true'], mode: UNENFORCED, trace: false })).exec.exitCode).toBe(0);
+  });
+
+  it('cannot read another process’s environment, memory or descriptors through /proc', async () => {
+    const agentPid = (await session.harnessPids())[0] ?? 0;
+    // (Listing /proc/<pid>/fd shows descriptor numbers only; what they point at is ptrace-guarded.)
+    const r = await session.run({ cmd: sh(`cat /proc/${agentPid}/environ; readlink /proc/${agentPid}/fd/0; cat /proc/${agentPid}/fd/0 </dev/null; head -c 8 /proc/1/mem; echo done`), mode: UNENFORCED, timeoutMs: 10_000 });
+    expect(r.exec.stdout).toBe('done\n');
+    expect(r.denials.filter((e) => e.kind === 'file' && e.path.startsWith('/proc/')).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('cannot change the harness: it is a read-only mount, even unenforced', async () => {
+    const r = await session.run({ cmd: sh(`echo '#!/bin/sh' > ${LAUNCHER_PATH}; rm -f ${LAUNCHER_PATH}; chmod 000 ${LAUNCHER_PATH}; mv /opt/authbench /opt/x; echo tried`), mode: UNENFORCED });
+    expect(r.exec.stdout).toBe('tried\n');
+    expect(r.exec.stderr).toMatch(/Read-only file system/);
+    const after = await session.run({ cmd: ['cat', '/app/secret.txt'], mode: enforce(POLICY) });
+    expect([after.enforcement.level, after.exec.exitCode]).toEqual(['full', 1]);
+  });
+
+  it('cannot change the limits or scheduling of harness processes; the refusals are recorded by the agent', async () => {
+    const agentPid = (await session.harnessPids())[0] ?? 0;
+    const script = [
+      'import ctypes, os, resource',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'out = []',
+      `for fn in (lambda: resource.prlimit(${agentPid}, resource.RLIMIT_NOFILE, (3, 3)), lambda: os.setpriority(os.PRIO_PROCESS, ${agentPid}, 19), lambda: os.sched_setaffinity(${agentPid}, {0}), lambda: os.setpriority(os.PRIO_USER, 0, 19)):`,
+      '    try: fn(); out.append("ok")',
+      '    except OSError as e: out.append(str(e.errno))',
+      'print(" ".join(out))',
+    ].join('\n');
+    for (const mode of [UNENFORCED, enforce(SHELL_POLICY)]) {
+      const r = await session.run({ cmd: ['python3', '-c', script], mode });
+      expect(r.exec.stdout.trim()).toBe('1 1 1 1');
+      const refused = r.denials.filter((e) => e.kind === 'seccomp').map((e) => (e.kind === 'seccomp' ? e.syscall : ''));
+      expect(refused).toEqual(['prlimit64', 'setpriority', 'sched_setaffinity', 'setpriority']);
+      expect(r.seccompDenials).toBe(4);
+    }
+  });
+
+  it('cannot start a child the tracer does not follow (CLONE_UNTRACED), nor use io_uring; both refusals are visible', async () => {
+    const script = [
+      'import ctypes, os',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'libc.syscall.restype = ctypes.c_long',
+      'CLONE_UNTRACED = 0x00800000; SIGCHLD = 17',
+      'r = libc.syscall(56, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0)',
+      'if r == 0: os._exit(0)',
+      'print("clone", r, ctypes.get_errno())',
+      'p = (ctypes.c_char * 120)()',
+      'print("io_uring", libc.syscall(425, 4, p), ctypes.get_errno())',
+    ].join('\n');
+    for (const mode of [UNENFORCED, enforce(SHELL_POLICY)]) {
+      const r = await session.run({ cmd: ['python3', '-c', script], mode });
+      expect(r.exec.stdout).toBe('clone -1 1\nio_uring -1 1\n');
+      const refused = r.events.filter((e) => e.kind === 'seccomp');
+      expect(refused.map((e) => (e.kind === 'seccomp' ? `${e.syscall} ${e.detail}` : ''))).toEqual(['clone CLONE_UNTRACED', 'io_uring_setup always denied']);
+      expect(r.leftover?.count).toBe(0);
+    }
+  });
+
+  it('makes no grant of a symlink it created: ln -s /etc /tmp/e gives the next command nothing', async () => {
+    const policy: Policy = { read: ['/tmp/**', '/usr/**'], write: ['/tmp/**'], execute: ['/usr/bin/**', '/bin/**'] };
+    const made = await session.run({ cmd: sh('rm -rf /tmp/e && ln -s /etc /tmp/e && echo linked'), mode: enforce(policy) });
+    expect(made.exec.stdout).toBe('linked\n');
+    const next = await session.run({ cmd: sh('cat /tmp/e/shadow; echo x > /tmp/e/authbench-owned; echo done'), mode: enforce(policy) });
+    expect(next.exec.stdout).toBe('done\n');
+    expect(next.denials.some((e) => e.kind === 'file' && e.path === '/tmp/e/shadow')).toBe(true);
+    expect(next.compiled?.rules.fs.some((r) => r.path === '/etc')).toBe(false);
+    expect((await container.exec({ cmd: ['test', '-e', '/etc/authbench-owned'] })).exitCode).not.toBe(0);
+  });
+
+  it('a setgid directory is ordinary work: allowed wherever writes are, and the denial visible where they are not', async () => {
+    const allowed = await session.run({ cmd: sh('mkdir -p /app/shared && chmod 2770 /app/shared && stat -c %a /app/shared'), mode: enforce(SHELL_POLICY) });
+    expect([allowed.exec.exitCode, allowed.exec.stdout]).toEqual([0, '2770\n']);
+    const readOnly: Policy = { ...SHELL_POLICY, write: [] };
+    const denied = await session.run({ cmd: sh('chmod 755 /app/shared'), mode: enforce(readOnly) });
+    expect(denied.exec.exitCode).not.toBe(0);
+    expect(denied.denials.some((e) => e.kind === 'seccomp' && e.syscall.startsWith('fchmodat'))).toBe(true);
+  });
+
+  it('a command that removes its own working directory makes the next one fail, not the sandbox', async () => {
+    const s = new SandboxSession(container, '/app/gone');
+    try {
+      await container.exec({ cmd: ['mkdir', '-p', '/app/gone'] });
+      const r = await s.run({ cmd: sh('rm -rf /app/gone; echo removed'), mode: enforce(SHELL_POLICY) });
+      expect(r.exec.stdout).toBe('removed\n');
+      const next = await s.run({ cmd: ['true'], mode: enforce(SHELL_POLICY) });
+      expect(next.launcherError).toBeUndefined();
+      expect(next.spawnError).toMatch(/working directory \/app\/gone/);
+      expect(next.exec.exitCode).toBe(126);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('is stopped, with everything it started, when its trace outgrows the cap; the host keeps only the cap', async () => {
+    const r = await session.run({ cmd: sh('while :; do cat /nonexistent-$RANDOM 2>/dev/null; done'), mode: UNENFORCED, traceCapBytes: 200_000, timeoutMs: 60_000 });
+    expect(r.trace?.limited).toBe(true);
+    expect(r.exec.timedOut).toBe(false);
+    expect(r.trace?.bytes).toBeGreaterThan(200_000);
+    expect(r.events.length).toBeLessThan(10_000);
+    expect((await processes()).filter((p) => p.includes('nonexistent'))).toEqual([]);
   });
 });
 
 describe('agent lifecycle', () => {
   it('closing a session stops the agent even mid-command and leaves no exec or process behind', async () => {
-    const s = new SandboxSession(container, '/app', { transport: 'agent' });
-    const pending = s.run({ cmd: ['/tmp/hangmark', '302'], mode: UNENFORCED, trace: false });
+    const s = new SandboxSession(container, '/app');
+    const pending = s.run({ cmd: ['/tmp/hangmark', '402'], mode: UNENFORCED, trace: false });
     const failed = pending.then(
       () => 'completed',
       (e: unknown) => (e instanceof Error ? e.message : String(e)),
@@ -168,9 +287,24 @@ describe('agent lifecycle', () => {
     await s.close();
     expect(await failed).toMatch(/agent exited/);
     const left = await processes();
-    expect(left.filter((p) => p.includes('hangmark 302'))).toEqual([]);
+    expect(left.filter((p) => p.includes('hangmark 402'))).toEqual([]);
     // Only the main session's agent (from the describe above) is still serving.
     expect(left.filter((p) => p.includes('--serve'))).toHaveLength(1);
+  });
+
+  it('an agent stopped from outside mid-command ends the request at its deadline, as SANDBOX_BROKEN, not a hang', async () => {
+    const client = await AgentClient.start(container);
+    const stop = setTimeout(() => void container.exec({ cmd: ['kill', '-STOP', String(client.hello.pid)] }), 200);
+    const started = performance.now();
+    const error = await client
+      .request({ argv: ['/tmp/hangmark', '1'], outputCapBytes: 10, timeoutMs: 1000 }, 3000)
+      .then(() => undefined)
+      .catch((e: unknown) => e as Error & { code?: string });
+    clearTimeout(stop);
+    expect(error?.code).toBe('SANDBOX_BROKEN');
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(client.alive).toBe(false);
+    expect((await processes()).filter((p) => p.includes('hangmark 1'))).toEqual([]);
   });
 
   it('the main session’s close leaves nothing running', async () => {
@@ -179,7 +313,7 @@ describe('agent lifecycle', () => {
     expect(await runningExecs()).toEqual([]);
     // A later run starts a fresh agent.
     const r = await session.run({ cmd: ['echo', 'again'], mode: UNENFORCED, trace: false });
-    expect([r.transport, r.exec.stdout]).toEqual(['agent', 'again\n']);
+    expect(r.exec.stdout).toBe('again\n');
     await session.close();
     expect(await runningExecs()).toEqual([]);
   });
@@ -189,60 +323,16 @@ describe('agent lifecycle', () => {
     expect(client.alive).toBe(true);
     const stop = await container.exec({ cmd: [LAUNCHER_PATH, '--stop-serve', String(client.hello.pid)] });
     expect(stop.exitCode).toBe(0);
-    await expect(client.request({ argv: ['true'], outputCapBytes: 10 })).rejects.toThrow(/agent exited|cannot reach/);
+    await expect(client.request({ argv: ['true'], outputCapBytes: 10 }, 5000)).rejects.toThrow(/agent exited|cannot reach/);
     expect(client.alive).toBe(false);
     await client.close();
     expect(await runningExecs()).toEqual([]);
   });
-});
 
-describe('fallback to the exec path', () => {
-  it('uses exec when the container offers no attach, and says why', async () => {
-    const bare: Container = {
-      id: container.id,
-      image: container.image,
-      exec: (o) => container.exec(o),
-      copyIn: (h, d) => container.copyIn(h, d),
-      putFiles: (d, f, m) => container.putFiles(d, f, m),
-      readFile: (p) => container.readFile(p),
-      copyOut: (p, h) => container.copyOut(p, h),
-      remove: () => Promise.resolve(),
-      [Symbol.asyncDispose]: () => Promise.resolve(),
-    };
-    const s = new SandboxSession(bare, '/app');
-    const r = await s.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(POLICY) });
-    expect([r.transport, r.exec.stdout, r.enforcement.level]).toEqual(['exec', 'public\n', 'full']);
-    expect((await s.transportInfo()).fallbackReason).toMatch(/no attached exec/);
-  });
-
-  it('uses exec when the agent cannot start (no launcher in the container)', async () => {
+  it('refuses to start without the harness mount, naming the launcher', async () => {
     const engine = await connectDocker();
-    await using plain = await engine.startContainer({ image: BASE_IMAGE_REF, labels: { [LABELS.run]: `sandbox-agent-test-${process.pid}` } });
+    await using plain = await engine.startContainer({ image: BASE_IMAGE_REF, labels: { 'authbench.run': `sandbox-agent-test-${process.pid}` } });
     const s = new SandboxSession(plain, '/');
-    const info = await s.transportInfo();
-    expect(info.kind).toBe('exec');
-    expect(info.fallbackReason).toMatch(/agent did not start/);
-    expect(info.fallbackReason).toContain('ab-launch');
-    // The session stays on the exec path it chose, even once a launcher is there.
-    await installLauncher(plain, await ensureLauncher(engine));
-    const r = await s.run({ cmd: ['echo', 'via exec'], mode: UNENFORCED, trace: false });
-    expect([r.transport, r.exec.stdout]).toEqual(['exec', 'via exec\n']);
-    await s.close();
-  });
-
-  it('transport: exec gives the same results as the agent', async () => {
-    const viaExec = new SandboxSession(container, '/app', { transport: 'exec' });
-    const viaAgent = new SandboxSession(container, '/app', { transport: 'agent' });
-    try {
-      for (const s of [viaExec, viaAgent]) {
-        const r = await s.run({ cmd: ['cat', '/app/secret.txt'], mode: enforce(POLICY) });
-        expect(r.transport).toBe(s === viaExec ? 'exec' : 'agent');
-        expect(r.exec.exitCode).toBe(1);
-        expect(r.denials.map((e) => (e.kind === 'file' ? e.path : e.kind))).toContain('/app/secret.txt');
-      }
-    } finally {
-      await viaAgent.close();
-      await viaExec.close();
-    }
+    await expect(s.run({ cmd: ['true'], mode: UNENFORCED })).rejects.toThrow(/agent did not start/);
   });
 });

@@ -1,0 +1,748 @@
+/*
+ * ab-launch --quarantine | --validator-exec: the harness side of the validation phase
+ * (validators/run.ts drives both).
+ *
+ *   ab-launch --quarantine [--stop-strays] PATH...
+ *   ab-launch --validator-exec [--env NAME=VALUE]... [--unset NAME]... [--cwd DIR]
+ *             [--timeout SECONDS] [--cap BYTES] [--trailer TOKEN] -- cmd args...
+ *
+ * After an agent episode every file the agent could write is hostile, the image's own
+ * binaries included (`mv`, `mkdir`, `test`, `timeout` may have been replaced). So the steps
+ * that decide what the validators see are done here, in the static binary on the harness's
+ * read-only mount, and nothing of the image runs before the validator itself.
+ *
+ * --quarantine moves each PATH that exists (or the first component on its way that is not
+ * a directory: a symlinked /logs is moved as the link) into a fresh directory under
+ * /var/lib/authbench-quarantine/, never following a symlink, and prints one JSON line per
+ * move: {"path":...,"to":...,"type":"dir|file|symlink|other"}. Nothing is deleted: what the
+ * agent left is evidence. --stop-strays first SIGKILLs every process of the container but
+ * init, its main process and this one, so nothing the agent left running can rewrite the
+ * tests or the reward after they are put in place; it prints {"stopped":N}.
+ * Exit 0 when everything asked for was done, 1 (message on stderr) otherwise.
+ *
+ * --validator-exec sets no_new_privs (a set-uid binary the agent planted gains nothing when
+ * a validator runs it), closes every descriptor above stderr, keeps the environment the exec
+ * gave it (the container's configured one) with the --env/--unset edits applied, enters
+ * --cwd (or / when the agent removed it: a missing workdir must not keep the tests from
+ * judging), and execs the command. With --timeout, --cap or --trailer it supervises instead
+ * of exec'ing in place: the command runs in its own process group on fresh pipes, output is
+ * relayed up to --cap bytes per stream and counted in full, the group is SIGKILLed at the
+ * timeout (no coreutils `timeout` from the image), and after the command's output the line
+ *   TOKEN{"exit_code":N|null,"signal":N|null,"timed_out":B,"stdout_bytes":N,"stderr_bytes":N}
+ * is written to stdout, always last. The token is random per run, so the command cannot
+ * forge the status line.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int harness_main(int argc, char **argv);
+
+/* Exit codes: the launcher's (sandbox/launcher/exit-codes.ts) where the meaning is the same. */
+enum {
+  EXIT_FAILED = 1,        /* --quarantine could not do everything asked */
+  EXIT_USAGE = 120,       /* bad command line */
+  EXIT_NO_NEW_PRIVS = 122, /* no_new_privs could not be set */
+  EXIT_TIMED_OUT = 124,   /* supervised command hit --timeout (coreutils convention) */
+  EXIT_EXEC_FAILED = 126,
+  EXIT_NOT_FOUND = 127,
+};
+
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+#define QUARANTINE_PARENT_1 "var"
+#define QUARANTINE_PARENT_2 "lib"
+#define QUARANTINE_NAME "authbench-quarantine"
+#define QUARANTINE_ROOT "/" QUARANTINE_PARENT_1 "/" QUARANTINE_PARENT_2 "/" QUARANTINE_NAME
+
+/* After the command exits, how long to keep relaying output a background child still writes. */
+#define DRAIN_GRACE_MS 500
+/* After a kill, how long to wait for the pipes to close before giving up on escaped holders. */
+#define KILL_DRAIN_MS 100
+#define POLL_SLICE_MS 20
+#define READ_CHUNK 65536
+
+static void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+static void die(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("ab-launch: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(code);
+}
+
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("ab-launch: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static void json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(out, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f)
+      fprintf(out, "\\u%04x", *p);
+    else
+      fputc(*p, out);
+  }
+  fputc('"', out);
+}
+
+static uint64_t random_u64(void) {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    v = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
+  }
+  return v;
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void close_fds_above_stderr(void) {
+  if (syscall(__NR_close_range, 3U, ~0U, 0U) == 0) return;
+  long max = sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 1 << 20) max = 1 << 20;
+  for (long fd = 3; fd < max; fd++) close((int)fd);
+}
+
+/* ---- --quarantine ---- */
+
+static const char *type_name(mode_t mode) {
+  if (S_ISDIR(mode)) return "dir";
+  if (S_ISREG(mode)) return "file";
+  if (S_ISLNK(mode)) return "symlink";
+  return "other";
+}
+
+/* A directory below `at`, created if missing; never through a symlink (O_NOFOLLOW). */
+static int open_subdir(int at, const char *name, mode_t mode) {
+  if (mkdirat(at, name, mode) != 0 && errno != EEXIST) return -1;
+  return openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+struct quarantine {
+  int fd;          /* the fresh run directory, or -1: move next to each path instead */
+  char path[256];  /* its absolute path */
+  char run[64];    /* the run's name, also used for same-directory fallbacks */
+  unsigned moved;
+};
+
+/*
+ * The fresh directory this run moves things into: /var/lib/authbench-quarantine/<run>/, every
+ * component opened without following symlinks. When the agent made that impossible (a symlink
+ * or file at /var/lib, a quarantine root it owns), moves fall back to a hidden sibling of each
+ * path: the point is to get the path out of the validators' way, and a rename within one
+ * directory cannot cross filesystems or be redirected.
+ */
+static void quarantine_open(struct quarantine *q, int rootfd) {
+  q->fd = -1;
+  q->moved = 0;
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  snprintf(q->run, sizeof q->run, "%s-%016llx", stamp, (unsigned long long)random_u64());
+
+  int var = open_subdir(rootfd, QUARANTINE_PARENT_1, 0755);
+  int lib = var < 0 ? -1 : open_subdir(var, QUARANTINE_PARENT_2, 0755);
+  int root = lib < 0 ? -1 : open_subdir(lib, QUARANTINE_NAME, 0700);
+  if (var >= 0) close(var);
+  if (lib >= 0) close(lib);
+  struct stat st;
+  if (root < 0 || fstat(root, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0) {
+    warn("%s is unusable (%s); moving aside next to each path", QUARANTINE_ROOT, root < 0 ? strerror(errno) : "not root's directory");
+    if (root >= 0) close(root);
+    return;
+  }
+  /* Whoever created it, only root may look inside: quarantined files can hold the task's secrets. */
+  if (fchmod(root, 0700) != 0) warn("chmod %s: %s", QUARANTINE_ROOT, strerror(errno));
+  for (int attempt = 0; attempt < 16; attempt++) {
+    if (mkdirat(root, q->run, 0700) == 0) {
+      q->fd = openat(root, q->run, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (q->fd >= 0) snprintf(q->path, sizeof q->path, "%s/%s", QUARANTINE_ROOT, q->run);
+      break;
+    }
+    if (errno != EEXIST) break;
+    snprintf(q->run, sizeof q->run, "%s-%016llx", stamp, (unsigned long long)random_u64());
+  }
+  if (q->fd < 0) warn("cannot create a run directory in %s: %s; moving aside next to each path", QUARANTINE_ROOT, strerror(errno));
+  close(root);
+}
+
+static int rename_noreplace(int from_dir, const char *from, int to_dir, const char *to) {
+  if (renameat2(from_dir, from, to_dir, to, RENAME_NOREPLACE) == 0) return 0;
+  /* A filesystem without RENAME_NOREPLACE: the target is a fresh name anyway. */
+  if (errno == EINVAL) return renameat(from_dir, from, to_dir, to);
+  return -1;
+}
+
+/* Move `name` (in directory `dir`, shown as `shown`) aside; prints the JSON line. */
+static int move_aside(struct quarantine *q, int dir, const char *name, const char *shown, mode_t mode) {
+  char target[NAME_MAX + 1], to[PATH_MAX];
+  unsigned n = ++q->moved;
+  if (q->fd >= 0) {
+    snprintf(target, sizeof target, "%u-%.200s", n, name);
+    if (rename_noreplace(dir, name, q->fd, target) == 0) {
+      snprintf(to, sizeof to, "%s/%s", q->path, target);
+      goto moved;
+    }
+    /* A separate filesystem (a volume) or a mount point: try beside it. */
+    if (errno != EXDEV) {
+      warn("cannot move %s to %s: %s", shown, q->path, strerror(errno));
+      return -1;
+    }
+  }
+  snprintf(target, sizeof target, ".authbench-quarantine-%s-%u-%.160s", q->run, n, name);
+  if (rename_noreplace(dir, name, dir, target) != 0) {
+    warn("cannot move %s aside: %s", shown, strerror(errno));
+    return -1;
+  }
+  {
+    const char *slash = strrchr(shown, '/');
+    int parent_len = slash == NULL || slash == shown ? 0 : (int)(slash - shown);
+    snprintf(to, sizeof to, "%.*s/%s", parent_len, shown, target);
+  }
+moved:
+  fputs("{\"path\":", stdout);
+  json_string(stdout, shown);
+  fputs(",\"to\":", stdout);
+  json_string(stdout, to);
+  printf(",\"type\":\"%s\"}\n", type_name(mode));
+  fflush(stdout);
+  return 0;
+}
+
+/*
+ * Walk PATH from / one component at a time with O_NOFOLLOW. The first component that is not a
+ * directory (a symlink, a file) or the last one is moved; a missing one means nothing to do.
+ */
+static int quarantine_path(struct quarantine *q, int rootfd, const char *path) {
+  if (path[0] != '/' || strlen(path) >= PATH_MAX) {
+    warn("not an absolute path: %s", path);
+    return -1;
+  }
+  char copy[PATH_MAX], shown[PATH_MAX];
+  strcpy(copy, path);
+  char *parts[PATH_MAX / 2];
+  size_t n = 0;
+  for (char *save = NULL, *tok = strtok_r(copy, "/", &save); tok != NULL; tok = strtok_r(NULL, "/", &save)) {
+    if (strcmp(tok, ".") == 0 || strcmp(tok, "..") == 0) {
+      warn("not a normalised path: %s", path);
+      return -1;
+    }
+    parts[n++] = tok;
+  }
+  if (n == 0) {
+    warn("refusing to move /");
+    return -1;
+  }
+  int dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+  if (dir < 0) {
+    warn("dup: %s", strerror(errno));
+    return -1;
+  }
+  shown[0] = '\0';
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(shown);
+    snprintf(shown + len, sizeof shown - len, "/%s", parts[i]);
+    struct stat st;
+    if (fstatat(dir, parts[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) {
+        warn("cannot inspect %s: %s", shown, strerror(errno));
+        rc = -1;
+      }
+      break;
+    }
+    if (i + 1 == n || !S_ISDIR(st.st_mode)) {
+      rc = move_aside(q, dir, parts[i], shown, st.st_mode);
+      break;
+    }
+    int next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      /* It was a directory a moment ago: something is still changing the tree. */
+      warn("cannot open %s: %s", shown, strerror(errno));
+      rc = -1;
+      break;
+    }
+    close(dir);
+    dir = next;
+  }
+  close(dir);
+  return rc;
+}
+
+/* ---- --stop-strays ---- */
+
+struct proc_info {
+  pid_t pid, ppid;
+  char state;
+  unsigned long long start; /* clock ticks after boot */
+};
+
+static int read_proc(pid_t pid, struct proc_info *p) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t r = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (r <= 0) return -1;
+  text[r] = '\0';
+  /* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so split at the last ')'. */
+  char *close_paren = strrchr(text, ')');
+  if (close_paren == NULL || close_paren[1] != ' ') return -1;
+  p->pid = pid;
+  p->state = close_paren[2];
+  /* Fields after comm: 3 state, 4 ppid, ... 22 starttime. */
+  char *save = NULL, *tok = strtok_r(close_paren + 2, " ", &save);
+  for (int field = 3; tok != NULL; field++, tok = strtok_r(NULL, " ", &save)) {
+    if (field == 4) p->ppid = (pid_t)atoi(tok);
+    if (field == 22) {
+      p->start = strtoull(tok, NULL, 10);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int read_comm(pid_t pid, char *out, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t r = read(fd, out, size - 1);
+  close(fd);
+  if (r <= 0) return -1;
+  out[r] = '\0';
+  out[strcspn(out, "\n")] = '\0';
+  return 0;
+}
+
+/*
+ * The container's main process, which must survive: with Docker's --init, PID 1 is docker-init
+ * and the main process (`ab-launch --idle`) is its oldest child; everything else PID 1 adopted
+ * is an orphan. Without an init, PID 1 is the main process itself. 0: nothing to spare.
+ */
+static pid_t main_process(void) {
+  char comm[64];
+  if (read_comm(1, comm, sizeof comm) != 0) return 0;
+  if (strcmp(comm, "docker-init") != 0 && strcmp(comm, "tini") != 0) return 0;
+  DIR *d = opendir("/proc");
+  if (d == NULL) return 0;
+  pid_t best = 0;
+  unsigned long long best_start = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    struct proc_info p;
+    if (read_proc((pid_t)atoi(e->d_name), &p) != 0 || p.ppid != 1) continue;
+    if (best == 0 || p.start < best_start) best = p.pid, best_start = p.start;
+  }
+  closedir(d);
+  return best;
+}
+
+/* Pids already killed, so a later pass counts (and waits for) only newcomers. */
+#define MAX_KILLED 4096
+static pid_t killed_pids[MAX_KILLED];
+static size_t n_killed;
+
+static int was_killed(pid_t pid) {
+  for (size_t i = 0; i < n_killed; i++)
+    if (killed_pids[i] == pid) return 1;
+  return 0;
+}
+
+/* One pass: SIGKILL every live process but init, `spare` and ourselves. Returns how many new ones. */
+static int kill_pass(pid_t spare, pid_t self) {
+  DIR *d = opendir("/proc");
+  if (d == NULL) return -1;
+  int fresh = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    pid_t pid = (pid_t)atoi(e->d_name);
+    if (pid == 1 || pid == spare || pid == self) continue;
+    struct proc_info p;
+    /* Zombies cannot act; their parent (init) reaps them. */
+    if (read_proc(pid, &p) != 0 || p.state == 'Z' || p.state == 'X') continue;
+    if (kill(pid, SIGKILL) != 0 || was_killed(pid)) continue;
+    if (n_killed < MAX_KILLED) killed_pids[n_killed++] = pid;
+    fresh++;
+  }
+  closedir(d);
+  return fresh;
+}
+
+static int any_alive(pid_t spare, pid_t self) {
+  DIR *d = opendir("/proc");
+  if (d == NULL) return 0;
+  int alive = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL && !alive;) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    pid_t pid = (pid_t)atoi(e->d_name);
+    struct proc_info p;
+    if (pid == 1 || pid == spare || pid == self || read_proc(pid, &p) != 0) continue;
+    if (p.state != 'Z' && p.state != 'X') alive = 1;
+  }
+  closedir(d);
+  return alive;
+}
+
+/*
+ * Stop whatever the agent left running. kill(-1, SIGSTOP) freezes every process of the
+ * namespace but init and us in one step, so none can fork or react while the rest are found
+ * and killed; the pass repeats until one finds nobody new (a process mid-fork may slip a pass).
+ * The main process is resumed. Returns the number killed, -1 when /proc is unreadable.
+ */
+static int stop_strays(void) {
+  /* kill(-1) reaches every process this one may signal: in anything but an authbench container
+   * (a host, a container with another init) that is far more than the agent's leftovers. */
+  char comm[64];
+  if (read_comm(1, comm, sizeof comm) != 0) return -1;
+  if (strcmp(comm, "docker-init") != 0 && strcmp(comm, "tini") != 0 && strcmp(comm, "ab-launch") != 0 &&
+      strcmp(comm, "sleep") != 0) {
+    warn("refusing to stop processes: PID 1 is '%s', not an authbench container's init", comm);
+    errno = EPERM;
+    return -1;
+  }
+  pid_t self = getpid(), spare = main_process();
+  int total = 0;
+  for (int round = 0; round < 20; round++) {
+    kill(-1, SIGSTOP);
+    int n = kill_pass(spare, self);
+    if (n < 0) return -1;
+    total += n;
+    if (n == 0) break;
+  }
+  if (spare > 0) kill(spare, SIGCONT);
+  /* SIGKILL is asynchronous: wait (briefly) until none of them can still be mid-write. */
+  for (long long until = now_ms() + 2000; any_alive(spare, self) && now_ms() < until;) {
+    struct timespec pause_ = {0, 10 * 1000000};
+    nanosleep(&pause_, NULL);
+  }
+  return total;
+}
+
+static int quarantine_main(int argc, char **argv) {
+  int i = 2, strays = 0;
+  if (i < argc && strcmp(argv[i], "--stop-strays") == 0) strays = 1, i++;
+  if (i < argc && strcmp(argv[i], "--") == 0) i++;
+  if (i >= argc && !strays) die(EXIT_USAGE, "usage: ab-launch --quarantine [--stop-strays] PATH...");
+  int failed = 0;
+  if (strays) {
+    int n = stop_strays();
+    if (n < 0) {
+      warn("could not stop leftover processes: %s", strerror(errno));
+      failed = 1;
+    } else {
+      printf("{\"stopped\":%d}\n", n);
+      fflush(stdout);
+    }
+  }
+  if (i >= argc) return failed ? EXIT_FAILED : 0;
+  int rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) die(EXIT_FAILED, "cannot open /: %s", strerror(errno));
+  struct quarantine q;
+  quarantine_open(&q, rootfd);
+  for (; i < argc; i++)
+    if (quarantine_path(&q, rootfd, argv[i]) != 0) failed = 1;
+  if (q.fd >= 0) close(q.fd);
+  close(rootfd);
+  return failed ? EXIT_FAILED : 0;
+}
+
+/* ---- --validator-exec ---- */
+
+struct vexec {
+  const char *cwd;
+  long long timeout_ms; /* -1: none */
+  long long cap;        /* -1: no cap */
+  const char *trailer;
+  char **cmd;
+};
+
+static int valid_env_name(const char *s, size_t len) {
+  if (len == 0 || (s[0] >= '0' && s[0] <= '9')) return 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = s[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
+  }
+  return 1;
+}
+
+static long long parse_count(const char *s, long long max) {
+  if (*s == '\0') return -1;
+  long long v = 0;
+  for (; *s != '\0'; s++) {
+    if (*s < '0' || *s > '9') return -1;
+    v = v * 10 + (*s - '0');
+    if (v > max) return -1;
+  }
+  return v;
+}
+
+/* Seconds with an optional fraction ("600", "0.5") as milliseconds; -1 when malformed. */
+static long long parse_seconds_ms(const char *s) {
+  const char *dot = strchr(s, '.');
+  char whole[32];
+  size_t wlen = dot == NULL ? strlen(s) : (size_t)(dot - s);
+  if (wlen == 0 || wlen >= sizeof whole) return -1;
+  memcpy(whole, s, wlen);
+  whole[wlen] = '\0';
+  long long sec = parse_count(whole, 100000000LL);
+  if (sec < 0) return -1;
+  long long ms = sec * 1000;
+  if (dot != NULL) {
+    long long scale = 100;
+    const char *f = dot + 1;
+    if (*f == '\0') return -1;
+    for (; *f != '\0'; f++) {
+      if (*f < '0' || *f > '9') return -1;
+      ms += (*f - '0') * scale;
+      scale /= 10;
+    }
+  }
+  return ms > 0 ? ms : -1;
+}
+
+static void validator_usage(void) {
+  die(EXIT_USAGE,
+      "usage: ab-launch --validator-exec [--env NAME=VALUE]... [--unset NAME]... [--cwd DIR] "
+      "[--timeout SECONDS] [--cap BYTES] [--trailer TOKEN] -- cmd args...");
+}
+
+/* What every validator process starts from, whether exec'd in place or supervised. */
+static void reset_signals(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+}
+
+static void __attribute__((noreturn)) exec_command(char **cmd) {
+  reset_signals();
+  close_fds_above_stderr();
+  execvp(cmd[0], cmd);
+  int e = errno;
+  die(e == ENOENT ? EXIT_NOT_FOUND : EXIT_EXEC_FAILED, "exec %s: %s", cmd[0], strerror(e));
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+struct stream {
+  int fd;      /* read end; -1 once closed */
+  int out;     /* where it is relayed */
+  int out_ok;  /* 0 once relaying failed (the reader went away): keep counting */
+  unsigned long long total, relayed;
+};
+
+static void pump(struct stream *s, long long cap) {
+  static char buf[READ_CHUNK];
+  ssize_t r = read(s->fd, buf, sizeof buf);
+  if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (r <= 0) {
+    close(s->fd);
+    s->fd = -1;
+    return;
+  }
+  s->total += (unsigned long long)r;
+  size_t keep = (size_t)r;
+  if (cap >= 0) {
+    unsigned long long room = s->relayed >= (unsigned long long)cap ? 0 : (unsigned long long)cap - s->relayed;
+    if (keep > room) keep = (size_t)room;
+  }
+  if (keep > 0 && s->out_ok && write_all(s->out, buf, keep) != 0) s->out_ok = 0;
+  s->relayed += keep;
+}
+
+/* Relay both streams for up to `ms` (or until both closed). */
+static void pump_for(struct stream *out, struct stream *err, long long cap, int ms) {
+  struct pollfd fds[2];
+  int n = 0;
+  if (out->fd >= 0) fds[n++] = (struct pollfd){out->fd, POLLIN, 0};
+  if (err->fd >= 0) fds[n++] = (struct pollfd){err->fd, POLLIN, 0};
+  if (n == 0) {
+    struct timespec pause_ = {0, (long)ms * 1000000L};
+    nanosleep(&pause_, NULL);
+    return;
+  }
+  if (poll(fds, (nfds_t)n, ms) <= 0) return;
+  for (int k = 0; k < n; k++) {
+    if (fds[k].revents == 0) continue;
+    pump(fds[k].fd == out->fd ? out : err, cap);
+  }
+}
+
+static int supervise(const struct vexec *v) {
+  int outp[2], errp[2];
+  if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) die(EXIT_EXEC_FAILED, "pipe: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) die(EXIT_EXEC_FAILED, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    /* Its own group, so the timeout and the cleanup reach everything the validator started. */
+    setpgid(0, 0);
+    if (dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0) _exit(EXIT_EXEC_FAILED);
+    exec_command(v->cmd);
+  }
+  setpgid(pid, pid); /* also here: the timeout may fire before the child ran */
+  close(outp[1]);
+  close(errp[1]);
+  /* A host that stopped reading must not kill the supervisor before it reports. */
+  signal(SIGPIPE, SIG_IGN);
+
+  struct stream out = {outp[0], 1, 1, 0, 0}, err = {errp[0], 2, 1, 0, 0};
+  long long deadline = v->timeout_ms < 0 ? -1 : now_ms() + v->timeout_ms;
+  int status = 0, exited = 0, timed_out = 0;
+  while (!exited) {
+    int slice = POLL_SLICE_MS;
+    pump_for(&out, &err, v->cap, slice);
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) exited = 1;
+    else if (w < 0 && errno != EINTR) die(EXIT_EXEC_FAILED, "waitpid: %s", strerror(errno));
+    if (!exited && deadline >= 0 && now_ms() >= deadline) {
+      kill(-pid, SIGKILL);
+      timed_out = 1;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      exited = 1;
+    }
+  }
+  /* Output a background child of the validator still writes, briefly; then nothing it started may
+   * outlive it (the next validator runs in the same container). */
+  for (long long until = now_ms() + (timed_out ? KILL_DRAIN_MS : DRAIN_GRACE_MS); (out.fd >= 0 || err.fd >= 0) && now_ms() < until;)
+    pump_for(&out, &err, v->cap, POLL_SLICE_MS);
+  kill(-pid, SIGKILL);
+  for (long long until = now_ms() + KILL_DRAIN_MS; (out.fd >= 0 || err.fd >= 0) && now_ms() < until;)
+    pump_for(&out, &err, v->cap, POLL_SLICE_MS);
+  if (out.fd >= 0) close(out.fd);
+  if (err.fd >= 0) close(err.fd);
+
+  int code, sig = -1;
+  if (timed_out) code = EXIT_TIMED_OUT;
+  else if (WIFSIGNALED(status)) sig = WTERMSIG(status), code = 128 + sig;
+  else code = WEXITSTATUS(status);
+  if (v->trailer != NULL) {
+    char line[512];
+    char exit_text[16], sig_text[16];
+    if (timed_out || sig >= 0) snprintf(exit_text, sizeof exit_text, "null");
+    else snprintf(exit_text, sizeof exit_text, "%d", code);
+    if (sig >= 0 && !timed_out) snprintf(sig_text, sizeof sig_text, "%d", sig);
+    else snprintf(sig_text, sizeof sig_text, "null");
+    int len = snprintf(line, sizeof line,
+                       "%s{\"exit_code\":%s,\"signal\":%s,\"timed_out\":%s,\"stdout_bytes\":%llu,\"stderr_bytes\":%llu}\n",
+                       v->trailer, exit_text, sig_text, timed_out ? "true" : "false", out.total, err.total);
+    if (len > 0 && (size_t)len < sizeof line) write_all(1, line, (size_t)len);
+  }
+  return code;
+}
+
+static int validator_exec_main(int argc, char **argv) {
+  struct vexec v = {NULL, -1, -1, NULL, NULL};
+  int i, supervised = 0;
+  for (i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (i + 1 >= argc) validator_usage();
+    const char *value = argv[++i];
+    if (strcmp(a, "--env") == 0) {
+      const char *eq = strchr(value, '=');
+      if (eq == NULL || !valid_env_name(value, (size_t)(eq - value))) die(EXIT_USAGE, "--env wants NAME=VALUE, got '%s'", value);
+      char name[256];
+      if ((size_t)(eq - value) >= sizeof name) die(EXIT_USAGE, "--env name too long");
+      memcpy(name, value, (size_t)(eq - value));
+      name[eq - value] = '\0';
+      if (setenv(name, eq + 1, 1) != 0) die(EXIT_USAGE, "setenv %s: %s", name, strerror(errno));
+    } else if (strcmp(a, "--unset") == 0) {
+      if (!valid_env_name(value, strlen(value))) die(EXIT_USAGE, "--unset wants a variable name, got '%s'", value);
+      unsetenv(value);
+    } else if (strcmp(a, "--cwd") == 0) {
+      v.cwd = value;
+    } else if (strcmp(a, "--timeout") == 0) {
+      if ((v.timeout_ms = parse_seconds_ms(value)) < 0) die(EXIT_USAGE, "--timeout wants positive seconds, got '%s'", value);
+      supervised = 1;
+    } else if (strcmp(a, "--cap") == 0) {
+      if ((v.cap = parse_count(value, 1LL << 40)) < 0) die(EXIT_USAGE, "--cap wants a byte count, got '%s'", value);
+      supervised = 1;
+    } else if (strcmp(a, "--trailer") == 0) {
+      size_t len = strlen(value);
+      if (len < 8 || len > 128 || !valid_env_name(value, len)) die(EXIT_USAGE, "--trailer wants 8-128 of [A-Za-z0-9_]");
+      v.trailer = value;
+      supervised = 1;
+    } else {
+      validator_usage();
+    }
+  }
+  if (i >= argc) validator_usage();
+  v.cmd = &argv[i];
+
+  /* Inherited by everything the validator starts: exec can no longer raise privileges. */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(EXIT_NO_NEW_PRIVS, "no_new_privs: %s", strerror(errno));
+  umask(022);
+  if (v.cwd != NULL && chdir(v.cwd) != 0) {
+    warn("cannot enter %s (%s); running from /", v.cwd, strerror(errno));
+    if (chdir("/") != 0) die(EXIT_EXEC_FAILED, "chdir /: %s", strerror(errno));
+  }
+  /* Only the three standard streams reach the validator (and the supervisor holds nothing else). */
+  close_fds_above_stderr();
+  if (!supervised) exec_command(v.cmd);
+  return supervise(&v);
+}
+
+int harness_main(int argc, char **argv) {
+  if (strcmp(argv[1], "--quarantine") == 0) return quarantine_main(argc, argv);
+  return validator_exec_main(argc, argv);
+}
