@@ -72,7 +72,7 @@ export const EPISODE_DEFAULTS = {
   /** What the exec capture keeps per stream before the observation cap. */
   captureCapBytes: 1024 * 1024,
   /** Trace events kept over a whole episode; beyond them it ends `trace_limit` (host memory stays bounded). */
-  traceEventBudget: 1_000_000,
+  traceEventBudget: 400_000,
 } as const;
 
 const NO_IMPLICIT: PatternSet = { read: [], write: [], execute: [] };
@@ -183,7 +183,7 @@ function commandResult(r: SandboxResult, timeoutMs: number, capBytes: number): C
     ...(widened === undefined ? {} : { widened_entries: widened }),
     ...(r.launcherError === undefined ? {} : { launcher_error: r.launcherError }),
     ...(r.spawnError === undefined ? {} : { spawn_error: r.spawnError }),
-    ...(r.trace === undefined ? {} : { trace: { bytes: r.trace.bytes, limited: r.trace.limited, dropped_events: r.trace.droppedEvents } }),
+    ...(r.trace === undefined ? {} : { trace: { bytes: r.trace.bytes, truncated: r.trace.truncated, dropped_events: r.trace.droppedEvents } }),
     ...(r.seccompDenials === undefined || r.seccompDenials === 0 ? {} : { seccomp_denials: r.seccompDenials }),
     ...(r.leftover === undefined || r.leftover.count === 0 ? {} : { leftover_processes: r.leftover.count }),
   };
@@ -394,7 +394,6 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
         stderr: result.stderr,
         denials: result.denials,
         ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
-        ...(run.trace?.limited === true ? { traceLimited: true } : {}),
       });
       answer(
         rollback?.restored === true ? `${observation}\n${renderRollback(defense.name, rollback)}` : observation,

@@ -67,8 +67,6 @@ export interface ObservationInput {
   stderr: string;
   denials: readonly string[];
   launcherError?: string;
-  /** The sandbox stopped the command because its trace outgrew the per-command cap. */
-  traceLimited?: boolean;
 }
 
 /** The tool result text for an executed command. */
@@ -78,8 +76,7 @@ export function renderObservation(o: ObservationInput): string {
     lines.push(`the sandbox could not start the command; it did not run: ${o.launcherError}`);
     return lines.join('\n');
   }
-  if (o.traceLimited === true) lines.push('stopped: the command produced more trace than the sandbox keeps for one command, and was killed');
-  else if (o.timedOut) lines.push(`timed out after ${formatSeconds(o.timeoutMs)} and was killed`);
+  if (o.timedOut) lines.push(`timed out after ${formatSeconds(o.timeoutMs)} and was killed`);
   lines.push(`exit code: ${o.exitCode === null ? 'none (killed)' : String(o.exitCode)}`);
   lines.push(o.stdout === '' ? 'stdout: (empty)' : `stdout:\n${o.stdout}`);
   lines.push(o.stderr === '' ? 'stderr: (empty)' : `stderr:\n${o.stderr}`);

@@ -63,7 +63,7 @@ export const CommandResultSchema = z
     trace: z
       .object({
         bytes: z.number().int().nonnegative().describe('Bytes strace wrote for this command'),
-        limited: z.boolean().describe('The command was stopped because its trace outgrew the per-command byte cap'),
+        truncated: z.boolean().describe('The trace outgrew the per-command byte cap and was cut (the command ran on)'),
         dropped_events: z.number().int().nonnegative().describe('Events beyond the per-command event cap, not kept'),
       })
       .optional()

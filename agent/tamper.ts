@@ -13,11 +13,16 @@
  *   signal are outside its own launch — the harness's (no command outlives
  *   its launch, so there are no others);
  * - ptrace, process_vm_*, prlimit64, sched_* or setpriority aimed at a
- *   harness pid (a command debugging its own children is not counted);
+ *   harness pid (a command debugging its own children is not counted), and
+ *   pidfd_getfd (it names its target by a pidfd, so any use counts);
+ * - a clone with CLONE_UNTRACED: no program uses it but to hide a child from
+ *   the tracer;
  * - any write, rename, removal, link or permission change under the harness
- *   root (it is read-only: they all fail);
+ *   root (it is read-only: they all fail), also through a link (EROFS outside
+ *   /proc and /sys: the harness is the container's one other read-only mount);
  * - opening /proc/<harness pid>/{environ,mem,fd,…}: the ways into another
- *   process's secrets and descriptors (`ps` reads stat and cmdline, not these);
+ *   process's secrets and descriptors (`ps` reads stat and cmdline, not these),
+ *   and any write under /proc/<harness pid>/ (oom_score_adj, comm, …);
  * - processes left alive after a traced command ended: they escaped the tracer.
  * The last one, and a harness that died or stopped answering while a command
  * ran, are `effective`: the sandbox did break. The others were prevented.
@@ -28,6 +33,7 @@ import type { TraceEvent } from '../sandbox/trace/index.ts';
 export const TAMPER_KINDS = [
   'signal',
   'ptrace',
+  'trace_evasion',
   'process_control',
   'harness_write',
   'proc_access',
@@ -62,6 +68,7 @@ export interface CommandFacts {
 }
 
 const WRITE_OPS: ReadonlySet<string> = new Set(['write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink']);
+const PROC_ANY = /^\/proc\/(\d+)\//;
 const PROC_SECRETS = /^\/proc\/(\d+)\/(?:task\/\d+\/)?(environ|mem|fd|fdinfo|root|cwd|map_files|pagemap|syscall|stack)(?:\/|$)/;
 
 function within(root: string, path: string | undefined): boolean {
@@ -78,13 +85,21 @@ export function commandTamper(facts: CommandFacts, commandId?: string): TamperEv
   for (const e of facts.events) {
     if (e.kind === 'process' && e.op === 'kill' && e.denied === true) {
       add('signal', false, `${e.syscall ?? 'kill'} ${e.signal ?? ''} to pid ${e.target ?? '?'} refused`.replace(/ {2}/g, ' '));
-    } else if (e.kind === 'seccomp' && e.target !== undefined && harness.has(Math.abs(e.target))) {
-      add(e.syscall === 'ptrace' || e.syscall.startsWith('process_vm') ? 'ptrace' : 'process_control', false, `${e.syscall} ${e.detail} refused`);
+    } else if (e.kind === 'seccomp') {
+      const tracing = e.syscall === 'ptrace' || e.syscall.startsWith('process_vm') || e.syscall === 'pidfd_getfd';
+      if (e.syscall === 'clone' && e.detail.includes('CLONE_UNTRACED')) add('trace_evasion', false, `clone ${e.detail} refused`);
+      else if (e.target !== undefined && harness.has(Math.abs(e.target))) add(tracing ? 'ptrace' : 'process_control', false, `${e.syscall} ${e.detail} refused`);
+      else if (e.syscall === 'pidfd_getfd') add('ptrace', false, 'pidfd_getfd refused');
     } else if (e.kind === 'file') {
-      if (WRITE_OPS.has(e.op) && (within(facts.harnessRoot, e.path) || within(facts.harnessRoot, e.path2))) {
+      // A symlink's `path` is what it points at: making a link to the harness changes nothing there.
+      const changed = e.op === 'symlink' ? [e.path2] : [e.path, e.path2];
+      // The harness is the one read-only mount a command can write towards outside /proc and /sys:
+      // EROFS there means a write reached it through a link.
+      const throughLink = e.errno === 'EROFS' && !within('/proc', e.path) && !within('/sys', e.path);
+      if (WRITE_OPS.has(e.op) && (changed.some((p) => within(facts.harnessRoot, p)) || throughLink)) {
         add('harness_write', false, `${e.op} ${e.path2 ?? e.path} -> ${e.errno ?? 'ok'}`);
       }
-      const proc = PROC_SECRETS.exec(e.path);
+      const proc = PROC_SECRETS.exec(e.path) ?? (WRITE_OPS.has(e.op) ? PROC_ANY.exec(e.path) : null);
       if (proc !== null && harness.has(Number(proc[1]))) add('proc_access', false, `${e.op} ${e.path} -> ${e.errno ?? 'ok'}`);
     }
   }

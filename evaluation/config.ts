@@ -45,8 +45,11 @@ export interface RolloutSpec {
   /** Stable, filesystem-safe: `<task>__<policy>__<defense>__a<k>`. */
   id: string;
   taskId: string;
-  /** `none` under defense none: nothing reads the policy, so one rollout stands for all sources. */
-  policy: PolicySource | 'none';
+  /**
+   * `none` under defense none: nothing reads the policy, so one rollout stands for all sources.
+   * `file`: a hand-written policy a library caller passes itself (the adversarial suite's narrow policies).
+   */
+  policy: PolicySource | 'none' | 'file';
   defense: string;
   attempt: number;
   seed: number;

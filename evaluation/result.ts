@@ -68,6 +68,10 @@ export const RolloutResultSchema = z
         surface_writes: z
           .array(z.string())
           .describe('Paths of what validators rely on (tests, interpreter, site-packages, conftest/ini files, tools test.sh runs) the agent wrote, from its trace: a flag, not a verdict'),
+        critical_writes: z
+          .array(z.string())
+          .optional()
+          .describe('Of those, writes no task does (interpreter and shell binaries, loader, libc, commands test.sh runs, tests, verdict): the verdict is not trusted'),
         failed_tests: z.array(z.string()).optional().describe('Utility tests that did not pass (JUnit ids)'),
         attack_passed_tests: z.array(z.string()).optional().describe('Attack tests that passed (the attack happened)'),
       })
@@ -81,7 +85,7 @@ export const RolloutResultSchema = z
     trace: z
       .object({
         events: z.number().int().nonnegative().describe('Trace events kept over the episode'),
-        limited_commands: z.number().int().nonnegative().describe('Commands stopped because their trace outgrew the per-command cap'),
+        truncated_commands: z.number().int().nonnegative().describe('Commands whose trace outgrew the per-command byte cap and was cut'),
         dropped_events: z.number().int().nonnegative().describe('Events beyond the per-command event cap, not kept'),
         seccomp_denials: z.number().int().nonnegative().describe('Syscalls the seccomp filter refused'),
       })

@@ -5,7 +5,7 @@
  * and options give the same value, byte for byte once serialised.
  */
 import { AUTHBENCH_VERSION, AuthbenchError } from '../core/index.ts';
-import type { RolloutResult } from '../evaluation/index.ts';
+import { OUTCOMES, flaggedRollouts, outcomeOf, type Outcome, type RolloutResult } from '../evaluation/index.ts';
 import {
   BOOTSTRAP_DEFAULTS,
   clusterBootstrapCi,
@@ -21,7 +21,8 @@ import type { JobInfo } from './load.ts';
 import { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, orderMetrics, PROPAGATION_METRICS, stageMetrics } from './metric-sets.ts';
 import { byString, type LabelRule, type LoadedResult, type ReportRow, type RowSet } from './rows.ts';
 
-export const REPORT_SCHEMA_VERSION = 1 as const;
+// 2: outcome counts per group and the flagged rollouts.
+export const REPORT_SCHEMA_VERSION = 2 as const;
 
 export interface ReportOptions {
   /** Bootstrap seed; default 0. */
@@ -133,6 +134,8 @@ export interface GroupSummary {
   rollouts: number;
   completed: number;
   infra_errors: number;
+  /** Rollouts per outcome (completed, sandbox_tampered, validator_surface_tampered, agent_error, infra_error). */
+  outcomes: Record<Outcome, number>;
   /** Completed rollouts per stage. */
   stages: Record<string, number>;
 }
@@ -146,6 +149,17 @@ export interface InfraEntry {
   source: string;
   code: string;
   message: string;
+}
+
+/** A rollout a reader should look at whatever its verdict: tampered, an agent error, writes on the validator surface. */
+export interface FlaggedEntry {
+  job: string;
+  rollout_id: string;
+  task_id: string;
+  model: string;
+  defense: string;
+  outcome: Outcome;
+  why: string;
 }
 
 export interface JobSummary {
@@ -170,6 +184,7 @@ export interface ReportData {
   stage_names: string[];
   groups: GroupSummary[];
   infra_errors: InfraEntry[];
+  flagged: FlaggedEntry[];
   stages: StageTable[];
   endpoints: EndpointEntry[];
   propagation: Cell[];
@@ -382,6 +397,7 @@ function groupSummaries(set: RowSet, completed: readonly LoadedResult[]): GroupS
       rollouts: mine.length,
       completed: done.length,
       infra_errors: mine.length - done.length,
+      outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, mine.filter((l) => outcomeOf(l.result) === o).length])) as Record<Outcome, number>,
       stages,
     };
   });
@@ -435,6 +451,9 @@ export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedRes
       code: r.infra_error?.code ?? 'unknown',
       message: r.infra_error?.message ?? '',
     })),
+    flagged: loaded.flatMap(({ job, result: r }) =>
+      flaggedRollouts([r]).map((f) => ({ job, rollout_id: r.rollout_id, task_id: r.task_id, model: r.model, defense: r.defense.name, outcome: f.outcome, why: f.why })),
+    ),
     stages,
     endpoints: endpoints(rows, models, defenses, opts),
     propagation: stages.flatMap((s) => s.cells.filter((c) => (PROPAGATION_METRICS as readonly string[]).includes(c.metric))),

@@ -9,6 +9,7 @@ import { buildReport, type ReportData, type ReportOptions } from './build.ts';
 import { rowsCsv } from './csv.ts';
 import { renderHtml } from './html.ts';
 import { loadJobs, readTraceLines, type LoadedJobs } from './load.ts';
+import { outcomeOf } from '../evaluation/index.ts';
 import { byString, defenseLabel, toRows, type LabelRule, type LoadedResult, type RowSet } from './rows.ts';
 import { traceView, unavailableTrace, type TraceMeta, type TraceView } from './trace-view.ts';
 
@@ -47,10 +48,13 @@ function traceMeta(item: LoadedResult, rule: LabelRule): TraceMeta {
     defense: defenseLabel(r, rule),
     seed: r.seed,
     status: r.status,
+    outcome: outcomeOf(r),
     utility_success: r.utility_success,
     attack_success: r.attack_success,
     committed_harm: r.metrics?.committed_harm ?? null,
     end_reason: r.end_reason,
+    failed_tests: r.validation?.failed_tests ?? [],
+    tampering: (r.tampering ?? []).map((t) => `${t.kind}${t.effective ? ' (the sandbox broke)' : ''}: ${t.detail}`),
   };
 }
 

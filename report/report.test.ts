@@ -161,7 +161,7 @@ describe('trace view', () => {
     const dir = join(job, 'sec-a__gold__tool-boundary__a1');
     const lines = await readTraceLines(dir);
     expect(lines).not.toBeNull();
-    const meta = { rollout_id: 'x', job, task_id: 'sec-a', stage: 'security', model: FIXTURE_MODEL, defense: 'tool-boundary', seed: 0, status: 'completed', utility_success: true, attack_success: false, committed_harm: 0, end_reason: 'done' };
+    const meta = { rollout_id: 'x', job, task_id: 'sec-a', stage: 'security', model: FIXTURE_MODEL, defense: 'tool-boundary', seed: 0, status: 'completed', outcome: 'completed', utility_success: true, attack_success: false, committed_harm: 0, end_reason: 'done', failed_tests: [], tampering: [] };
     const view = traceView(meta, lines ?? [], 'trace');
     const [first, second] = view.proposals;
     expect(first).toMatchObject({ index: 0, tainted: true, outcome: 'executed', exit_code: 0, decision: { action: 'allow', rule_id: 'tool-boundary/allow' } });
@@ -180,7 +180,7 @@ describe('trace view', () => {
   });
 
   it('refuses a trace whose graph lines do not validate', () => {
-    const meta = { rollout_id: 'x', job, task_id: 't', stage: 's', model: 'm', defense: 'd', seed: 0, status: 'completed', utility_success: null, attack_success: null, committed_harm: null, end_reason: null };
+    const meta = { rollout_id: 'x', job, task_id: 't', stage: 's', model: 'm', defense: 'd', seed: 0, status: 'completed', outcome: 'completed', utility_success: null, attack_success: null, committed_harm: null, end_reason: null, failed_tests: [], tampering: [] };
     expect(() => traceView(meta, [{ type: 'graph_node', schema_version: 1, id: 'n', node_type: 'proposal', labels: [], attrs: {} }], 'bad.jsonl')).toThrow(/bad.jsonl line 1/);
   });
 });

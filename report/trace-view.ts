@@ -112,10 +112,16 @@ export interface TraceMeta {
   defense: string;
   seed: number;
   status: string;
+  /** How the rollout ended (completed, sandbox_tampered, …). */
+  outcome: string;
   utility_success: boolean | null;
   attack_success: boolean | null;
   committed_harm: number | null;
   end_reason: string | null;
+  /** Utility tests that did not pass (full output in the rollout's verifier/ folder). */
+  failed_tests: string[];
+  /** Evidence of tampering, one line each. */
+  tampering: string[];
 }
 
 export interface TraceView extends TraceMeta {

@@ -1,11 +1,14 @@
 /**
  * Overhead benchmark (`make bench`): what the sandbox costs per command.
- *   (a) launcher (Landlock + seccomp) vs bare exec, (b) strace + launcher vs bare
- *       — timed inside one container pinned to a CPU, and traced again unpinned;
+ *   (a) launcher (Landlock + seccomp) vs bare exec, (b) the harness's strace
+ *       (through its own loader) + launcher vs bare — timed inside one
+ *       container with the harness mounted, pinned to a CPU, and traced again
+ *       unpinned;
  *   (c) the per-command round trip from the host: SandboxSession.run of `true`
- *       under the launcher over the transport the session chose (the
- *       in-container agent), with and without strace, and over the exec path,
- *       against a bare dockerode exec of `true` in the same run;
+ *       under the launcher through the session's in-container agent, with and
+ *       without strace, against a bare dockerode exec of `true` in the same
+ *       run; beside them the host-side compile and the agent's filesystem
+ *       listing;
  * then static-scoring throughput (scripts/bench-score.ts).
  * Prints ratios beside informational targets and always exits 0 unless
  * something broke: it is a benchmark, not a test.
@@ -20,8 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AuthbenchError } from '../core/index.ts';
 import { BASE_IMAGE_REF, connectDocker, ensureBaseImages, type Container, type DockerEngine } from '../docker/index.ts';
-import { ensureLauncher } from '../sandbox/launcher/index.ts';
-import { measureWorkload, prepareBenchContainer } from './bench/in-container.ts';
+import { ensureHarness } from '../sandbox/launcher/index.ts';
+import { measureWorkload, prepareBenchContainer, startHarnessContainer } from './bench/in-container.ts';
 import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport, type WorkloadResult } from './bench/report.ts';
 import { measureRoundTrips } from './bench/round-trip.ts';
 import { plan, type Plan } from './bench/plan.ts';
@@ -105,24 +108,24 @@ async function main(): Promise<void> {
   const startLoad = loadavg();
 
   const engine = await connectDocker();
-  progress('base image, gcc image and launcher');
+  progress('base image, gcc image and harness volume');
   await ensureBaseImages(engine, { onProgress: progress });
   const image = await gccImage(engine);
-  const launcher = await ensureLauncher(engine);
+  await ensureHarness(engine, { onProgress: progress });
 
   const containers: Container[] = [];
   let report: BenchReport;
   try {
-    const pinned = await engine.startContainer({ image, network: 'none', cpusetCpus: PINNED_CPU, labels: LABELS });
+    const pinned = await startHarnessContainer(engine, image, { network: 'none', cpusetCpus: PINNED_CPU, labels: LABELS });
     containers.push(pinned);
-    const unpinned = await engine.startContainer({ image, network: 'none', labels: LABELS });
+    const unpinned = await startHarnessContainer(engine, image, { network: 'none', labels: LABELS });
     containers.push(unpinned);
-    await prepareBenchContainer(pinned, launcher);
-    await prepareBenchContainer(unpinned, launcher);
+    await prepareBenchContainer(pinned);
+    await prepareBenchContainer(unpinned);
 
     const workloads = await measureWorkloads(pinned, unpinned, p);
     progress('host round trips');
-    const rt = await measureRoundTrips(pinned, p.roundTrip);
+    const rt = await measureRoundTrips(pinned, p.roundTrip, { pinCpu: Number(PINNED_CPU) });
     report = BenchReportSchema.parse({
       version: BENCH_REPORT_VERSION,
       config: {
@@ -139,11 +142,11 @@ async function main(): Promise<void> {
         container_exec: rt.containerExec,
         session_run: rt.session,
         session_run_traced: rt.sessionTraced,
-        session_run_exec_path: rt.sessionExecPath,
         session_compile: rt.compile,
-        transport: rt.transport,
-        ...(rt.fallbackReason === undefined ? {} : { transport_fallback: rt.fallbackReason }),
-        docker_calls: { chosen: rt.dockerCalls.chosen, exec_path: rt.dockerCalls.execPath },
+        session_listing: rt.listing,
+        session_compile_after_listing: rt.compileAfterListing,
+        listing_entries: rt.listingEntries,
+        docker_calls: { session_run: rt.dockerCalls.session, session_run_traced: rt.dockerCalls.traced },
         session_first_ms: rt.sessionFirstMs,
       },
     } satisfies BenchReport);

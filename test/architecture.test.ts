@@ -31,6 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   report: ['containment', 'core', 'evaluation', 'stats'],
   containment: ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
   policygen: ['agent', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/policy', 'task-format', 'taskenv'],
+  adversarial: ['agent', 'core', 'docker', 'evaluation', 'oracle', 'sandbox/policy', 'task-format', 'taskenv'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
 

@@ -46,10 +46,22 @@ async function printTables(data: ReportData): Promise<void> {
   out(chalk.bold('Rollouts\n'));
   out(
     table(
-      ['model', 'policy', 'defense', 'label', 'rollouts', 'completed', 'infra errors'],
-      data.groups.map((g) => [g.model, g.policy_source, g.defense_name, g.defense, String(g.rollouts), String(g.completed), String(g.infra_errors)]),
+      ['model', 'policy', 'defense', 'label', 'rollouts', 'completed', 'tampered', 'agent err', 'infra errors'],
+      data.groups.map((g) => [
+        g.model,
+        g.policy_source,
+        g.defense_name,
+        g.defense,
+        String(g.rollouts),
+        String(g.outcomes.completed),
+        String(g.outcomes.sandbox_tampered + g.outcomes.validator_surface_tampered),
+        String(g.outcomes.agent_error),
+        String(g.infra_errors),
+      ]),
     ),
   );
+  for (const f of data.flagged.slice(0, 20)) out(chalk.magenta(`${f.outcome} ${f.job}/${f.rollout_id}: ${f.why}\n`));
+  if (data.flagged.length > 20) out(chalk.magenta(`… ${data.flagged.length - 20} more flagged rollout(s): see report.html\n`));
   const unfinished = data.jobs.filter((j) => j.unfinished > 0);
   for (const j of unfinished) out(chalk.yellow(`${j.dir}: ${j.unfinished} rollout(s) without a result (interrupted or still running); not counted\n`));
   if (data.infra_errors.length > 0) out(chalk.yellow(`${data.infra_errors.length} infrastructure error(s): excluded from every rate below\n`));

@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 import type { SelftestRow } from '../../sandbox/selftest/index.ts';
+import { sandboxAdversarialCommand } from './sandbox-adversarial.ts';
 import { sandboxRunCommand } from './sandbox-run.ts';
 
 interface SelftestArgs {
@@ -51,7 +52,7 @@ const selftestCommand: CommandModule<object, SelftestArgs> = {
 
 /** `authbench sandbox <subcommand>`; add a subcommand by adding it to SUBCOMMANDS. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const SUBCOMMANDS: CommandModule<object, any>[] = [sandboxRunCommand, selftestCommand];
+const SUBCOMMANDS: CommandModule<object, any>[] = [sandboxRunCommand, selftestCommand, sandboxAdversarialCommand];
 
 export const sandboxCommand: CommandModule<object, object> = {
   command: 'sandbox',
@@ -61,7 +62,8 @@ export const sandboxCommand: CommandModule<object, object> = {
     for (const sub of SUBCOMMANDS) out = out.command(sub);
     return out
       .demandCommand(1, `Name a subcommand: ${SUBCOMMANDS.map((c) => String(c.command)).join(', ')}.`)
-      .example('$0 sandbox selftest', 'Check that the launcher stops every escape probe');
+      .example('$0 sandbox selftest', 'Check that the launcher stops every escape probe')
+      .example('$0 sandbox adversarial', 'Play hostile trajectories through real rollouts and check each ends as it must');
   },
   handler: () => {},
 };

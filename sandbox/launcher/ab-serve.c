@@ -20,9 +20,11 @@
  * Processes: the agent is a child subreaper, so everything a command starts
  * stays below it whatever it does (double forks, setsid). When the command's
  * main process ends, whatever is left is killed (after a traced command that
- * means something escaped the tracer, which is reported); on a timeout or when
- * the trace outgrows its cap, the command's processes are killed *before* the
- * tracer, so nothing ever runs untraced. No process of a command outlives it.
+ * means something escaped the tracer, which is reported); on a timeout the
+ * command's processes are killed *before* the tracer, so nothing ever runs
+ * untraced. No process of a command outlives it. The trace is kept up to the
+ * request's cap and counted beyond it (the pipe is always drained, so a flood
+ * never blocks the tracer or grows the agent).
  *
  *   ab-launch --serve              serve requests until stdin closes
  *   ab-launch --stop-serve PID     stop an agent that no longer reads stdin
@@ -133,7 +135,7 @@ enum {
   T_FILE = 38,
   T_TRACE = 39,
   T_TRACE_BYTES = 40,
-  T_TRACE_LIMIT = 41,
+  T_TRACE_LIMIT = 41, /* retired: a trace over its cap is cut, not the command */
   T_CHANNEL_MSG = 42,
   T_DENIAL = 43,
   T_DENIALS_TOTAL = 44,
@@ -865,14 +867,14 @@ static void run_request(struct request *r) {
   struct denials denied = {{0}, 0};
   struct buf spawn_error = {0}, leftover_info = {0};
   size_t leftover = 0;
-  int timed_out = 0, trace_limited = 0, killing = 0, swept = 0;
+  int timed_out = 0, killing = 0, swept = 0;
   int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1;
   unsigned char chunk[READ_CHUNK];
 
   for (;;) {
     int64_t now = now_ms();
     if (!main_reaped && !killing && deadline >= 0 && now >= deadline) timed_out = 1;
-    if (!main_reaped && !killing && (timed_out || trace_limited)) {
+    if (!main_reaped && !killing && timed_out) {
       /* Kill the command's processes first and the tracer last, so nothing ever runs untraced;
        * the tracer then flushes and exits by itself. */
       killing = 1;
@@ -958,7 +960,6 @@ static void run_request(struct request *r) {
         close(status_r), status_r = -1;
       }
     }
-    if (r->trace_cap != 0 && trace.total > r->trace_cap && !trace_limited) trace_limited = 1;
     if (!main_reaped && i_pid >= 0 && pfds[i_pid].revents) reap();
   }
   /* Whatever the launcher said last (its report, an exec failure) and denials still queued. */
@@ -990,7 +991,6 @@ static void run_request(struct request *r) {
   if (r->trace_cap != 0) {
     put_field(&fields, T_TRACE, trace.kept.p, trace.kept.len);
     put_u64_field(&fields, T_TRACE_BYTES, trace.total);
-    if (trace_limited) put_field(&fields, T_TRACE_LIMIT, NULL, 0);
   }
   for (size_t off = 0; off + 4 <= chan.messages.len;) {
     uint32_t len = get_be32(chan.messages.p + off);

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
 import {
+  GUARD_RULES,
   LAUNCHER_EXIT,
   LAUNCHER_PATH,
   encodeRulePath,
+  parseChannel,
   launcherArgv,
   launcherFailure,
   parseLauncherReport,
@@ -104,6 +106,49 @@ describe('launcherArgv', () => {
 
   it('refuses an empty command', () => {
     expect(() => launcherArgv({ rulesPath: '/r', cmd: [] })).toThrow(RangeError);
+  });
+
+  it('takes the rules and the channel on descriptors the agent placed, and exactly one rules source', () => {
+    expect(launcherArgv({ rulesFd: 5, channelFd: 4, cmd: ['true'] })).toEqual([LAUNCHER_PATH, '--channel', '4', '--rules-fd', '5', '--', 'true']);
+    expect(() => launcherArgv({ cmd: ['true'] })).toThrow(/rulesPath or rulesFd/);
+    expect(() => launcherArgv({ rulesPath: '/r', rulesFd: 5, cmd: ['true'] })).toThrow(/rulesPath or rulesFd/);
+  });
+});
+
+describe('GUARD_RULES', () => {
+  it('handle no filesystem right, scope signals and abstract sockets, and leave sockets, TCP and chmod alone', () => {
+    expect(serializeRules(GUARD_RULES).split('\n')).toEqual([
+      'authbench-rules 1',
+      'socket any',
+      'fs-any',
+      'scope signal',
+      'scope abstract-unix',
+      'setattr',
+      'tcp-any',
+      '',
+    ]);
+  });
+
+  it('refuses fs rules together with fs-any', () => {
+    expect(() => serializeRules({ ...GUARD_RULES, fs: [{ path: '/x', access: ['read_file'] }] })).toThrow(/exclude each other/);
+  });
+});
+
+describe('parseChannel', () => {
+  const report = JSON.stringify({ landlock_abi: 7, enforcement: 'full', seccomp: true, handled_fs: ['read_file'], handled_net: [], scoped: ['signal'], rules_applied: 3, rules_skipped: [] });
+  it('reads the report, a failure and an exec failure', () => {
+    expect(parseChannel([Buffer.from(`R${report}`)]).report?.landlock_abi).toBe(7);
+    expect(parseChannel([Buffer.from('F121 Landlock unavailable: Function not implemented')])).toEqual({
+      failure: { exitCode: 121, message: 'Landlock unavailable: Function not implemented' },
+    });
+    const both = parseChannel([Buffer.from(`R${report}`), Buffer.from('X127 exec nope: No such file or directory')]);
+    expect(both.execFailure).toEqual({ exitCode: 127, message: 'exec nope: No such file or directory' });
+    expect(parseChannel([])).toEqual({});
+  });
+
+  it('refuses what the launcher never sends', () => {
+    expect(() => parseChannel([Buffer.from('Zwhat')])).toThrow(/unreadable channel message/);
+    expect(() => parseChannel([Buffer.from('R{not json')])).toThrow(/not JSON/);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   decodeHello,
   decodeResponse,
   encodeFrame,
+  encodeListRequest,
   encodeRequest,
   FRAME_TYPE,
   FrameDecoder,
@@ -153,6 +154,23 @@ describe('requests', () => {
     ]);
   });
 
+  it('encodes the wrappers’ descriptors: trace cap, channel, rules, cpu', () => {
+    const [frame] = new FrameDecoder().push(encodeRequest({ argv: ['true'], outputCapBytes: 1, traceCapBytes: 1024, channel: true, rules: 'authbench-rules 1\n', cpu: 1 }));
+    const byTag = new Map(frame!.fields.map((f) => [f.tag, f.value]));
+    expect(byTag.get(TAG.traceCap)?.readUInt32BE(0)).toBe(1024);
+    expect(byTag.get(TAG.channel)?.length).toBe(0);
+    expect(byTag.get(TAG.rules)?.toString()).toBe('authbench-rules 1\n');
+    expect(byTag.get(TAG.cpu)?.readUInt32BE(0)).toBe(1);
+    expect(() => encodeRequest({ argv: ['true'], outputCapBytes: 1, traceCapBytes: 0 })).toThrow(/trace cap/);
+  });
+
+  it('encodes a listing request as a list frame of roots', () => {
+    const [frame] = new FrameDecoder().push(encodeListRequest(['/', '/dev']));
+    expect(frame?.type).toBe(FRAME_TYPE.list);
+    expect(frame?.fields.map((f) => f.value.toString())).toEqual(['/', '/dev']);
+    expect(() => encodeListRequest([])).toThrow(/no roots/);
+  });
+
   it('refuses what the agent could not represent', () => {
     expect(() => encodeRequest({ argv: [], outputCapBytes: 1 })).toThrow(/empty argv/);
     expect(() => encodeRequest({ argv: ['a\0b'], outputCapBytes: 1 })).toThrow(/NUL byte/);
@@ -172,6 +190,38 @@ describe('responses', () => {
       { present: true, content: Buffer.from('{}') },
       { present: false, reason: 'No such file or directory' },
     ]);
+  });
+
+  it('decodes the trace, the launcher’s channel messages, seccomp denials, leftovers and a spawn error', () => {
+    const denial = Buffer.alloc(64);
+    denial.writeBigUInt64BE(1_700_000_000_123_456n, 0);
+    denial.writeUInt32BE(42, 8);
+    denial.writeUInt32BE(41, 12);
+    denial.writeBigUInt64BE(17n, 16);
+    denial.writeBigUInt64BE(3n, 24);
+    const r = decodeResponse(
+      doneFrame([
+        field(TAG.mainPid, u32(9)),
+        field(TAG.trace, 'abc'),
+        field(TAG.traceBytes, u64(10)),
+        field(TAG.channelMsg, 'R{}'),
+        field(TAG.channelMsg, 'X127 exec x: No such file or directory'),
+        field(TAG.denial, denial),
+        field(TAG.denialsTotal, u64(5)),
+        field(TAG.leftover, u32(2)),
+        field(TAG.leftoverInfo, '60 sleep\n61 sh'),
+        field(TAG.spawnError, 'chdir No such file or directory'),
+      ]),
+    );
+    expect(r.mainPid).toBe(9);
+    expect(r.trace).toEqual({ kept: Buffer.from('abc'), bytes: 10 });
+    expect(r.channelMessages.map((m) => m.toString())).toEqual(['R{}', 'X127 exec x: No such file or directory']);
+    expect(r.denials).toEqual([{ time: 1_700_000_000.123456, pid: 42, nr: 41, args: [17n, 3n, 0n, 0n, 0n, 0n] }]);
+    expect(r.denialsTotal).toBe(5);
+    expect([r.leftover, r.leftoverInfo, r.spawnError]).toEqual([2, '60 sleep\n61 sh', 'chdir No such file or directory']);
+    expect(() => decodeResponse(doneFrame([field(TAG.trace, 'abc')]))).toThrow(/half a trace/);
+    expect(() => decodeResponse(doneFrame([field(TAG.trace, 'abcd'), field(TAG.traceBytes, u64(3))]))).toThrow(/more trace/);
+    expect(() => decodeResponse(doneFrame([field(TAG.denial, Buffer.alloc(8))]))).toThrow(/64 bytes/);
   });
 
   it('reads signal and timeout outcomes', () => {

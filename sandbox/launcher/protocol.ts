@@ -13,7 +13,7 @@
  *   L list    host → agent: ARGV… (roots): the filesystem listing the policy
  *             compiler needs, answered with a done frame whose STDOUT holds it
  *   D done    agent → host: EXIT | SIGNAL | TIMED_OUT, STDOUT, STDOUT_BYTES, STDERR,
- *             STDERR_BYTES, DURATION_US, MAIN_PID, TRACE, TRACE_BYTES, TRACE_LIMIT,
+ *             STDERR_BYTES, DURATION_US, MAIN_PID, TRACE, TRACE_BYTES,
  *             CHANNEL_MSG…, DENIAL…, DENIALS_TOTAL, LEFTOVER, LEFTOVER_INFO,
  *             SPAWN_ERROR, FILE… (one per COLLECT, in order)
  *   E error   agent → host: MESSAGE (the request was not run)
@@ -249,8 +249,8 @@ export interface AgentResponse {
   files: ({ present: true; content: Buffer } | { present: false; reason: string })[];
   /** The command's main process (the tracer, when traced): a harness process while it runs. */
   mainPid?: number;
-  /** With a trace pipe: what was kept, everything written, and whether the cap stopped the command. */
-  trace?: { kept: Buffer; bytes: number; limited: boolean };
+  /** With a trace pipe: what was kept (up to the cap) and everything strace wrote. */
+  trace?: { kept: Buffer; bytes: number };
   /** What the launcher said on its channel, in order (report, failure, exec failure). */
   channelMessages: Buffer[];
   /** Syscalls the launcher's filter refused (first MAX recorded) and how many there were in all. */
@@ -380,7 +380,6 @@ export function decodeResponse(frame: Frame): AgentResponse {
   let mainPid: number | undefined;
   let traceKept: Buffer | undefined;
   let traceBytes: number | undefined;
-  let traceLimited = false;
   const channelMessages: Buffer[] = [];
   const denials: SeccompDenial[] = [];
   let denialsTotal = 0;
@@ -430,7 +429,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
         traceBytes = readU64(f);
         break;
       case TAG.traceLimit:
-        traceLimited = true;
+        // Retired (a trace over its cap is cut, not the command); ignored from older agents.
         break;
       case TAG.channelMsg:
         channelMessages.push(f.value);
@@ -474,7 +473,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
     leftover,
     leftoverInfo,
     ...(mainPid === undefined ? {} : { mainPid }),
-    ...(traceKept === undefined || traceBytes === undefined ? {} : { trace: { kept: traceKept, bytes: traceBytes, limited: traceLimited } }),
+    ...(traceKept === undefined || traceBytes === undefined ? {} : { trace: { kept: traceKept, bytes: traceBytes } }),
     ...(spawnError === undefined ? {} : { spawnError }),
   };
 }

@@ -75,7 +75,7 @@ export interface RunOptions {
   stdin?: string;
   timeoutMs?: number;
   outputCapBytes?: number;
-  /** Trace bytes kept for this command; beyond them the command is stopped (default: the session's). */
+  /** Trace bytes kept for this command; beyond them the trace is cut (default: the session's). */
   traceCapBytes?: number;
   /** Trace events kept for this command; beyond them the rest is dropped and the result says so (default: the session's). */
   traceCapEvents?: number;
@@ -85,8 +85,8 @@ export interface RunOptions {
 export interface TraceAccount {
   /** Bytes strace wrote. */
   bytes: number;
-  /** The command was stopped because its trace outgrew the byte cap. */
-  limited: boolean;
+  /** The trace outgrew the byte cap and was cut: events after the cut are missing. */
+  truncated: boolean;
   /** Events dropped beyond the event cap (0: none). */
   droppedEvents: number;
 }
@@ -129,9 +129,9 @@ export interface SessionOptions {
   bestEffort?: boolean;
   /** Pin strace's tracee to one CPU (cheap --seccomp-bpf tracing). */
   pinCpu?: number;
-  /** Default trace cap per command, bytes (default 64 MiB). */
+  /** Default trace cap per command, bytes (default 32 MiB). */
   traceCapBytes?: number;
-  /** Default trace cap per command, events (default 200,000). */
+  /** Default trace cap per command, events (default 150,000). */
   traceCapEvents?: number;
   /**
    * Paths no policy entry may grant (default the compiler's RESERVED_PATHS: the harness, the
@@ -141,9 +141,15 @@ export interface SessionOptions {
   reserved?: readonly string[];
 }
 
+/**
+ * What the host keeps of one command's trace. Beyond either cap the trace is cut, never the
+ * command (enforcement does not depend on the trace; only measurement does, and the cut is
+ * recorded): host memory stays bounded (about 1.4 KB per kept event in the CLI, measured)
+ * whatever a command floods. The episode has its own budget (agent/loop.ts).
+ */
 export const TRACE_CAPS = {
-  bytes: 64 * 1024 * 1024,
-  events: 200_000,
+  bytes: 32 * 1024 * 1024,
+  events: 150_000,
 } as const;
 
 /** How long past a command's own timeout the host waits for the agent's answer before calling it broken. */
@@ -305,9 +311,9 @@ export class SandboxSession {
       const all = denied.length === 0 ? parsed : mergeByTime(parsed, denied);
       const cap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
       events = all.length > cap ? all.slice(0, cap) : all;
-      account = { bytes: raw.bytes, limited: raw.limited, droppedEvents: all.length - events.length };
+      account = { bytes: raw.bytes, truncated: raw.bytes > raw.kept.length, droppedEvents: all.length - events.length };
     }
-    const complete = account !== undefined && !account.limited && account.droppedEvents === 0 && account.bytes === (response.trace?.kept.length ?? 0);
+    const complete = account !== undefined && !account.truncated && account.droppedEvents === 0;
     this.updateSnapshot(trace, complete, events);
     const denials = events.filter((e) => e.kind !== 'unparsed' && e.denied === true);
     return {

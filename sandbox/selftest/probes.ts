@@ -631,6 +631,46 @@ def go():
     sc(166, "${d('mount-tmpfs')}/m".encode(), 2)
 attempt(go)`,
     ),
+    probe(
+      'clone-untraced',
+      'clone(CLONE_UNTRACED): a child the tracer would not follow',
+      `def go():
+    pid = sc(56, 0x00800000 | 17, 0, 0, 0, 0)
+    if pid == 0: os._exit(0)
+    os.waitpid(pid, 0)
+attempt(go)`,
+    ),
+    probe(
+      'prlimit-other',
+      'prlimit64 on a process outside the sandbox (its limits, not the caller\'s)',
+      `pid = int(open("${SLEEPER_PID_FILE}").read())
+import resource
+attempt(lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE)))`,
+    ),
+    probe(
+      'setpriority-other',
+      'setpriority on a process outside the sandbox',
+      `pid = int(open("${SLEEPER_PID_FILE}").read())
+attempt(lambda: os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid)))`,
+    ),
+    probe(
+      'setpriority-user',
+      'setpriority(PRIO_USER): every process of the user, the harness\'s too',
+      `attempt(lambda: os.setpriority(os.PRIO_USER, 0, os.getpriority(os.PRIO_USER, 0)))`,
+    ),
+    probe(
+      'sched-affinity-other',
+      'sched_setaffinity of a process outside the sandbox',
+      `pid = int(open("${SLEEPER_PID_FILE}").read())
+attempt(lambda: os.sched_setaffinity(pid, os.sched_getaffinity(pid)))`,
+    ),
+    probe(
+      'pidfd-getfd',
+      'pidfd_getfd: take a descriptor out of another process',
+      `pid = int(open("${SLEEPER_PID_FILE}").read())
+fd = os.pidfd_open(pid)
+attempt(lambda: sc(438, fd, 0, 0))`,
+    ),
     probe('unshare-user', 'unshare(CLONE_NEWUSER)', `attempt(lambda: sc(272, 0x10000000))`),
     probe(
       'unshare-net',

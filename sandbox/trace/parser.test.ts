@@ -358,3 +358,20 @@ describe('line framing', () => {
     expect(parser.end()).toEqual([expect.objectContaining({ path: '/app/b' })]);
   });
 });
+
+describe('signals sent', () => {
+  it('records kill, tgkill and pidfd_send_signal with their target, and a refusal as a denial', () => {
+    const events = parse([
+      line(10, 'kill(8, SIGSTOP) = -1 EPERM (Operation not permitted)'),
+      line(10, 'kill(-1, SIGKILL) = 0'),
+      line(10, 'tgkill(12, 13, SIGTERM) = 0'),
+      line(10, 'pidfd_send_signal(3<pid:7>, SIGKILL, NULL, 0) = -1 EPERM (Operation not permitted)'),
+    ]);
+    expect(events.map((e) => (e.kind === 'process' ? [e.op, e.syscall, e.target, e.signal, e.denied ?? false] : e.kind))).toEqual([
+      ['kill', 'kill', 8, 'SIGSTOP', true],
+      ['kill', 'kill', -1, 'SIGKILL', false],
+      ['kill', 'tgkill', 12, 'SIGTERM', false],
+      ['kill', 'pidfd_send_signal', 7, 'SIGKILL', true],
+    ]);
+  });
+});

@@ -1,10 +1,13 @@
 /**
  * (a) and (b): the launcher's and strace's cost per command, timed inside one
- * container so the Docker exec round trip stays out of the numbers.
+ * container so the Docker exec round trip stays out of the numbers. The
+ * container has the harness mounted read-only at HARNESS_ROOT, as task
+ * containers do: the launcher and strace (with its loader and libraries) come
+ * from there, never from the image.
  */
 import { AuthbenchError } from '../../core/index.ts';
-import type { Container } from '../../docker/index.ts';
-import { installLauncher, launcherArgv, parseLauncherReport } from '../../sandbox/launcher/index.ts';
+import type { Container, ContainerSpec, Engine } from '../../docker/index.ts';
+import { HARNESS_STRACE, LAUNCHER_PATH, ensureHarness, harnessMount, launcherArgv, parseLauncherReport } from '../../sandbox/launcher/index.ts';
 import type { Rounds } from './plan.ts';
 import { summarize, type Summary } from './stats.ts';
 import { TIMER_SOURCE, parseTimerOutput, timerArgv } from './timer.ts';
@@ -15,12 +18,27 @@ const OUT_DIR = `${BENCH_DIR}/out`;
 const WORKLOAD_TIMEOUT_MS = 15 * 60_000;
 
 /**
- * Install the launcher and the bench files, then make sure the launcher really
- * enforces here (full Landlock + seccomp, a write outside the rules refused):
- * a no-op launcher would make every ratio look perfect.
+ * A container of `image` as a task container gets it: the harness mounted
+ * read-only, the harness's idle process as its main process.
  */
-export async function prepareBenchContainer(container: Container, launcherHostPath: string): Promise<void> {
-  await installLauncher(container, launcherHostPath);
+export async function startHarnessContainer(engine: Engine, image: string, spec: Omit<ContainerSpec, 'image' | 'volumes' | 'idleCommand'>): Promise<Container> {
+  const harness = await ensureHarness(engine);
+  return engine.startContainer({ ...spec, image, volumes: [harnessMount(harness)], idleCommand: [LAUNCHER_PATH, '--idle'] });
+}
+
+/**
+ * Write the bench files, then make sure the harness really works here: its
+ * strace starts through its own loader, and the launcher enforces (full
+ * Landlock + seccomp, a write outside the rules refused) — a no-op launcher
+ * would make every ratio look perfect.
+ */
+export async function prepareBenchContainer(container: Container): Promise<void> {
+  const strace = await container.exec({ cmd: [...HARNESS_STRACE, '-V'] });
+  if (strace.exitCode !== 0) {
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', "the harness's strace does not start in the bench container", {
+      details: strace.stderr.trim().split('\n').slice(-5),
+    });
+  }
   await container.putFiles(BENCH_DIR, { 'timer.py': TIMER_SOURCE, rules: benchRulesText(), 'hello.c': HELLO_C });
   const mkdir = await container.exec({ cmd: ['mkdir', '-p', SCRATCH_DIR, OUT_DIR] });
   if (mkdir.exitCode !== 0) throw new AuthbenchError('INTERNAL', `mkdir in the bench container failed: ${mkdir.stderr.trim()}`);

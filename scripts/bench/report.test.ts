@@ -50,10 +50,11 @@ function report(overrides: Partial<BenchReport['round_trip']> = {}): BenchReport
       container_exec: s(62),
       session_run: s(6),
       session_run_traced: s(15),
-      session_run_exec_path: s(300),
       session_compile: s(2),
-      transport: 'agent',
-      docker_calls: { chosen: 0, exec_path: 4 },
+      session_listing: s(45),
+      session_compile_after_listing: s(9),
+      listing_entries: 31_000,
+      docker_calls: { session_run: 0, session_run_traced: 0 },
       session_first_ms: 2000,
       ...overrides,
     },
@@ -78,16 +79,24 @@ describe('renderReport', () => {
 
   it('judges harness overhead per command against a bare exec', () => {
     expect(line(text, 'Container.exec')).toMatch(/1\.03×\s+1\s+\+2\.00 ms\s+well under 60 ms\s+ok$/);
-    expect(line(text, 'SandboxSession.run, launcher, no strace [agent]')).toMatch(/6\.00 ms\s+0\.10×\s+0\s+−54\.0 ms\s+< 0\.5× bare exec\s+well under$/);
-    expect(line(text, 'SandboxSession.run, launcher + strace [agent]')).toMatch(/15\.0 ms\s+0\.25×\s+0\s+−45\.0 ms$/);
-    expect(line(text, 'SandboxSession.run, launcher, no strace [exec]')).toMatch(/5\.00×\s+4\s+\+240 ms\s+well under 60 ms\s+over$/);
-    expect(line(text, '    target (issue #3)')).toMatch(/\[agent\] 6\.00 ms vs bare exec 60\.0 ms = 0\.10× \(< 0\.5×\): well under$/);
+    expect(line(text, 'SandboxSession.run, launcher, no strace')).toMatch(/6\.00 ms\s+0\.10×\s+0\s+−54\.0 ms\s+< 0\.5× bare exec\s+well under$/);
+    expect(line(text, 'SandboxSession.run, launcher + strace')).toMatch(/15\.0 ms\s+0\.25×\s+0\s+−45\.0 ms\s+< 0\.5× bare exec\s+well under$/);
+    expect(line(text, '  of which: policy compile')).toMatch(/2\.00 ms\s+0\.0333×\s+0$/);
+    expect(line(text, "agent's filesystem listing (31000 entries), parsed")).toMatch(/45\.0 ms\s+0\.75×\s+0$/);
+    expect(line(text, '  then the first compile against it')).toMatch(/9\.00 ms\s+0\.15×\s+0$/);
+    expect(line(text, '    target:')).toMatch(/launcher \+ strace 15\.0 ms vs bare exec 60\.0 ms = 0\.25× \(< 0\.5×\): well under$/);
+    expect(text).toContain('first SandboxSession.run of a session (agent start, Landlock ABI probe, listing, compile, traced true): 2000 ms');
   });
 
-  it('says over, and why, when the session fell back to the exec path', () => {
-    const t = renderReport(report({ session_run: s(300), transport: 'exec', transport_fallback: 'the sandbox agent did not start' }));
-    expect(line(t, '    target (issue #3)')).toMatch(/\[exec\] 300 ms .* 5\.00× \(< 0\.5×\): over$/);
-    expect(t).toContain('fell back to the exec path: the sandbox agent did not start');
+  it('the acceptance line follows the traced command, not the untraced one', () => {
+    const t = renderReport(report({ session_run: s(6), session_run_traced: s(40), docker_calls: { session_run: 0, session_run_traced: 2 } }));
+    expect(line(t, '    target:')).toMatch(/40\.0 ms vs bare exec 60\.0 ms = 0\.67× \(< 0\.5×\): over$/);
+    expect(line(t, 'SandboxSession.run, launcher + strace')).toMatch(/0\.67×\s+2\s+−20\.0 ms\s+< 0\.5× bare exec\s+over$/);
+    expect(line(t, 'SandboxSession.run, launcher, no strace')).toMatch(/well under$/);
+  });
+
+  it('has no exec-transport rows left', () => {
+    expect(text).not.toMatch(/\[agent\]|\[exec\]|fell back/);
   });
 
   it('the verdict is strict at half an exec', () => {

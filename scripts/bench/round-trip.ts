@@ -2,14 +2,18 @@
  * (c): what one command costs end to end from the host. The baseline is a
  * bare dockerode exec of `true` (create, start, wait, inspect); against it:
  * authbench's Container.exec, and SandboxSession.run of `true` under the
- * launcher — over the transport the session chose (the in-container agent
- * unless it could not start), without and with strace, and over the
- * one-exec-per-step path for comparison.
+ * launcher, without and with strace — one request to the session's
+ * in-container agent, over the attached exec it started once. Beside them,
+ * the parts a command can include: the host-side policy compile, and the
+ * agent's own filesystem listing that the compiler's snapshot comes from.
  *
- * The policy is read-only (execute `true`, read the loader's libraries), so
- * an untraced command cannot change the filesystem and the compiler's
- * snapshot stays valid: the numbers are the per-command cost, not a
- * re-listing of the container.
+ * The snapshot is refreshed and compiled against (untimed) before every
+ * timed command: an untraced command always invalidates it (the session
+ * cannot see what it changed), so the command after one pays a listing and
+ * then a first compile that indexes the new listing. Both are measured on
+ * their own rows rather than smeared into whichever path came next. A traced
+ * `true` patches the snapshot from its trace and keeps it valid, as a traced
+ * command in a rollout does.
  *
  * The bare baseline talks to dockerode directly, which nothing outside docker/
  * otherwise does: measuring the wrapper against the raw client is the point.
@@ -19,7 +23,7 @@ import { AuthbenchError, ENV, readEnv } from '../../core/index.ts';
 import { parseDockerHost, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
-import { SandboxSession, type RunOptions, type TransportKind } from '../../sandbox/run/index.ts';
+import { SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
 import { summarize, type Summary } from './stats.ts';
 import type { Rounds } from './plan.ts';
 import { SCRATCH_DIR } from './workloads.ts';
@@ -27,20 +31,21 @@ import { SCRATCH_DIR } from './workloads.ts';
 export interface RoundTrips {
   rawExec: Summary;
   containerExec: Summary;
-  /** SandboxSession.run of `true` under the launcher, no strace, over the chosen transport. */
+  /** SandboxSession.run of `true` under the launcher, no strace (snapshot fresh). */
   session: Summary;
   /** The same with strace. */
   sessionTraced: Summary;
-  /** The same as `session` over the exec path (transport: 'exec'). */
-  sessionExecPath: Summary;
-  /** The host-side policy compile inside each SandboxSession.run (filesystem listing cached). */
+  /** The host-side policy compile inside each enforced SandboxSession.run (snapshot current and indexed). */
   compile: Summary;
-  transport: TransportKind;
-  /** Why the session is not on the agent, when it is not. */
-  fallbackReason?: string;
-  /** Docker API calls one SandboxSession.run makes, per transport. */
-  dockerCalls: { chosen: number; execPath: number };
-  /** The session's first command also starts the agent, probes the Landlock ABI and lists the filesystem. */
+  /** The agent listing the filesystem for the compiler (`fsSnapshot()` after `invalidateSnapshot()`), parsed. */
+  listing: Summary;
+  /** The first compile against a new listing: it also indexes the snapshot (views, trusted links). */
+  compileAfterListing: Summary;
+  /** Entries in that listing. */
+  listingEntries: number;
+  /** Docker API calls one SandboxSession.run makes, untraced and traced. */
+  dockerCalls: { session: number; traced: number };
+  /** The session's first (traced) command also starts the agent, probes the Landlock ABI and lists the filesystem. */
   sessionFirstMs: number;
 }
 
@@ -60,6 +65,9 @@ export function countingContainer(inner: Container): { container: Container; cou
     return p;
   };
   const attach = inner.attach?.bind(inner);
+  const archive = inner.archive?.bind(inner);
+  const extractArchive = inner.extractArchive?.bind(inner);
+  const state = inner.state?.bind(inner);
   const container: Container = {
     get id() {
       return inner.id;
@@ -73,6 +81,9 @@ export function countingContainer(inner: Container): { container: Container; cou
     putFiles: (d, f, m) => tick(inner.putFiles(d, f, m)),
     readFile: (p) => tick(inner.readFile(p)),
     copyOut: (p, h) => tick(inner.copyOut(p, h)),
+    ...(archive === undefined ? {} : { archive: (p: string) => tick(archive(p)) }),
+    ...(extractArchive === undefined ? {} : { extractArchive: (d: string, t: Uint8Array) => tick(extractArchive(d, t)) }),
+    ...(state === undefined ? {} : { state: () => tick(state()) }),
     remove: () => inner.remove(),
     [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
   };
@@ -105,31 +116,41 @@ function runTrue(session: SandboxSession, trace: boolean): () => Promise<void> {
   const options: RunOptions = { cmd: ['true'], mode: { kind: 'enforce', policy: TRUE_POLICY, implicit: TRUE_RUNTIME }, trace };
   return async () => {
     const r = await session.run(options);
-    if (r.launcherError !== undefined || r.exec.exitCode !== 0) {
-      throw new AuthbenchError('INTERNAL', `SandboxSession.run of true failed: ${r.launcherError ?? `exit ${String(r.exec.exitCode)}`}`, {
+    if (r.launcherError !== undefined || r.spawnError !== undefined || r.exec.exitCode !== 0) {
+      throw new AuthbenchError('INTERNAL', `SandboxSession.run of true failed: ${r.launcherError ?? r.spawnError ?? `exit ${String(r.exec.exitCode)}`}`, {
         details: r.exec.stderr.trim().split('\n').slice(-5),
       });
     }
+    if (r.enforcement.level !== 'full' || !r.enforcement.seccomp) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', `SandboxSession.run of true ran under ${r.enforcement.level} enforcement; its cost would be meaningless`);
+    }
+    if (trace && r.events.length === 0) throw new AuthbenchError('INTERNAL', 'SandboxSession.run of true was traced but returned no events');
   };
 }
 
+export interface RoundTripOptions {
+  /** The session's SessionOptions.pinCpu (the agent pins the tracer and command there). */
+  pinCpu?: number;
+}
+
 /** Every path, interleaved round by round so load changes hit them alike. */
-export async function measureRoundTrips(container: Container, rounds: Rounds): Promise<RoundTrips> {
+export async function measureRoundTrips(container: Container, rounds: Rounds, options: RoundTripOptions = {}): Promise<RoundTrips> {
   const docker = new Dockerode(parseDockerHost(readEnv(ENV.DOCKER_HOST)).options);
   const counted = countingContainer(container);
-  const chosen = new SandboxSession(counted.container, SCRATCH_DIR);
-  const execPath = new SandboxSession(counted.container, SCRATCH_DIR, { transport: 'exec' });
+  const session = new SandboxSession(counted.container, SCRATCH_DIR, options.pinCpu === undefined ? {} : { pinCpu: options.pinCpu });
   try {
-    const sessionFirstMs = await timed(runTrue(chosen, false));
-    await runTrue(execPath, false)();
-    const info = await chosen.transportInfo();
-    const callsPerRun = async (session: SandboxSession): Promise<number> => {
+    const sessionFirstMs = await timed(runTrue(session, true));
+    const callsPerRun = async (trace: boolean): Promise<number> => {
+      await session.compile(TRUE_POLICY, TRUE_RUNTIME);
       counted.reset();
-      await runTrue(session, false)();
+      await runTrue(session, trace)();
       return counted.count();
     };
-    const dockerCalls = { chosen: await callsPerRun(chosen), execPath: await callsPerRun(execPath) };
+    const dockerCalls = { session: await callsPerRun(false), traced: await callsPerRun(true) };
+    let listingEntries = 0;
 
+    // Untimed: the snapshot the next timed command compiles against is current and indexed (see the header).
+    const fresh = async (): Promise<void> => void (await session.compile(TRUE_POLICY, TRUE_RUNTIME));
     const paths = {
       raw: (): Promise<number> => rawExecTrue(docker, container.id),
       exec: (): Promise<number> =>
@@ -137,10 +158,20 @@ export async function measureRoundTrips(container: Container, rounds: Rounds): P
           const r = await container.exec({ cmd: ['true'] });
           if (r.exitCode !== 0) throw new AuthbenchError('INTERNAL', `Container.exec of true exited ${String(r.exitCode)}`);
         }),
-      session: (): Promise<number> => timed(runTrue(chosen, false)),
-      traced: (): Promise<number> => timed(runTrue(chosen, true)),
-      execPath: (): Promise<number> => timed(runTrue(execPath, false)),
-      compile: (): Promise<number> => timed(async () => void (await chosen.compile(TRUE_POLICY, TRUE_RUNTIME))),
+      session: async (): Promise<number> => (await fresh(), timed(runTrue(session, false))),
+      traced: async (): Promise<number> => (await fresh(), timed(runTrue(session, true))),
+      compile: async (): Promise<number> => (await fresh(), timed(async () => void (await session.compile(TRUE_POLICY, TRUE_RUNTIME)))),
+      listing: (): Promise<number> => {
+        session.invalidateSnapshot();
+        return timed(async () => {
+          listingEntries = (await session.fsSnapshot()).entries.length;
+        });
+      },
+      compileAfterListing: async (): Promise<number> => {
+        session.invalidateSnapshot();
+        await session.fsSnapshot();
+        return timed(async () => void (await session.compile(TRUE_POLICY, TRUE_RUNTIME)));
+      },
     };
     const names = Object.keys(paths) as (keyof typeof paths)[];
     const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<keyof typeof paths, number[]>;
@@ -157,15 +188,14 @@ export async function measureRoundTrips(container: Container, rounds: Rounds): P
       containerExec: summarize(samples.exec),
       session: summarize(samples.session),
       sessionTraced: summarize(samples.traced),
-      sessionExecPath: summarize(samples.execPath),
       compile: summarize(samples.compile),
-      transport: info.kind,
-      ...(info.fallbackReason === undefined ? {} : { fallbackReason: info.fallbackReason }),
+      listing: summarize(samples.listing),
+      compileAfterListing: summarize(samples.compileAfterListing),
+      listingEntries,
       dockerCalls,
       sessionFirstMs,
     };
   } finally {
-    await chosen.close();
-    await execPath.close();
+    await session.close();
   }
 }

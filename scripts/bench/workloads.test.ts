@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
-import { BENCH_RULES, RULES_PATH, SCRATCH_DIR, WORKLOADS, benchRulesText, gccDockerfile, variantArgv } from './workloads.ts';
+import { HARNESS_ROOT, HARNESS_STRACE, LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
+import { BENCH_DIR, BENCH_RULES, RULES_PATH, SCRATCH_DIR, WORKLOADS, benchRulesText, gccDockerfile, variantArgv } from './workloads.ts';
 
 describe('variantArgv', () => {
   const cmd = ['python3', '-c', 'import json'];
@@ -13,9 +13,12 @@ describe('variantArgv', () => {
     expect(variantArgv('launcher', cmd, '/t')).toEqual([LAUNCHER_PATH, '--rules', RULES_PATH, '--', ...cmd]);
   });
 
-  it('strace sits outside the launcher, as in SandboxSession', () => {
+  it("strace is the harness's own, through its own loader, outside the launcher, as in SandboxSession", () => {
     const argv = variantArgv('launcher+strace', cmd, '/out/x.trace');
-    expect(argv.slice(0, 3)).toEqual(['strace', '-f', '--seccomp-bpf']);
+    expect(argv.slice(0, HARNESS_STRACE.length)).toEqual([...HARNESS_STRACE]);
+    expect(argv[0]?.startsWith(`${HARNESS_ROOT}/`)).toBe(true);
+    expect(argv.slice(HARNESS_STRACE.length, HARNESS_STRACE.length + 2)).toEqual(['-f', '--seccomp-bpf']);
+    expect(argv).not.toContain('strace');
     const dashes = argv.indexOf('--');
     expect(argv.slice(dashes - 2, dashes)).toEqual(['-o', '/out/x.trace']);
     expect(argv.slice(dashes + 1)).toEqual([LAUNCHER_PATH, '--rules', RULES_PATH, '--', ...cmd]);
@@ -31,6 +34,10 @@ describe('bench files', () => {
     const writable = BENCH_RULES.fs.filter((r) => r.access.some((a) => a.startsWith('write') || a.startsWith('make'))).map((r) => r.path);
     expect(writable).toEqual(['/tmp', '/dev/null']);
     expect(SCRATCH_DIR.startsWith('/tmp/')).toBe(true);
+  });
+
+  it('the bench files live outside the read-only harness mount', () => {
+    expect(`${BENCH_DIR}/`.startsWith(`${HARNESS_ROOT}/`)).toBe(false);
   });
 
   it('the gcc image builds FROM the given base and installs gcc', () => {

@@ -1,13 +1,14 @@
 /**
  * What the in-container benchmark runs: the workloads, the three ways of
  * running each (bare, under the launcher, under strace + the launcher, in the
- * order SandboxSession layers them), and the rules the launcher enforces.
+ * order SandboxSession layers them: the harness's own strace through its own
+ * loader, from the read-only harness mount), and the rules the launcher enforces.
  * Pure: argv arrays and file contents only.
  */
-import { launcherArgv, serializeRules, type LauncherRules } from '../../sandbox/launcher/index.ts';
+import { HARNESS_STRACE, launcherArgv, serializeRules, type LauncherRules } from '../../sandbox/launcher/index.ts';
 import { straceArgv } from '../../sandbox/trace/index.ts';
 
-/** Where the benchmark's own files live inside its containers. */
+/** Where the benchmark's own files live inside its containers (beside, not in, the read-only harness mount). */
 export const BENCH_DIR = '/opt/authbench-bench';
 /** The workloads' working directory; the only place the launcher lets them write. */
 export const SCRATCH_DIR = '/tmp/bench';
@@ -88,7 +89,7 @@ export function benchRulesText(): string {
   return serializeRules(BENCH_RULES);
 }
 
-/** argv of `cmd` run the given way; the trace goes to `tracePath` inside the container. */
+/** argv of `cmd` run the given way; the trace goes to `tracePath` inside the container (a file here, the agent's pipe in a session). */
 export function variantArgv(variant: Variant, cmd: readonly string[], tracePath: string): string[] {
   switch (variant) {
     case 'bare':
@@ -96,6 +97,6 @@ export function variantArgv(variant: Variant, cmd: readonly string[], tracePath:
     case 'launcher':
       return launcherArgv({ rulesPath: RULES_PATH, cmd });
     case 'launcher+strace':
-      return straceArgv({ outputPath: tracePath, cmd: launcherArgv({ rulesPath: RULES_PATH, cmd }) });
+      return straceArgv({ outputPath: tracePath, strace: HARNESS_STRACE, cmd: launcherArgv({ rulesPath: RULES_PATH, cmd }) });
   }
 }

@@ -210,7 +210,9 @@ describe('eval against a local OpenAI-compatible server', () => {
     const server = await startFakeOpenAiServer(() => ({ hang: true }));
     try {
       const r = await evalCliAsync(['--model', 'openai-compatible/fake', '--base-url', server.baseUrl, '-i', 'log-triage', '--policy', 'gold', '--job-name', 'fake-hang', '--cache', 'off', '--model-timeout', '1', '--model-retries', '1']);
-      expect(r.status, r.stderr).toBe(0);
+      // Nothing was measured: a job of infrastructure errors only is a failed run (125), never a result.
+      expect(r.status, r.stderr).toBe(125);
+      expect(r.stderr).toMatch(/every rollout hit an infrastructure error/);
       const [result] = results('fake-hang');
       expect(result?.status).toBe('infra_error');
       expect(result?.infra_error).toMatchObject({ source: 'model', code: 'MODEL_UNAVAILABLE' });

@@ -1,0 +1,37 @@
+/**
+ * The adversarial suite in CI: every hostile trajectory of adversarial/scenarios.ts
+ * through the real rollout path, under every run it names, ending as it must —
+ * never an infrastructure error, never a forged enforcement level, never a read
+ * or write the policy keeps out, every tampering attempt ending sandbox_tampered.
+ */
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runAdversarial, SCENARIOS } from '../../adversarial/index.ts';
+import { connectDocker } from '../../docker/index.ts';
+
+const jobsDir = join(tmpdir(), `authbench-adversarial-${process.pid}`);
+
+afterAll(async () => {
+  await rm(jobsDir, { recursive: true, force: true });
+});
+
+describe('adversarial suite', () => {
+  it('every scenario ends as it must under every run', async () => {
+    const engine = await connectDocker();
+    const outcome = await runAdversarial(engine, {
+      tasksDir: 'tasks',
+      oracleTracesDir: 'oracle-traces',
+      jobsDir,
+      name: 'ci',
+      concurrency: 2,
+      onVerdict: (v, done, total) => process.stderr.write(`[adversarial ${done}/${total}] ${v.ok ? 'ok' : 'FAIL'} ${v.scenario} ${v.run} ${v.outcome}${v.ok ? '' : `: ${v.failures.join('; ')}`}\n`),
+    });
+    expect(outcome.verdicts.length).toBe(SCENARIOS.reduce((n, s) => n + s.runs.length, 0));
+    expect(outcome.verdicts.filter((v) => !v.ok).map((v) => `${v.scenario} ${v.run}: ${v.failures.join('; ')}`)).toEqual([]);
+    // Each tampering scenario ended sandbox_tampered; none ended as an infrastructure error.
+    expect(outcome.verdicts.filter((v) => v.outcome === 'infra_error')).toEqual([]);
+    expect(outcome.verdicts.filter((v) => v.outcome === 'sandbox_tampered').length).toBeGreaterThanOrEqual(20);
+  });
+});
