@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 AUTHBENCH := npx authbench
 
-.PHONY: all host deps base typecheck lint test test-unit test-docker demo verify suite reproduce-smoke reproduce bench clean help
+.PHONY: all host deps base typecheck lint test test-full test-unit test-docker demo verify suite reproduce-smoke reproduce bench clean help
 
 all: test
 
@@ -14,7 +14,8 @@ help:
 	@echo "make suite  - regenerate tasks/suite and derive gold for new or changed scenarios"
 	@echo "make reproduce-smoke - 12 scenarios x 7 defenses x 2 scripted agents x 2 seeds, report, prerequisites asserted"
 	@echo "make reproduce       - the same over the whole suite"
-	@echo "make test   - typecheck, lint, unit and Docker-backed tests"
+	@echo "make test   - typecheck, lint, unit and the sampled Docker tier (what CI runs; prints wall time per tier)"
+	@echo "make test-full - everything: the whole suite's controls and gold, the full smoke reproduction"
 	@echo "make bench  - overhead benchmark (prints ratios)"
 	@echo "make clean  - remove everything authbench created in Docker"
 
@@ -42,10 +43,15 @@ test-unit: deps
 	npx vitest run --project unit
 
 test-docker: host deps
-	npx vitest run --project docker
+	AUTHBENCH_TEST_TIER=ci npx vitest run --project docker
 
-test: host deps typecheck lint
-	npx node scripts/run-tests.ts
+# The tiers (typecheck, lint, unit, docker) run inside run-tests.ts, which prints each one's wall time.
+test: host deps
+	npx node scripts/run-tests.ts --tier ci
+
+# Everything: every suite scenario's controls and gold re-derivation, the full smoke reproduction.
+test-full: host deps
+	npx node scripts/run-tests.ts --tier full
 
 # The main job on the bundled tasks, offline: the oracle through the agent loop under its gold
 # policy, then the injection-following positive control with no defense vs the kernel boundary.

@@ -302,6 +302,9 @@ class Walker {
         case 'process':
           if (e.op === 'fork' && e.child !== undefined && e.thread !== true) proc(e.child);
           break;
+        case 'seccomp':
+          // Refused before it happened: no effect, no taint.
+          break;
         case 'exec':
           if (!succeeded(e)) break;
           p.exec = e.path;

@@ -25,6 +25,8 @@ export const ENV = {
   OPENAI_COMPATIBLE_API_KEY: 'OPENAI_COMPATIBLE_API_KEY',
   /** A pricing JSON file merged over the bundled models/pricing.json. */
   AUTHBENCH_PRICING: 'AUTHBENCH_PRICING',
+  /** Test tier (`ci`: the sampled Docker tier `make test` runs; `full`: everything, `make test-full`). Tests only. */
+  AUTHBENCH_TEST_TIER: 'AUTHBENCH_TEST_TIER',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -83,7 +83,8 @@ export interface DeriveContext {
 }
 
 export interface Denial {
-  kind: 'file' | 'exec' | 'network';
+  /** seccomp: a syscall the launcher's filter refused (the oracle runs under the harness guard). */
+  kind: 'file' | 'exec' | 'network' | 'seccomp';
   op: string;
   /** The path, or `address:port` for network calls. */
   target: string;
@@ -228,6 +229,10 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
         unparsed += 1;
         break;
       case 'process':
+        break;
+      case 'seccomp':
+        // Never a need (the call did not happen), but a refusal the oracle met must be seen: a warning.
+        denials.push({ kind: 'seccomp', op: e.syscall, target: e.detail, errno: e.errno, pid: e.pid });
         break;
       case 'exec': {
         if (e.errno !== undefined) {

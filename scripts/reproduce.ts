@@ -17,7 +17,9 @@
  *      (means per model × defense × stage, no timings) is written as
  *      summary.json and `--check-summary FILE` compares it with an earlier run's.
  * Exits 1 when a prerequisite fails. Usage:
- *   npx node scripts/reproduce.ts [--full] [--seeds N] [-n N] [--jobs-dir DIR] [--name NAME] [--no-rerun] [--check-summary FILE]
+ *   npx node scripts/reproduce.ts [--full | --per-stage N] [--seeds N] [-n N] [--jobs-dir DIR] [--name NAME] [--no-rerun] [--check-summary FILE]
+ * `--per-stage N` keeps the first N scenarios of each stage of the smoke subset (the test tier's
+ * small slice: --per-stage 1 --seeds 1).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +29,7 @@ import { ManifestSchema } from '../suite/index.ts';
 import { STAGES } from '../task-format/index.ts';
 import { clusterBootstrapCi, pairDifferences, pairRows, zeroEventUpperBound, formatCi } from '../stats/index.ts';
 import { generateReport, loadJobs, toRows, type ReportRow } from '../report/index.ts';
+import { outcomeOf } from '../evaluation/index.ts';
 
 const DEFENSES = ['none', 'prompt-only', 'structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'];
 const DEFENDED = ['structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'];
@@ -42,6 +45,7 @@ const { values: args } = parseArgs({
     'check-summary': { type: 'string' },
     seed: { type: 'string', default: '0' },
     'no-rerun': { type: 'boolean', default: false },
+    'per-stage': { type: 'string' },
   },
 });
 
@@ -67,8 +71,11 @@ function check(ok: boolean, line: string): void {
 }
 
 const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(SUITE, 'manifest.json'), 'utf8')));
-const ids = args.full ? manifest.scenarios.map((s) => s.id) : smokeSubset(manifest.scenarios);
-const name = args.name ?? (args.full ? 'reproduce' : 'reproduce-smoke');
+const perStage = args['per-stage'] === undefined ? undefined : Number(args['per-stage']);
+const smoke = smokeSubset(manifest.scenarios);
+const stageOf = (id: string): string | undefined => manifest.scenarios.find((s) => s.id === id)?.stage;
+const ids = args.full ? manifest.scenarios.map((s) => s.id) : perStage === undefined ? smoke : STAGES.flatMap((stage) => smoke.filter((id) => stageOf(id) === stage).slice(0, perStage));
+const name = args.name ?? (args.full ? 'reproduce' : perStage === undefined ? 'reproduce-smoke' : `reproduce-slice${perStage}`);
 const jobsDir = args['jobs-dir'];
 const seeds = Number(args.seeds);
 process.stdout.write(`${name}: ${ids.length} scenarios × ${DEFENSES.length} defenses × 2 scripted agents × ${seeds} seeds\n`);
@@ -126,6 +133,17 @@ const { rows, infra } = toRows([...loaded.results].sort((a, b) => (a.result.roll
 check(infra.length === 0, `no infrastructure errors (${infra.length}; ${retried} retried once)`);
 const opts = { seed: Number(args.seed), resamples: 2000 };
 const value = (r: ReportRow, m: string): number | null => r.metrics[m] ?? null;
+
+// 1b. every rollout ended completed: scripted agents never tamper, and the oracle's work is credited
+const allResults = loaded.results.map((l) => l.result);
+const notCompleted = allResults.filter((r) => outcomeOf(r) !== 'completed' && outcomeOf(r) !== 'infra_error');
+check(notCompleted.length === 0, `outcomes: every rollout completed (${notCompleted.length} tampered or agent errors${notCompleted.length > 0 ? `: ${notCompleted.map((r) => r.rollout_id).join(', ')}` : ''})`);
+const credited = rows.filter((r) => r.model === 'scripted/oracle' && (r.defense === 'none' || r.defense === 'tool-boundary'));
+const uncredited = credited.filter((r) => value(r, 'utility_success') !== 1);
+check(
+  credited.length > 0 && uncredited.length === 0,
+  `oracle utility under none and tool-boundary: ${credited.length - uncredited.length}/${credited.length}${uncredited.length > 0 ? `; failed: ${uncredited.map((r) => r.rollout_id).join(', ')}` : ''}`,
+);
 
 // 2. positive control
 const control = rows.filter((r) => r.defense === 'none' && r.stage === 'security' && r.model === 'scripted/follow-injection' && value(r, 'committed_harm') !== null);

@@ -1,20 +1,32 @@
 /**
- * Runs the whole vitest suite and closes with one plain summary line
- * ("vitest: N passed, N failed, N skipped") that any CI log reader understands.
- * The exit code is vitest's.
+ * The test tiers, one after another, each with its wall time: typecheck, lint,
+ * the unit project, and the Docker project (`--tier ci`: the sampled Docker
+ * tier `make test` runs; `--tier full`: everything, for `make test-full`).
+ * Closes with one plain summary line ("vitest: N passed, N failed, N skipped")
+ * that any CI log reader understands, and the total wall time. Stops at the
+ * first tier that fails (a type error makes every later tier's output noise).
+ *   npx node scripts/run-tests.ts [--tier ci|full] [--only typecheck,lint,unit,docker] [vitest args…]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 
-const dir = mkdtempSync(join(tmpdir(), 'authbench-vitest-'));
-const report = join(dir, 'report.json');
-const run = spawnSync(
-  'npx',
-  ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
-  { stdio: 'inherit' },
-);
+const { values: args, positionals } = parseArgs({
+  options: {
+    tier: { type: 'string', default: 'ci' },
+    only: { type: 'string' },
+  },
+  allowPositionals: true,
+  strict: false,
+});
+const tier = String(args.tier);
+if (tier !== 'ci' && tier !== 'full') {
+  process.stderr.write(`run-tests: --tier must be ci or full, got ${tier}\n`);
+  process.exit(2);
+}
+const only = typeof args.only === 'string' ? new Set(args.only.split(',')) : undefined;
 
 interface JsonReport {
   numPassedTests: number;
@@ -24,18 +36,58 @@ interface JsonReport {
   numTotalTests: number;
 }
 
-let code = run.status ?? 1;
-try {
-  const r = JSON.parse(readFileSync(report, 'utf8')) as JsonReport;
-  process.stdout.write(`\nvitest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped\n`);
-  if (r.numTotalTests === 0) {
-    process.stderr.write('run-tests: no test ran\n');
-    code = 1;
+const dir = mkdtempSync(join(tmpdir(), 'authbench-vitest-'));
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const times: string[] = [];
+const started = performance.now();
+let code = 0;
+
+function seconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+function tierStep(name: string, argv: string[], vitest: boolean): boolean {
+  if (only !== undefined && !only.has(name)) return true;
+  process.stdout.write(`\n== tier ${name} (${tier}) ==\n`);
+  const t0 = performance.now();
+  const report = join(dir, `${name}.json`);
+  const full = vitest ? [...argv, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...positionals] : argv;
+  const run = spawnSync('npx', full, { stdio: 'inherit', env: { ...process.env, AUTHBENCH_TEST_TIER: tier } });
+  const ms = performance.now() - t0;
+  let line = `tier ${name}: ${run.status === 0 ? 'ok' : `failed (exit ${String(run.status)})`} in ${seconds(ms)}`;
+  if (vitest) {
+    try {
+      const r = JSON.parse(readFileSync(report, 'utf8')) as JsonReport;
+      totals.passed += r.numPassedTests;
+      totals.failed += r.numFailedTests;
+      totals.skipped += r.numPendingTests + r.numTodoTests;
+      line = `tier ${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped in ${seconds(ms)}`;
+      if (r.numTotalTests === 0) {
+        line += ' (no test ran)';
+        code = code === 0 ? 1 : code;
+      }
+    } catch {
+      line += ' (vitest wrote no JSON report)';
+      code = code === 0 ? 1 : code;
+    }
   }
-} catch {
-  process.stderr.write('run-tests: vitest wrote no JSON report\n');
-  code = code === 0 ? 1 : code;
+  times.push(line);
+  process.stdout.write(`${line}\n`);
+  if (run.status !== 0) code = run.status ?? 1;
+  return run.status === 0;
+}
+
+try {
+  const ok =
+    tierStep('typecheck', ['tsc', '--noEmit'], false) &&
+    tierStep('lint', ['eslint', '.'], false) &&
+    tierStep('unit', ['vitest', 'run', '--project', 'unit'], true) &&
+    tierStep('docker', ['vitest', 'run', '--project', 'docker'], true);
+  if (!ok) process.stdout.write('\nstopped at the first tier that failed\n');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+process.stdout.write(`\n${times.join('\n')}\nwall time: ${seconds(performance.now() - started)} (tier ${tier})\n`);
+process.stdout.write(`vitest: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
 process.exit(code);

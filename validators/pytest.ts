@@ -257,15 +257,34 @@ export function parseQuarantineOutput(stdout: string): { moved: MovedPath[]; sto
  * O_EXCL so two runs never share one. Only our own path is renumbered; a
  * `--junitxml` the test.sh passes itself is left alone.
  */
-export const JUNIT_PLUGIN_SOURCE = `"""authbench: number the JUnit files when one validator runs pytest more than once."""
+export const JUNIT_PLUGIN_SOURCE = `"""authbench: number the JUnit files when one validator runs pytest more than once, and give
+the processes the tests start the container's own environment back (the validator's isolation
+variables have done their work once pytest has read its options)."""
 import os
 
 import pytest
 
+_BASE = os.environ.get("AUTHBENCH_JUNIT_BASE")
+
+
+def _restore_environment():
+    entries = os.environ.pop("AUTHBENCH_VALIDATOR_RESTORE", "")
+    for entry in entries.split(";"):
+        if not entry:
+            continue
+        name, sep, value = entry.partition("=")
+        if sep:
+            os.environ[name] = bytes.fromhex(value).decode("utf-8", "surrogateescape")
+        else:
+            os.environ.pop(name, None)
+
+
+_restore_environment()
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
-    base = os.environ.get("AUTHBENCH_JUNIT_BASE")
+    base = _BASE
     if not base or getattr(config.option, "xmlpath", None) != base:
         return
     stem, ext = os.path.splitext(base)

@@ -687,6 +687,41 @@ static int supervise(const struct vexec *v) {
   return code;
 }
 
+/*
+ * What the --env/--unset edits replaced, as AUTHBENCH_VALIDATOR_RESTORE (`NAME=<hex of the old
+ * value>` or a bare `NAME` when it was unset, `;`-separated): the harness's pytest plugin puts
+ * the environment back as soon as pytest has read its options, so processes the tests start see
+ * the container's own environment, not the validator's isolation (PYTHONSAFEPATH would take the
+ * working directory off the sys.path of a test's own `python -m pytest`).
+ */
+static char restore[16384];
+static size_t restore_len = 0;
+static int restore_full = 0;
+
+static void remember(const char *name) {
+  for (size_t at = 0; at < restore_len;) {
+    size_t n = strcspn(restore + at, "=;");
+    if (n == strlen(name) && strncmp(restore + at, name, n) == 0) return; /* first value only */
+    const char *end = strchr(restore + at, ';');
+    if (end == NULL) break;
+    at = (size_t)(end - restore) + 1;
+  }
+  const char *old = getenv(name);
+  size_t need = strlen(name) + 2 + (old == NULL ? 0 : 2 * strlen(old) + 1);
+  if (restore_len + need >= sizeof restore) {
+    restore_full = 1;
+    return;
+  }
+  restore_len += (size_t)snprintf(restore + restore_len, sizeof restore - restore_len, "%s", name);
+  if (old != NULL) {
+    restore[restore_len++] = '=';
+    for (const unsigned char *p = (const unsigned char *)old; *p != '\0'; p++)
+      restore_len += (size_t)snprintf(restore + restore_len, sizeof restore - restore_len, "%02x", *p);
+  }
+  restore[restore_len++] = ';';
+  restore[restore_len] = '\0';
+}
+
 static int validator_exec_main(int argc, char **argv) {
   struct vexec v = {NULL, -1, -1, NULL, NULL};
   int i, supervised = 0;
@@ -705,9 +740,11 @@ static int validator_exec_main(int argc, char **argv) {
       if ((size_t)(eq - value) >= sizeof name) die(EXIT_USAGE, "--env name too long");
       memcpy(name, value, (size_t)(eq - value));
       name[eq - value] = '\0';
+      remember(name);
       if (setenv(name, eq + 1, 1) != 0) die(EXIT_USAGE, "setenv %s: %s", name, strerror(errno));
     } else if (strcmp(a, "--unset") == 0) {
       if (!valid_env_name(value, strlen(value))) die(EXIT_USAGE, "--unset wants a variable name, got '%s'", value);
+      remember(value);
       unsetenv(value);
     } else if (strcmp(a, "--cwd") == 0) {
       v.cwd = value;
@@ -728,6 +765,9 @@ static int validator_exec_main(int argc, char **argv) {
   }
   if (i >= argc) validator_usage();
   v.cmd = &argv[i];
+  /* Too many edits to remember them all: the plugin then leaves the environment as it is. */
+  if (restore_len > 0 && !restore_full && setenv("AUTHBENCH_VALIDATOR_RESTORE", restore, 1) != 0)
+    die(EXIT_USAGE, "setenv AUTHBENCH_VALIDATOR_RESTORE: %s", strerror(errno));
 
   /* Inherited by everything the validator starts: exec can no longer raise privileges. */
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(EXIT_NO_NEW_PRIVS, "no_new_privs: %s", strerror(errno));

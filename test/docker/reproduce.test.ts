@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FULL_TIER } from './tier.ts';
 
 function run(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -22,15 +23,21 @@ function run(args: string[]): Promise<{ code: number | null; out: string }> {
   });
 }
 
-describe('reproduce-smoke', () => {
+/** Full tier: the whole smoke reproduction (12 scenarios, 2 seeds). CI tier: one scenario per stage, one seed. */
+const NAME = FULL_TIER ? 'reproduce-smoke' : 'reproduce-slice1';
+const ARGS = FULL_TIER ? [] : ['--per-stage', '1', '--seeds', '1'];
+
+describe(NAME, () => {
   it('runs every defense on the stratified subset and the measurement prerequisites hold', async () => {
     const jobs = mkdtempSync(join(tmpdir(), 'authbench-reproduce-'));
-    const { code, out } = await run(['--jobs-dir', jobs]);
+    const { code, out } = await run(['--jobs-dir', jobs, ...ARGS]);
     const lines = out.split('\n').filter((l) => /^(PASS|FAIL) /.test(l));
     process.stdout.write(`${lines.join('\n')}\n`);
     expect(lines.filter((l) => l.startsWith('FAIL')), out.slice(-4000)).toEqual([]);
     for (const check of [
       /^PASS {2}integrity: /,
+      /^PASS {2}outcomes: every rollout completed /,
+      /^PASS {2}oracle utility under none and tool-boundary: (\d+)\/\1$/,
       /^PASS {2}no infrastructure errors \(0;/,
       /^PASS {2}none \/ security: committed_harm /,
       /^PASS {2}authorized_tainted_action_success intent-ledger − taint-only: /,
@@ -40,8 +47,8 @@ describe('reproduce-smoke', () => {
       expect(lines.some((l) => check.test(l)), `${String(check)} in\n${lines.join('\n')}`).toBe(true);
     }
     expect(code).toBe(0);
-    expect(existsSync(join(jobs, 'reproduce-smoke-report', 'report.html'))).toBe(true);
-    const summary = JSON.parse(readFileSync(join(jobs, 'reproduce-smoke-summary.json'), 'utf8')) as { checks: unknown };
+    expect(existsSync(join(jobs, `${NAME}-report`, 'report.html'))).toBe(true);
+    const summary = JSON.parse(readFileSync(join(jobs, `${NAME}-summary.json`), 'utf8')) as { checks: unknown };
     expect(summary.checks).toBe('pass');
   }, 45 * 60 * 1000);
 });

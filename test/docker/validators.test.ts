@@ -37,12 +37,14 @@ import {
 
 const logTriage = await loadTask('tasks/log-triage');
 const memory = await loadTask('tasks/suite/csv-convert-mem-0');
+/** Its test runs the task's own test suite with `python -m pytest` from the workdir (cwd on sys.path). */
+const testFix = await loadTask('tasks/suite/test-fix-cln-0');
 const images = new Map<string, string>();
 let engine: DockerEngine;
 
 beforeAll(async () => {
   engine = await connectDocker();
-  for (const task of [logTriage, memory]) images.set(task.id, (await buildTaskImage(engine, task)).tag);
+  for (const task of [logTriage, memory, testFix]) images.set(task.id, (await buildTaskImage(engine, task)).tag);
 });
 
 function open(task: Task): Promise<TaskSandbox> {
@@ -283,6 +285,19 @@ describe('a suite memory scenario (test.sh runs pytest twice; attack validator)'
     expect(attack.passed).toBe(false);
     expect(attack.tests).toEqual([]);
     expect(attack.noResult).toMatch(/pytest recorded no test result \(exit 127/);
+  });
+});
+
+describe('a test that runs pytest itself, from the workdir', () => {
+  it('gets the container’s own environment: the isolation is the validator’s, not its children’s', async () => {
+    await using box = await open(testFix);
+    const c = box.container;
+    expect((await runOracle(c, testFix)).exitCode).toBe(0);
+    const utility = await runUtilityValidator(c, testFix);
+    expect(utility.passed, utility.exec.stdout.slice(-2000)).toBe(true);
+    expect(utility.tests.find((t) => t.id === 'test_outputs::test_suite_passes')?.outcome).toBe('passed');
+    // The inner pytest is the task's, not a validator run: one JUnit file.
+    expect(utility.junit.map((j) => j.path)).toEqual(['/logs/verifier/junit-utility.xml']);
   });
 });
 
