@@ -164,19 +164,19 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     defense: { name: defense.name, version: defense.version },
     limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids },
   };
-  const infra = (failure: { source: string; code: string; message: string }): RolloutResult => ({
+  /** A rollout that ended before its validators could judge it. */
+  const unjudged = (ending: Pick<RolloutResult, 'status' | 'outcome' | 'utility_success'> & Partial<RolloutResult>): RolloutResult => ({
     ...common,
-    status: 'infra_error',
-    outcome: 'infra_error',
-    infra_error: failure,
-    utility_success: null,
     attack_success: null,
     metrics: null,
     end_reason: null,
     enforcement: null,
     totals: null,
     duration_ms: performance.now() - started,
+    ...ending,
   });
+  const infra = (failure: { source: string; code: string; message: string }): RolloutResult =>
+    unjudged({ status: 'infra_error', outcome: 'infra_error', infra_error: failure, utility_success: null });
 
   // Kept before anything can fail: the answer is an artifact whatever happens to the execution.
   for (const [i, a] of (ctx.generated?.answers ?? []).entries()) {
@@ -222,20 +222,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       // agent grew too long): the agent's failure, neither an outage nor a setup error (bad key,
       // unknown model, replay miss: those stop the job).
       if (e instanceof AuthbenchError && e.code === 'MODEL_REQUEST_FAILED' && (e as { reason?: unknown }).reason === 'bad_request') {
-        return {
-          ...common,
-          status: 'completed',
-          outcome: 'agent_error',
-          agent_error: { code: e.code, message: e.message },
-          utility_success: false,
-          utility_reason: `agent_error: ${e.message}`,
-          attack_success: null,
-          metrics: null,
-          end_reason: null,
-          enforcement: null,
-          totals: null,
-          duration_ms: performance.now() - started,
-        };
+        return unjudged({ status: 'completed', outcome: 'agent_error', agent_error: { code: e.code, message: e.message }, utility_success: false, utility_reason: `agent_error: ${e.message}` });
       }
       throw e;
     }

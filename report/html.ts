@@ -7,7 +7,7 @@
  */
 import type { ReportData, StageTable } from './build.ts';
 import type { ScriptAsset } from './assets.ts';
-import { cellText, endpointText, interval, NA_TEXT, num, verdictLabel } from './format.ts';
+import { cellText, endpointText, GROUP_HEADERS, groupRow, interval, NA_TEXT, num, verdictLabel } from './format.ts';
 import { ENDPOINT_METRICS, PROPAGATION_METRICS } from './metric-sets.ts';
 import { reportPlots, seriesName, slug, type PlotSpec } from './plots.ts';
 import { TRACE_CAPS, type TraceView } from './trace-view.ts';
@@ -52,20 +52,8 @@ function summarySection(data: ReportData): string {
   );
   const stages = data.stage_names;
   const groups = table(
-    ['model', 'policy source', 'defense', 'label', 'rollouts', 'completed', 'sandbox tampered', 'validator tampered', 'agent error', 'infra errors', ...stages.map((s) => `n ${s}`)],
-    data.groups.map((g) => [
-      g.model,
-      g.policy_source,
-      g.defense_name,
-      g.defense,
-      String(g.rollouts),
-      String(g.outcomes.completed),
-      String(g.outcomes.sandbox_tampered),
-      String(g.outcomes.validator_surface_tampered),
-      String(g.outcomes.agent_error),
-      String(g.infra_errors),
-      ...stages.map((s) => String(g.stages[s] ?? 0)),
-    ]),
+    [...GROUP_HEADERS, ...stages.map((s) => `n ${s}`)],
+    data.groups.map((g) => [...groupRow(g), ...stages.map((s) => String(g.stages[s] ?? 0))]),
   );
   const infra =
     data.infra_errors.length === 0

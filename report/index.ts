@@ -27,7 +27,7 @@ export {
 } from './build.ts';
 export { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, PROPAGATION_METRICS, orderMetrics, stageMetrics } from './metric-sets.ts';
 export { csvField, rowsCsv, NA } from './csv.ts';
-export { cellText, endpointText, interval, num, verdictLabel, NA_TEXT } from './format.ts';
+export { cellText, endpointText, GROUP_HEADERS, groupRow, interval, num, verdictLabel, NA_TEXT } from './format.ts';
 export { reportPlots, seriesName, type PlotSpec, type Spec } from './plots.ts';
 export { escapeHtml, renderHtml, scriptJson, SECTION_IDS, type HtmlInput } from './html.ts';
 export { loadPlotAssets, type ScriptAsset } from './assets.ts';

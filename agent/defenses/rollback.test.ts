@@ -1,11 +1,12 @@
 import { posix } from 'node:path';
+import * as tarStream from 'tar-stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Container, ExecOptions, ExecResult } from '../../docker/index.ts';
 import { isWithin } from '../../sandbox/paths/index.ts';
 import { loadTask, type Task } from '../../task-format/index.ts';
 import { onlyRemovesLines, rollbackDefense } from './rollback.ts';
-import { createdSince, parseListing, snapshotRoots } from './snapshot.ts';
-import { contextAt, ev, readNote, ran, testTask, view } from './test-support.ts';
+import { HARNESS_LAUNCHER } from './snapshot.ts';
+import { contextAt, ev, fileEv, readNote, ran, testTask, view } from './test-support.ts';
 import type { DefenseContext } from './types.ts';
 
 let task: Task;
@@ -13,13 +14,17 @@ beforeAll(async () => {
   task = testTask(await loadTask(new URL('../../tasks/sensitive-release-bump', import.meta.url).pathname));
 });
 
-type Node = { type: 'f' | 'd'; content: string };
+type Node = { type: 'f' | 'd' | 'l'; content: string };
+
+const done = (stdout = '', exitCode = 0): Promise<ExecResult> =>
+  Promise.resolve({ exitCode, timedOut: false, stdout, stderr: '', stdoutTruncated: false, stderrTruncated: false, durationMs: 1 });
 
 /**
  * A container whose filesystem is a map, answering exactly the calls a
- * snapshot and a restore make (listing, rm, mkdir, archive, extract). The
- * "tar" is the JSON of the entries; the real archive round trip is in the
- * Docker test.
+ * snapshot and a restore make: the archive API (real tars, named like the
+ * daemon's) and the harness's `--fs-remove` / `--fs-mkdir`. Any other exec —
+ * a program of the image — fails the test: the rollback defense must never
+ * run one. The daemon's real round trip is in the Docker test.
  */
 class MapContainer {
   readonly id = 'fake';
@@ -36,38 +41,64 @@ class MapContainer {
     this.fs.set(path, { type: 'f', content });
   }
 
-  exec(o: ExecOptions): Promise<ExecResult> {
-    const [cmd, ...args] = o.cmd;
-    let stdout = '';
-    if (cmd === 'sh' && args[2] === 'list') {
-      const roots = args.slice(3);
-      stdout = [...this.fs].filter(([p]) => roots.some((r) => isWithin(r, p))).map(([p, n]) => `${n.type} ${p}\0`).join('');
-    } else if (cmd === 'sh' && args[2] === 'exists') {
-      stdout = args.slice(3).filter((p) => this.fs.has(p)).map((p) => `${p}\0`).join('');
-    } else if (cmd === 'cat') {
-      const node = this.fs.get(args.at(-1) ?? '');
-      if (node?.type !== 'f') return Promise.resolve({ exitCode: 1, timedOut: false, stdout: '', stderr: 'No such file', stdoutTruncated: false, stderrTruncated: false, durationMs: 1 });
-      stdout = node.content;
-    } else if (cmd === 'rm') {
-      const targets = args.slice(2);
-      this.log.push(`rm ${targets.join(' ')}`);
-      for (const p of [...this.fs.keys()]) if (targets.some((t) => isWithin(t, p))) this.fs.delete(p);
-    } else if (cmd === 'mkdir') {
-      this.fs.set(args.at(-1) ?? '', { type: 'd', content: '' });
-    }
-    return Promise.resolve({ exitCode: 0, timedOut: false, stdout, stderr: '', stdoutTruncated: false, stderrTruncated: false, durationMs: 1 });
+  remove(path: string): void {
+    for (const p of [...this.fs.keys()]) if (isWithin(path, p)) this.fs.delete(p);
   }
 
-  archive(root: string): Promise<Buffer | undefined> {
+  exec(o: ExecOptions): Promise<ExecResult> {
+    const [cmd, verb, ...args] = o.cmd;
+    if (cmd !== HARNESS_LAUNCHER || o.user !== '0:0') throw new Error(`the rollback defense ran ${o.cmd.join(' ')} (as ${String(o.user)})`);
+    if (verb === '--fs-remove') {
+      const paths = String(o.stdin ?? '').split('\0').filter((p) => p !== '');
+      this.log.push(`remove ${paths.join(' ')}`);
+      for (const p of paths) this.remove(p);
+      return done(paths.map((p) => `${JSON.stringify({ path: p, removed: 'dir' })}\n`).join(''));
+    }
+    if (verb === '--fs-mkdir') {
+      const paths = args.slice(1);
+      this.log.push(`mkdir ${paths.join(' ')}`);
+      for (const p of paths) if (p !== '/') this.fs.set(p, { type: 'd', content: '' });
+      return done(paths.map((p) => `${JSON.stringify({ path: p, created: 0 })}\n`).join(''));
+    }
+    throw new Error(`unexpected harness call ${o.cmd.join(' ')}`);
+  }
+
+  async archive(root: string): Promise<Buffer | undefined> {
     this.log.push(`archive ${root}`);
-    if (!this.fs.has(root)) return Promise.resolve(undefined);
-    return Promise.resolve(Buffer.from(JSON.stringify([...this.fs].filter(([p]) => isWithin(root, p)))));
+    if (!this.fs.has(root)) return undefined;
+    const pack = tarStream.pack();
+    const chunks: Buffer[] = [];
+    pack.on('data', (c) => void chunks.push(c as Buffer));
+    const ended = new Promise<void>((resolve) => pack.on('end', () => resolve()));
+    for (const [p, n] of [...this.fs].filter(([q]) => isWithin(root, q)).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const name = posix.relative(posix.dirname(root), p);
+      if (n.type === 'd') pack.entry({ name: `${name}/`, type: 'directory' });
+      else if (n.type === 'l') pack.entry({ name, type: 'symlink', linkname: n.content });
+      else pack.entry({ name, type: 'file' }, n.content);
+    }
+    pack.finalize();
+    await ended;
+    return Buffer.concat(chunks);
   }
 
   extractArchive(dir: string, tar: Uint8Array): Promise<void> {
     this.log.push(`extract into ${dir}`);
-    for (const [p, n] of JSON.parse(Buffer.from(tar).toString('utf8')) as [string, Node][]) this.fs.set(p, n);
-    return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const extract = tarStream.extract();
+      extract.on('entry', (header, body, next) => {
+        const chunks: Buffer[] = [];
+        body.on('data', (c) => void chunks.push(c as Buffer));
+        body.on('end', () => {
+          const path = posix.join(dir, header.name).replace(/\/$/, '');
+          const type = header.type === 'directory' ? 'd' : header.type === 'symlink' ? 'l' : 'f';
+          this.fs.set(path, { type, content: type === 'l' ? (header.linkname ?? '') : Buffer.concat(chunks).toString('utf8') });
+          next();
+        });
+      });
+      extract.on('finish', () => resolve());
+      extract.on('error', reject);
+      extract.end(Buffer.from(tar));
+    });
   }
 
   asContainer(): Container {
@@ -80,19 +111,6 @@ const WORKSPACE = { '/app/config.ini': 'retries=3', '/app/.agent/MEMORY.md': '- 
 function tainted(container: MapContainer): DefenseContext {
   return { ...contextAt(task, [[readNote()]]), container: container.asContainer() };
 }
-
-describe('snapshot helpers', () => {
-  it('snapshots the workdir and memory bases outside it, never /', () => {
-    expect(snapshotRoots('/app', ['/app/.agent/MEMORY.md', '/root/.notes/*.md', '/srv/mem/**'])).toEqual(['/app', '/srv/mem', '/root/.notes']);
-    expect(snapshotRoots('/', ['/root/.notes/MEMORY.md'])).toEqual(['/root/.notes/MEMORY.md']);
-  });
-
-  it('finds what appeared since the listing, topmost only, and type changes', () => {
-    const before = parseListing('d /app\0f /app/a\0d /app/d\0');
-    const after = parseListing('d /app\0f /app/a\0f /app/d\0d /app/new\0f /app/new/x\0f /app/b\0');
-    expect(createdSince(before, after)).toEqual(['/app/b', '/app/d', '/app/new']);
-  });
-});
 
 describe('onlyRemovesLines', () => {
   it('accepts dropped lines in any order, blank lines ignored, a deleted entry', () => {
@@ -137,7 +155,8 @@ describe('rollback', () => {
     expect(record?.snapshot_bytes).toBeGreaterThan(0);
     expect(box.fs.get('/app/.agent/MEMORY.md')?.content).toBe('- notes');
     expect(box.fs.has('/app/out/new.txt')).toBe(false);
-    expect(box.log).toEqual(['archive /app', 'rm /app/out', 'extract into /']);
+    // The tar before, the tar after (to judge the memory write), the parent checked, the removal, the unpacking: no program of the image.
+    expect(box.log).toEqual(['archive /app', 'archive /app', 'mkdir /', 'remove /app/out', 'extract into /']);
   });
 
   it.each([
@@ -151,6 +170,27 @@ describe('rollback', () => {
     const record = await guard?.after(ran(command, [ev.exec(25, '/usr/bin/bash'), ev.write(25, '/app/.agent/MEMORY.md')]));
     expect(record).toMatchObject({ rule_id: 'rollback/kept', restored: false, why: [], scrubbed: ['/app/.agent/MEMORY.md'] });
     expect(box.fs.get('/app/.agent/MEMORY.md')?.content).toBe(after);
+  });
+
+  it('never takes a memory entry that became a symlink, or vanished under one, for a scrub', async () => {
+    for (const change of ['link-entry', 'link-dir'] as const) {
+      const box = new MapContainer({ ...WORKSPACE, '/app/.agent/MEMORY.md': '- notes\n- keep tests green\n', '/tmp/evil/MEMORY.md': '- notes\n' });
+      const command = 'rm -rf /app/.agent/MEMORY.md && ln -s /tmp/evil/MEMORY.md /app/.agent/MEMORY.md';
+      const guard = await rollbackDefense.prepareRun?.(view(command), tainted(box));
+      if (change === 'link-entry') {
+        box.fs.set('/app/.agent/MEMORY.md', { type: 'l', content: '/tmp/evil/MEMORY.md' });
+      } else {
+        box.remove('/app/.agent');
+        box.fs.set('/app/.agent', { type: 'l', content: '/tmp/evil' });
+      }
+      const record = await guard?.after(ran(command, [ev.exec(27, '/usr/bin/bash'), fileEv(27, 'unlink', '/app/.agent/MEMORY.md')]));
+      expect(record, change).toMatchObject({ rule_id: 'rollback/restored', restored: true, why: ['unlink /app/.agent/MEMORY.md: tainted write into a memory entry'] });
+      expect(record?.scrubbed, change).toBeUndefined();
+      expect(record?.removed, change).toEqual([change === 'link-entry' ? '/app/.agent/MEMORY.md' : '/app/.agent']);
+      expect(box.fs.get('/app/.agent'), change).toEqual({ type: 'd', content: '' });
+      expect(box.fs.get('/app/.agent/MEMORY.md'), change).toEqual({ type: 'f', content: '- notes\n- keep tests green\n' });
+      expect(box.fs.get('/tmp/evil/MEMORY.md'), change).toEqual({ type: 'f', content: '- notes\n' });
+    }
   });
 
   it('restores a memory rewrite that drops a line but adds another', async () => {

@@ -19,16 +19,22 @@
  * writes every command needs), so harness-level writes never trigger a
  * restore; what remains is what slipped past it (grants Landlock had to
  * widen) and what is authorized but tainted or secret.
+ *
+ * All of it runs during the episode, after commands that may have replaced
+ * the image's programs, so none of it runs one: the memory entries' contents
+ * before and after come from the daemon's tars of the roots (a regular file
+ * only — an entry that became a symlink, or sits under a directory that became
+ * one, is never a scrub), and the restore's removals are the harness's own
+ * static binary (snapshot.ts).
  */
 import { analyzeRollout, authorizedEffect, carriesSecret, changedPaths, classifyCommand, isTainted, type Effect, type TaintConfig } from '../../containment/index.ts';
 import { AuthbenchError } from '../../core/index.ts';
-import type { Container } from '../../docker/index.ts';
 import { covers, isWithin } from '../../sandbox/paths/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import type { Proposal, RollbackRecord } from '../schema.ts';
 import { decideIntentLedger } from './intent-ledger.ts';
 import { requirePolicy } from './require.ts';
-import { restoreSnapshot, snapshotRoots, takeSnapshot } from './snapshot.ts';
+import { entryAfter, readWorkspace, restoreSnapshot, snapshotRoots, takeSnapshot, type ContentRequest, type WorkspaceState } from './snapshot.ts';
 import { contextTainted, defenseTaintConfig, rolloutWith } from './taint.ts';
 import type { Defense, DefenseContext, RunGuard } from './types.ts';
 
@@ -99,27 +105,21 @@ function enforcedLedger(context: DefenseContext): Policy {
   return { ...policy, write: [...policy.write, ...context.implicit.write] };
 }
 
-/** Memory entries' contents, path → text; unreadable or oversized entries are left out (never counted as a scrub). */
-async function readEntries(container: Container, paths: readonly string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const path of paths) {
-    const r = await container.exec({ cmd: ['cat', '--', path], timeoutMs: 30_000, outputCapBytes: MEMORY_CAP_BYTES });
-    if (r.exitCode === 0 && !r.timedOut && !r.stdoutTruncated) out.set(path, r.stdout);
-  }
-  return out;
-}
-
-/** The memory entries among `paths` whose content after the command only removes lines of what it was before. */
-async function scrubbedEntries(container: Container, before: ReadonlyMap<string, string>, paths: readonly string[]): Promise<Set<string>> {
-  const known = paths.filter((p) => before.has(p));
-  const exists = await container.exec({ cmd: ['sh', '-c', 'for p in "$@"; do [ -e "$p" ] && printf "%s\\0" "$p"; done; true', 'exists', ...known], timeoutMs: 30_000 });
-  const present = new Set(exists.stdout.split('\0').filter((p) => p !== ''));
-  const after = await readEntries(container, known.filter((p) => present.has(p)));
+/**
+ * The memory entries among `paths` whose content after the command only
+ * removes lines of what it was before, judged on `after` (the daemon's tars of
+ * the roots, read once the command ended: no program of the image runs). An
+ * entry that is now a symlink, or that "disappeared" because a directory above
+ * it became one, is never a scrub.
+ */
+function scrubbedEntries(after: WorkspaceState, roots: readonly string[], before: ReadonlyMap<string, Buffer>, paths: readonly string[]): Set<string> {
   return new Set(
-    known.filter((p) => {
-      if (!present.has(p)) return true; // deleted: every line removed
-      const text = after.get(p);
-      return text !== undefined && onlyRemovesLines(before.get(p) ?? '', text);
+    paths.filter((p) => {
+      const was = before.get(p);
+      if (was === undefined) return false;
+      const now = entryAfter(after, roots, p);
+      if (now.kind === 'deleted') return true; // every line removed
+      return now.kind === 'file' && onlyRemovesLines(was.toString('utf8'), now.text);
     }),
   );
 }
@@ -131,9 +131,9 @@ async function prepareRun(proposal: { args: { command: string } }, context: Defe
   const container = context.container;
   if (container === undefined) throw new AuthbenchError('INTERNAL', 'defense rollback: no container (execution() checks for one)');
   const roots = snapshotRoots(context.task.workdir, config.memory_files);
-  const snapshot = await takeSnapshot(container, roots);
-  const entries = 'refused' in snapshot ? [] : [...snapshot.listing].filter(([p, type]) => type === 'f' && config.memory_files.some((m) => covers(m, p))).map(([p]) => p);
-  const memoryBefore = await readEntries(container, entries);
+  // The memory entries' contents come with the tars (regular files only, never through a link).
+  const memory: ContentRequest = { contentOf: (p) => config.memory_files.some((m) => covers(m, p)), capBytes: MEMORY_CAP_BYTES };
+  const snapshot = await takeSnapshot(container, roots, undefined, memory);
   const ledger = enforcedLedger(context);
   return {
     after: async (executed: Proposal): Promise<RollbackRecord> => {
@@ -145,8 +145,10 @@ async function prepareRun(proposal: { args: { command: string } }, context: Defe
       const analysis = analyzeRollout(input, config);
       let reasons = restoreReasons(analysis, index, ledger, config, roots);
       let scrubbed: string[] = [];
+      let after: WorkspaceState | undefined;
       if (reasons.memoryWrites.length > 0) {
-        const set = await scrubbedEntries(container, memoryBefore, reasons.memoryWrites);
+        after = await readWorkspace(container, roots, memory);
+        const set = scrubbedEntries(after, roots, snapshot.files, reasons.memoryWrites);
         if (set.size > 0) {
           scrubbed = [...set].sort();
           reasons = restoreReasons(analysis, index, ledger, config, roots, set);
@@ -156,8 +158,9 @@ async function prepareRun(proposal: { args: { command: string } }, context: Defe
       const extra = scrubbed.length > 0 ? { scrubbed } : {};
       if (why.length === 0) return { rule_id: `${NAME}/kept`, ...base, restored: false, why, removed: [], outside_snapshot: [], ...extra };
       const started = performance.now();
-      const removed = await restoreSnapshot(container, snapshot);
-      return { rule_id: `${NAME}/restored`, ...base, restored: true, why, removed, outside_snapshot: outside, ...extra, restore_ms: performance.now() - started };
+      const { removed, skipped } = await restoreSnapshot(container, snapshot, after?.listing);
+      // A root the restore could not put back (its parent became a link) leaves those effects standing too.
+      return { rule_id: `${NAME}/restored`, ...base, restored: true, why, removed, outside_snapshot: [...outside, ...skipped], ...extra, restore_ms: performance.now() - started };
     },
   };
 }

@@ -33,7 +33,7 @@ export function parsePairs(values: readonly string[]): [string, string][] {
 const dim = (s: string): string => (s === 'N/A' ? chalk.dim(s) : s);
 
 async function printTables(data: ReportData): Promise<void> {
-  const { endpointText, interval, num, seriesName, verdictLabel, ENDPOINT_METRICS, PROPAGATION_METRICS } = await import('../../report/index.ts');
+  const { endpointText, groupRow, interval, num, seriesName, verdictLabel, ENDPOINT_METRICS, GROUP_HEADERS, PROPAGATION_METRICS } = await import('../../report/index.ts');
   const series = (d: ReportData, defense: string, model: string): string => seriesName(defense, model, d.models.length > 1);
   const out = (s: string): boolean => process.stdout.write(s);
   type Row = string[];
@@ -46,18 +46,8 @@ async function printTables(data: ReportData): Promise<void> {
   out(chalk.bold('Rollouts\n'));
   out(
     table(
-      ['model', 'policy', 'defense', 'label', 'rollouts', 'completed', 'tampered', 'agent err', 'infra errors'],
-      data.groups.map((g) => [
-        g.model,
-        g.policy_source,
-        g.defense_name,
-        g.defense,
-        String(g.rollouts),
-        String(g.outcomes.completed),
-        String(g.outcomes.sandbox_tampered + g.outcomes.validator_surface_tampered),
-        String(g.outcomes.agent_error),
-        String(g.infra_errors),
-      ]),
+      GROUP_HEADERS,
+      data.groups.map(groupRow),
     ),
   );
   for (const f of data.flagged.slice(0, 20)) out(chalk.magenta(`${f.outcome} ${f.job}/${f.rollout_id}: ${f.why}\n`));

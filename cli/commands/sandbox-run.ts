@@ -71,6 +71,8 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
       await writeFile(eventsFile, result.events.map((e) => JSON.stringify(e)).join('\n') + (result.events.length > 0 ? '\n' : ''));
     }
     const widened = result.compiled?.fidelity.entries.filter((e) => e.kind === 'widened').length ?? 0;
+    // A policy may name harness paths: accepted, but those entries are never granted (reported, not an error).
+    const reserved = result.compiled?.fidelity.entries.filter((e) => e.kind === 'reserved' && e.source === 'policy') ?? [];
     process.exitCode = result.exec.exitCode ?? 124;
     if (args.json) {
       printJson({
@@ -81,6 +83,7 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
         denials: result.denials,
         events: { count: result.events.length, file: eventsFile },
         fidelity: result.compiled?.fidelity,
+        warnings: reserved.map((e) => `${e.axis} ${e.entry}: ${e.note}`),
       });
       return;
     }
@@ -97,6 +100,8 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
       if (result.denials.length > 30) out(chalk.dim(`  … ${result.denials.length - 30} more in the events file`));
     }
     out(`fidelity: ${widened} entr${widened === 1 ? 'y' : 'ies'} where the kernel grants more than the policy${args.fidelity ? '' : ' (--fidelity shows them)'}`);
+    for (const e of reserved) out(chalk.yellow(`warning: ${e.axis} ${e.entry}: ${e.note}`));
+    if ((result.leftover?.count ?? 0) > 0) out(chalk.yellow(`${result.leftover?.count ?? 0} process(es) were still running when the command ended, and were killed`));
     if (args.fidelity && result.compiled !== undefined) out(renderFidelityReport(result.compiled.fidelity, { onlyDifferences: true }));
     if (eventsFile !== undefined) out(`${result.events.length} events → ${eventsFile}`);
   },

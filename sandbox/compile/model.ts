@@ -102,7 +102,8 @@ export function kernelAllows(
   );
 }
 
-const AXIS_OF: Record<FsOp, PolicyAxis> = {
+/** The policy axis each operation is judged on. */
+export const AXIS_OF: Record<FsOp, PolicyAxis> = {
   read: 'read',
   execute: 'execute',
   write: 'write',

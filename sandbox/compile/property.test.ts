@@ -13,7 +13,7 @@ import type { FsSnapshot, TreeEntry } from '../paths/index.ts';
 import type { Policy } from '../policy/index.ts';
 import { handledFsAccess } from './access.ts';
 import { compilePolicy, mergeGrants } from './compile.ts';
-import { explainAccess, FS_OPS, kernelAllows, policyAllows, requirements } from './model.ts';
+import { AXIS_OF as AXIS, explainAccess, FS_OPS, kernelAllows, policyAllows, requirements } from './model.ts';
 import type { FsOp } from './model.ts';
 
 const DIRS = ['/w/a', '/w/b', '/w/a/a', '/w/a/b', '/w/b/a'];
@@ -80,15 +80,6 @@ const optionsArb = fc.record({
 });
 
 const CREATING: ReadonlySet<FsOp> = new Set(['create', 'mkdir', 'remove']);
-const AXIS: Record<FsOp, 'read' | 'write' | 'execute'> = {
-  read: 'read',
-  execute: 'execute',
-  write: 'write',
-  truncate: 'write',
-  create: 'write',
-  mkdir: 'write',
-  remove: 'write',
-};
 
 /** Does resolving `path` in the snapshot follow a symlink (at any component)? */
 function throughLink(snap: FsSnapshot, path: string): boolean {

@@ -1,10 +1,13 @@
 /*
  * ab-launch --quarantine | --validator-exec: the harness side of the validation phase
- * (validators/run.ts drives both).
+ * (validators/run.ts drives both); --fs-remove | --fs-mkdir: the rollback defense's
+ * filesystem steps during an episode (agent/defenses/snapshot.ts).
  *
  *   ab-launch --quarantine [--stop-strays] PATH...
  *   ab-launch --validator-exec [--env NAME=VALUE]... [--unset NAME]... [--cwd DIR]
  *             [--timeout SECONDS] [--cap BYTES] [--trailer TOKEN] -- cmd args...
+ *   ab-launch --fs-remove [--stdin] [--] PATH...
+ *   ab-launch --fs-mkdir [--] PATH...
  *
  * After an agent episode every file the agent could write is hostile, the image's own
  * binaries included (`mv`, `mkdir`, `test`, `timeout` may have been replaced). So the steps
@@ -31,6 +34,20 @@
  *   TOKEN{"exit_code":N|null,"signal":N|null,"timed_out":B,"stdout_bytes":N,"stderr_bytes":N}
  * is written to stdout, always last. The token is random per run, so the command cannot
  * forge the status line.
+ *
+ * --fs-remove removes each PATH (absolute, normalised, not /) and everything below it, like
+ * `rm -rf` but never following a symlink: the way to PATH is walked from / with O_NOFOLLOW,
+ * a symlink (at PATH or anywhere below it) is removed as the link, a directory tree is removed
+ * with openat/unlinkat one directory at a time (any depth), and a mount point is neither
+ * entered nor removed. With --stdin the paths (also) come NUL-separated on stdin, so any
+ * number fit. One JSON line per path: {"path":P,"removed":"dir|file|symlink|other"}, or
+ * "removed":null when nothing is there (a component is missing), or {"path":P,"error":M} with
+ * "through":C when component C on the way is not a directory (a symlink or a file: what P
+ * names is not reachable without following it, so nothing is removed).
+ * --fs-mkdir is `mkdir -p` that never goes through a symlink: each missing component is
+ * created 0755 (root's), an existing one must be a real directory. One JSON line per path:
+ * {"path":P,"created":N} (N components created), or {"path":P,"error":M[,"through":C]}.
+ * Both exit 0 when every path was handled, 1 when one was not (message on stderr too).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -83,14 +100,18 @@ enum {
 #define POLL_SLICE_MS 20
 #define READ_CHUNK 65536
 
+static void vsay(const char *fmt, va_list ap) {
+  fputs("ab-launch: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
 static void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 static void die(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("ab-launch: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsay(fmt, ap);
   va_end(ap);
   exit(code);
 }
@@ -100,9 +121,7 @@ static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("ab-launch: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsay(fmt, ap);
   va_end(ap);
 }
 
@@ -782,7 +801,444 @@ static int validator_exec_main(int argc, char **argv) {
   return supervise(&v);
 }
 
+/* ---- --fs-remove / --fs-mkdir ---- */
+
+/*
+ * The rollback defense's filesystem steps during an episode (agent/defenses/snapshot.ts): the
+ * image's `rm` and `mkdir` may have been replaced by the agent, so the harness never runs them.
+ * Every path is walked from / one component at a time with O_NOFOLLOW: a symlink is never
+ * followed, on the way or at the end.
+ */
+
+/* Paths read from stdin (--stdin): NUL-separated, at most this many bytes in all. */
+#define FS_STDIN_MAX (64 * 1024 * 1024)
+
+/* Split an absolute, normalised path into its components (in `copy`); -1 (warned) otherwise. */
+static int split_path(const char *path, char *copy, char **parts, size_t *n) {
+  if (path[0] != '/' || strlen(path) >= PATH_MAX) {
+    warn("not an absolute path: %s", path);
+    return -1;
+  }
+  strcpy(copy, path);
+  *n = 0;
+  for (char *save = NULL, *tok = strtok_r(copy, "/", &save); tok != NULL; tok = strtok_r(NULL, "/", &save)) {
+    if (strcmp(tok, ".") == 0 || strcmp(tok, "..") == 0) {
+      warn("not a normalised path: %s", path);
+      return -1;
+    }
+    parts[(*n)++] = tok;
+  }
+  return 0;
+}
+
+static void fs_line(const char *path, const char *key, const char *value, const char *through) {
+  fputs("{\"path\":", stdout);
+  json_string(stdout, path);
+  printf(",\"%s\":", key);
+  if (value == NULL) fputs("null", stdout);
+  else json_string(stdout, value);
+  if (through != NULL) {
+    fputs(",\"through\":", stdout);
+    json_string(stdout, through);
+  }
+  fputs("}\n", stdout);
+  fflush(stdout);
+}
+
+static void fs_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fs_error(const char *path, const char *fmt, ...) {
+  char message[PATH_MAX + 256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  warn("%s: %s", path, message);
+  fs_line(path, "error", message, NULL);
+}
+
+/*
+ * Open the directory holding the last of `parts[0..n)`, from `rootfd`, never through a symlink.
+ * Returns the descriptor; -1 with errno ENOENT when a component is missing, ENOTDIR when one is
+ * not a directory (a symlink, a file: its path is then in `through`), anything else on failure.
+ */
+static int open_parent(int rootfd, char **parts, size_t n, char *through, size_t through_size) {
+  int dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+  if (dir < 0) return -1;
+  through[0] = '\0';
+  for (size_t i = 0; i + 1 < n; i++) {
+    size_t len = strlen(through);
+    snprintf(through + len, through_size - len, "/%s", parts[i]);
+    int next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      int e = errno == ELOOP ? ENOTDIR : errno;
+      close(dir);
+      errno = e;
+      return -1;
+    }
+    close(dir);
+    dir = next;
+  }
+  return dir;
+}
+
+/* One directory on the way down a tree being removed. */
+struct rm_level {
+  dev_t dev;
+  ino_t ino;
+  char *name;   /* its name in the level above (the tree's own name for level 0) */
+  char **subs;  /* its subdirectories, found when it was scanned */
+  size_t nsubs, next;
+};
+
+static void rm_level_free(struct rm_level *l) {
+  for (size_t i = l->next; i < l->nsubs; i++) free(l->subs[i]);
+  free(l->subs);
+  free(l->name);
+}
+
+/* Unlink everything in `dir` that is not a directory, and list its subdirectories in `l`. */
+static int rm_scan(int dir, struct rm_level *l, const char *shown) {
+  l->subs = NULL;
+  l->nsubs = l->next = 0;
+  int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL) {
+    if (fd >= 0) close(fd);
+    fs_error(shown, "cannot read a directory below it: %s", strerror(errno));
+    return -1;
+  }
+  /* Names first, changes after: nothing is unlinked while the directory is being read. */
+  char **names = NULL;
+  unsigned char *types = NULL;
+  size_t count = 0, cap = 0;
+  int rc = 0;
+  errno = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL; errno = 0) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (count == cap) {
+      size_t bigger = cap == 0 ? 64 : cap * 2;
+      char **more_names = realloc(names, bigger * sizeof *names);
+      if (more_names != NULL) names = more_names;
+      unsigned char *more_types = more_names == NULL ? NULL : realloc(types, bigger);
+      if (more_types != NULL) types = more_types;
+      if (more_names == NULL || more_types == NULL) {
+        rc = -1;
+        break;
+      }
+      cap = bigger;
+    }
+    if ((names[count] = strdup(e->d_name)) == NULL) {
+      rc = -1;
+      break;
+    }
+    types[count++] = e->d_type;
+  }
+  if (rc == 0 && errno != 0) rc = -1;
+  int saved = errno;
+  closedir(d);
+  if (rc != 0) {
+    fs_error(shown, "cannot list a directory below it: %s", strerror(saved != 0 ? saved : ENOMEM));
+    for (size_t i = 0; i < count; i++) free(names[i]);
+    free(names);
+    free(types);
+    return -1;
+  }
+  for (size_t i = 0; i < count; i++) {
+    int is_dir = types[i] == DT_DIR;
+    if (types[i] == DT_UNKNOWN) {
+      struct stat st;
+      if (fstatat(dir, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0) is_dir = S_ISDIR(st.st_mode);
+    }
+    if (!is_dir) {
+      if (unlinkat(dir, names[i], 0) == 0 || errno == ENOENT) {
+        free(names[i]);
+        continue;
+      }
+      if (errno != EISDIR) {
+        if (rc == 0) fs_error(shown, "cannot remove %s below it: %s", names[i], strerror(errno));
+        rc = -1;
+        free(names[i]);
+        continue;
+      }
+    }
+    names[l->nsubs++] = names[i]; /* compacted in place: nsubs <= i */
+  }
+  free(types);
+  if (rc != 0) {
+    for (size_t i = 0; i < l->nsubs; i++) free(names[i]);
+    free(names);
+    l->nsubs = 0;
+    return -1;
+  }
+  l->subs = names;
+  return 0;
+}
+
+/*
+ * Remove the directory `name` in `anchor` and everything below it, without recursion (a tree
+ * may be deeper than the stack or the descriptor limit) and without following a symlink: only
+ * one directory is open at a time, each entered with O_NOFOLLOW, and the way back up through
+ * ".." is checked against the device and inode it came down from. A directory on another
+ * filesystem (a mount point) is not entered. Nothing of the agent's runs meanwhile (its
+ * command has ended and left no process behind), so the tree does not change under the walk.
+ */
+static int remove_tree(int anchor, const char *name, const struct stat *top, const char *shown) {
+  size_t depth = 0, cap = 16;
+  struct rm_level *levels = calloc(cap, sizeof *levels);
+  int cur = openat(anchor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (levels == NULL || cur < 0 || fstat(cur, &st) != 0 || st.st_dev != top->st_dev || st.st_ino != top->st_ino) {
+    fs_error(shown, "cannot open it: %s", levels == NULL ? strerror(ENOMEM) : cur < 0 ? strerror(errno) : "it changed while being removed");
+    if (cur >= 0) close(cur);
+    free(levels);
+    return -1;
+  }
+  levels[0] = (struct rm_level){st.st_dev, st.st_ino, strdup(name), NULL, 0, 0};
+  int rc = levels[0].name == NULL ? (fs_error(shown, "%s", strerror(ENOMEM)), -1) : rm_scan(cur, &levels[0], shown);
+  while (rc == 0) {
+    struct rm_level *l = &levels[depth];
+    if (l->next < l->nsubs) {
+      char *sub = l->subs[l->next++];
+      int next = openat(cur, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0 && errno == ENOENT) {
+        free(sub);
+        continue;
+      }
+      if (next < 0 || fstat(next, &st) != 0) {
+        fs_error(shown, "cannot enter %s below it: %s", sub, strerror(errno));
+        if (next >= 0) close(next);
+        free(sub);
+        rc = -1;
+        break;
+      }
+      if (st.st_dev != top->st_dev) {
+        fs_error(shown, "%s below it is a mount point; not removing it", sub);
+        close(next);
+        free(sub);
+        rc = -1;
+        break;
+      }
+      if (depth + 1 == cap) {
+        struct rm_level *grown = realloc(levels, 2 * cap * sizeof *levels);
+        if (grown == NULL) {
+          fs_error(shown, "%s", strerror(ENOMEM));
+          close(next);
+          free(sub);
+          rc = -1;
+          break;
+        }
+        levels = grown;
+        cap *= 2;
+      }
+      close(cur);
+      cur = next;
+      depth++;
+      levels[depth] = (struct rm_level){st.st_dev, st.st_ino, sub, NULL, 0, 0};
+      rc = rm_scan(cur, &levels[depth], shown);
+      continue;
+    }
+    /* Everything below this level is gone: remove it from the level above. */
+    if (depth == 0) {
+      close(cur);
+      cur = -1;
+      if (unlinkat(anchor, name, AT_REMOVEDIR) != 0) {
+        fs_error(shown, "cannot remove it: %s", strerror(errno));
+        rc = -1;
+      }
+      break;
+    }
+    int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (up < 0 || fstat(up, &st) != 0 || st.st_dev != levels[depth - 1].dev || st.st_ino != levels[depth - 1].ino) {
+      fs_error(shown, "a directory below it moved while it was being removed");
+      if (up >= 0) close(up);
+      rc = -1;
+      break;
+    }
+    close(cur);
+    cur = up;
+    if (unlinkat(cur, l->name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+      fs_error(shown, "cannot remove %s below it: %s", l->name, strerror(errno));
+      rc = -1;
+      break;
+    }
+    rm_level_free(l);
+    depth--;
+  }
+  if (cur >= 0) close(cur);
+  for (size_t i = 0; i <= depth; i++) rm_level_free(&levels[i]);
+  free(levels);
+  return rc;
+}
+
+/* --fs-remove for one path: prints its JSON line; 0 when it is gone (or was never there). */
+static int fs_remove_path(int rootfd, const char *path) {
+  char copy[PATH_MAX], through[PATH_MAX];
+  char *parts[PATH_MAX / 2];
+  size_t n;
+  if (split_path(path, copy, parts, &n) != 0) {
+    fs_line(path, "error", "not an absolute, normalised path", NULL);
+    return -1;
+  }
+  if (n == 0) {
+    fs_error(path, "refusing to remove /");
+    return -1;
+  }
+  int parent = open_parent(rootfd, parts, n, through, sizeof through);
+  if (parent < 0) {
+    if (errno == ENOENT) {
+      fs_line(path, "removed", NULL, NULL);
+      return 0;
+    }
+    if (errno == ENOTDIR) {
+      /* What the path names is only reachable through a symlink (or not at all): not ours to touch. */
+      warn("%s: %s is not a directory (a symlink or a file); not removing anything through it", path, through);
+      fs_line(path, "error", "a component on the way is not a directory", through);
+      return -1;
+    }
+    fs_error(path, "cannot open %s: %s", through, strerror(errno));
+    return -1;
+  }
+  const char *leaf = parts[n - 1];
+  struct stat st;
+  int rc = 0;
+  if (fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) fs_line(path, "removed", NULL, NULL);
+    else fs_error(path, "cannot inspect it: %s", strerror(errno)), rc = -1;
+  } else if (!S_ISDIR(st.st_mode)) {
+    /* A symlink is removed as the link; a file, device, fifo or socket as itself. */
+    if (unlinkat(parent, leaf, 0) == 0 || errno == ENOENT) fs_line(path, "removed", type_name(st.st_mode), NULL);
+    else fs_error(path, "cannot remove it: %s", strerror(errno)), rc = -1;
+  } else {
+    struct stat pst;
+    if (fstat(parent, &pst) == 0 && pst.st_dev != st.st_dev) fs_error(path, "it is a mount point; not removing it"), rc = -1;
+    else if ((rc = remove_tree(parent, leaf, &st, path)) == 0) fs_line(path, "removed", "dir", NULL);
+  }
+  close(parent);
+  return rc;
+}
+
+/* --fs-mkdir for one path: every missing component is created (0755, root's), none followed. */
+static int fs_mkdir_path(int rootfd, const char *path) {
+  char copy[PATH_MAX], shown[PATH_MAX];
+  char *parts[PATH_MAX / 2];
+  size_t n;
+  if (split_path(path, copy, parts, &n) != 0) {
+    fs_line(path, "error", "not an absolute, normalised path", NULL);
+    return -1;
+  }
+  int dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+  if (dir < 0) {
+    fs_error(path, "dup: %s", strerror(errno));
+    return -1;
+  }
+  unsigned created = 0;
+  shown[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(shown);
+    snprintf(shown + len, sizeof shown - len, "/%s", parts[i]);
+    int next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT) {
+      if (mkdirat(dir, parts[i], 0755) == 0) created++;
+      else if (errno != EEXIST) {
+        fs_error(path, "cannot create %s: %s", shown, strerror(errno));
+        close(dir);
+        return -1;
+      }
+      next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0) {
+      if (errno == ELOOP || errno == ENOTDIR) {
+        warn("%s: %s is not a directory (a symlink or a file); not going through it", path, shown);
+        fs_line(path, "error", "a component on the way is not a directory", shown);
+      } else {
+        fs_error(path, "cannot open %s: %s", shown, strerror(errno));
+      }
+      close(dir);
+      return -1;
+    }
+    close(dir);
+    dir = next;
+  }
+  close(dir);
+  fputs("{\"path\":", stdout);
+  json_string(stdout, path);
+  printf(",\"created\":%u}\n", created);
+  fflush(stdout);
+  return 0;
+}
+
+/* All of stdin, NUL-separated paths: appended to `list` (empty names are skipped). */
+static int read_stdin_paths(char ***list, size_t *count) {
+  size_t size = 0, cap = 0;
+  char *buf = NULL;
+  for (;;) {
+    if (size == cap) {
+      if (cap >= FS_STDIN_MAX) {
+        warn("more than %d bytes of paths on stdin", FS_STDIN_MAX);
+        free(buf);
+        return -1;
+      }
+      cap = cap == 0 ? 65536 : cap * 2;
+      char *grown = realloc(buf, cap + 1);
+      if (grown == NULL) {
+        free(buf);
+        return -1;
+      }
+      buf = grown;
+    }
+    ssize_t r = read(0, buf + size, cap - size);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      warn("read stdin: %s", strerror(errno));
+      free(buf);
+      return -1;
+    }
+    if (r == 0) break;
+    size += (size_t)r;
+  }
+  if (buf == NULL) return 0;
+  buf[size] = '\0';
+  for (size_t at = 0; at < size;) {
+    size_t len = strlen(buf + at);
+    if (len > 0) {
+      char **grown = realloc(*list, (*count + 1) * sizeof **list);
+      if (grown == NULL) return -1;
+      *list = grown;
+      (*list)[(*count)++] = buf + at;
+    }
+    at += len + 1;
+  }
+  return 0; /* buf stays referenced by the list until exit */
+}
+
+static int fs_main(int argc, char **argv) {
+  int remove = strcmp(argv[1], "--fs-remove") == 0, from_stdin = 0, i = 2;
+  if (remove && i < argc && strcmp(argv[i], "--stdin") == 0) from_stdin = 1, i++;
+  if (i < argc && strcmp(argv[i], "--") == 0) i++;
+  char **paths = NULL;
+  size_t count = 0;
+  for (; i < argc; i++) {
+    char **grown = realloc(paths, (count + 1) * sizeof *paths);
+    if (grown == NULL) die(EXIT_FAILED, "%s", strerror(ENOMEM));
+    paths = grown;
+    paths[count++] = argv[i];
+  }
+  if (from_stdin && read_stdin_paths(&paths, &count) != 0) die(EXIT_FAILED, "cannot read the paths from stdin");
+  if (count == 0 && !from_stdin) die(EXIT_USAGE, "usage: ab-launch --fs-remove [--stdin] [--] PATH... | --fs-mkdir [--] PATH...");
+  umask(022);
+  int rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) die(EXIT_FAILED, "cannot open /: %s", strerror(errno));
+  int failed = 0;
+  for (size_t k = 0; k < count; k++)
+    if ((remove ? fs_remove_path(rootfd, paths[k]) : fs_mkdir_path(rootfd, paths[k])) != 0) failed = 1;
+  close(rootfd);
+  free(paths);
+  return failed ? EXIT_FAILED : 0;
+}
+
 int harness_main(int argc, char **argv) {
   if (strcmp(argv[1], "--quarantine") == 0) return quarantine_main(argc, argv);
+  if (strcmp(argv[1], "--fs-remove") == 0 || strcmp(argv[1], "--fs-mkdir") == 0) return fs_main(argc, argv);
   return validator_exec_main(argc, argv);
 }

@@ -715,7 +715,8 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
   if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
-  if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0))
+  if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0 || strcmp(argv[1], "--fs-remove") == 0 ||
+                    strcmp(argv[1], "--fs-mkdir") == 0))
     return harness_main(argc, argv);
   int best_effort = 0, rules_fd = -1;
   const char *rules_path = NULL, *report_path = NULL;

@@ -4,7 +4,7 @@
  * write into the workdir is refused and shows up as a denial.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,5 +49,23 @@ describe.each(tasks.map((t) => [t.id, t.workdir] as const))('sandbox run on %s',
     const r = sandboxRun(id, 'deny-all', ['bash', '-c', `echo x > ${target}`]);
     expect(r.status).not.toBe(0);
     expect(r.json.denials.some((d) => d.kind === 'file' && d.path === target)).toBe(true);
+  });
+});
+
+describe('a policy that names harness paths', () => {
+  it('is accepted: exit 0, those entries dropped, named in a warning and in the fidelity report', () => {
+    const file = join(scratch, 'harness-policy.json');
+    writeFileSync(file, JSON.stringify({ read: ['/opt/authbench/**', '/tests/**', '/app/**'], write: ['/opt/authbench/bin/ab-launch'], execute: ['/usr/bin/cat'] }));
+    const json = spawnSync(process.execPath, ['bin/authbench.ts', 'sandbox', 'run', '--task', 'log-triage', '--policy', file, '--json', '--', 'cat', '/app/logs/app.log'], { encoding: 'utf8', timeout: 180_000 });
+    expect(json.status, json.stderr).toBe(0);
+    const parsed = JSON.parse(json.stdout) as { warnings: string[]; fidelity: { entries: { kind: string; entry: string; granted: { path: string }[] }[] } };
+    expect(parsed.warnings.join('\n')).toMatch(/\/opt\/authbench\/\*\*/);
+    expect(parsed.warnings.join('\n')).toMatch(/\/tests\/\*\*/);
+    expect(parsed.warnings.join('\n')).toMatch(/\/opt\/authbench\/bin\/ab-launch/);
+    const granted = parsed.fidelity.entries.flatMap((e) => e.granted.map((g) => g.path));
+    expect(granted.some((p) => p.startsWith('/opt/authbench') || p.startsWith('/tests'))).toBe(false);
+    const text = spawnSync(process.execPath, ['bin/authbench.ts', 'sandbox', 'run', '--task', 'log-triage', '--policy', file, '--', 'cat', '/app/logs/app.log'], { encoding: 'utf8', timeout: 180_000 });
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stderr).toMatch(/warning: write \/opt\/authbench\/bin\/ab-launch/);
   });
 });
