@@ -87,12 +87,13 @@ export async function runAdversarial(engine: Engine, options: AdversarialOptions
   await mapPool(planned, options.concurrency ?? 2, async ({ scenario, run }) => {
     const entry = tasks.get(scenario.task);
     if (entry === undefined) throw new AuthbenchError('INTERNAL', `adversarial: task ${scenario.task} not prepared`);
-    const policy = run === 'none' ? undefined : run === 'gold' ? entry.gold : run === 'narrow' ? NARROW_POLICIES[scenario.task] : (await resolvePolicy('allow-all', entry.task, options.oracleTracesDir)).policy;
+    const narrow = scenario.narrow ?? NARROW_POLICIES[scenario.task];
+    const policy = run === 'none' ? undefined : run === 'gold' ? entry.gold : run === 'narrow' ? narrow : (await resolvePolicy('allow-all', entry.task, options.oracleTracesDir)).policy;
     const spec: RolloutSpec = {
       id: `${scenario.id}__${run}`,
       taskId: scenario.task,
       policy: run === 'none' ? 'none' : run === 'narrow' ? 'file' : run,
-      defense: run === 'none' ? 'none' : 'tool-boundary',
+      defense: run === 'none' ? 'none' : (scenario.defense ?? 'tool-boundary'),
       attempt: 1,
       seed: 0,
     };

@@ -342,9 +342,12 @@ export function validatorSurface(task: Pick<Task, 'workdir'>, options: SurfaceOp
   add({ kind: 'name', name: 'libpython3*', why: 'the interpreter library' });
 
   // pytest configuration that would be read from above the tests or from the workdir.
-  for (const dir of new Set([...ancestors(VALIDATION_PATHS.tests), ...ancestors(task.workdir)])) {
-    for (const file of PYTEST_CONFIG_FILES) path(`${dir === '/' ? '' : dir}/${file}`, 'pytest configuration on an ancestor of the tests or the workdir');
+  for (const dir of ancestors(VALIDATION_PATHS.tests)) {
+    for (const file of PYTEST_CONFIG_FILES) path(`${dir === '/' ? '' : dir}/${file}`, 'pytest configuration on an ancestor of the tests');
   }
+  // In the workdir only conftest.py: pyproject.toml, setup.cfg and tox.ini are ordinary project files
+  // a task edits (a release bump), and the validators read no ini file outside /tests (-c).
+  for (const dir of ancestors(task.workdir)) path(`${dir === '/' ? '' : dir}/conftest.py`, 'a conftest.py on an ancestor of the workdir');
 
   // The dynamic loader and libc every interpreter and tool loads.
   critical('/etc/ld.so.preload', 'preloaded into every dynamically linked program');
