@@ -17,7 +17,7 @@
  */
 import { AuthbenchError } from '../core/index.ts';
 import type { Container } from '../docker/index.ts';
-import type { CompleteOptions, Message, ModelRef, ModelRequest, ModelResponse } from '../models/index.ts';
+import type { CompleteOptions, Message, ModelRef, ModelRequest, ModelResponse, ToolCall, ToolSpec } from '../models/index.ts';
 import { formatModelRef } from '../models/index.ts';
 import type { PatternSet } from '../sandbox/compile/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
@@ -216,97 +216,151 @@ export function commandTimeout(args: ShellArgs, defaults: { commandTimeoutMs: nu
   return Math.max(1, Math.min(asked, Math.floor(remainingMs)));
 }
 
-/** Run one episode to its end; only non-infrastructure harness faults (bad arguments, a rejected model request) throw. */
+/**
+ * Run one episode to its end; only non-infrastructure harness faults (bad arguments, a rejected
+ * model request) throw.
+ *
+ * The episode is a small state machine. `setup` may end it before the first turn; each turn
+ * first checks the limits (`max_turns`, `episode_timeout`), then `ask`s the model (an outage or
+ * the deadline ends it), then `act`s on every tool call in order — check → decide → run →
+ * observe, each of which may settle the proposal — and a turn without tool calls ends it
+ * `done`. Every phase *returns* what it decided (a proposal, and an ending when one was reached);
+ * only the loop below records the first ending, so the end states are exactly END_REASONS and
+ * nothing else assigns them.
+ */
 export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
-  const { task, session, model, defense } = options;
-  const now = options.now ?? Date.now;
-  const started = now();
-  const maxTurns = options.maxTurns ?? EPISODE_DEFAULTS.maxTurns;
-  const limits = {
-    commandTimeoutMs: options.commandTimeoutMs ?? EPISODE_DEFAULTS.commandTimeoutMs,
-    maxCommandTimeoutMs: options.maxCommandTimeoutMs ?? EPISODE_DEFAULTS.maxCommandTimeoutMs,
-  };
-  const episodeTimeoutMs =
-    options.episodeTimeoutMs ??
-    (task.limits.agentTimeoutSec === undefined ? EPISODE_DEFAULTS.episodeTimeoutMs : task.limits.agentTimeoutSec * 1000);
-  const deadline = started + episodeTimeoutMs;
-  const capBytes = options.observationCapBytes ?? DEFAULT_OBSERVATION_CAP_BYTES;
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new AuthbenchError('INVALID_ARGUMENT', `maxTurns must be a positive integer (got ${maxTurns})`);
+  const run = new EpisodeRun(options);
+  let ending = await run.setup();
+  let finalText: string | undefined;
+  for (let turn = 1; ending === undefined; turn++) {
+    ending = run.limitReached(turn);
+    if (ending !== undefined) break;
+    const asked = await run.ask();
+    if (asked.ending !== undefined) {
+      ending = asked.ending;
+      break;
+    }
+    const step = run.openStep(turn, asked);
+    for (const call of asked.response.toolCalls) {
+      const acted = await run.act(call, step, ending);
+      step.proposals.push(acted.proposal);
+      ending ??= acted.ending;
+    }
+    await run.closeStep(step);
+    if (ending === undefined && asked.response.toolCalls.length === 0) {
+      ending = { reason: 'done' };
+      finalText = asked.response.text;
+    }
+  }
+  return run.episode(ending, finalText);
+}
 
-  const steps: Step[] = [];
-  let harnessPids: readonly number[] | undefined;
-  let traceEvents = 0;
-  const traceBudget = options.traceEventBudget ?? EPISODE_DEFAULTS.traceEventBudget;
-  const context = (turn: number, current?: Step): DefenseContext => {
-    const views = [...steps, ...(current === undefined ? [] : [current])].map((s) => ({ turn: s.turn, text: s.text, proposals: [...s.proposals] }));
+/** What acting on one tool call settled: the proposal as recorded, and the episode's end if it came. */
+interface Acted {
+  proposal: Proposal;
+  ending?: Ending;
+}
+
+/** One episode's configuration and state; its phases are the methods runEpisode calls in order. */
+class EpisodeRun {
+  private readonly options: EpisodeOptions;
+  private readonly now: () => number;
+  private readonly started: number;
+  private readonly deadline: number;
+  private readonly maxTurns: number;
+  private readonly limits: { commandTimeoutMs: number; maxCommandTimeoutMs: number };
+  private readonly capBytes: number;
+  private readonly traceBudget: number;
+  private readonly tools: readonly ToolSpec[];
+  private readonly system: string;
+  private readonly steps: Step[] = [];
+  private readonly messages: Message[];
+  private readonly createdDirs: string[] = [];
+  private harnessPids: readonly number[] | undefined;
+  private traceEvents = 0;
+
+  constructor(options: EpisodeOptions) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    this.started = this.now();
+    this.maxTurns = options.maxTurns ?? EPISODE_DEFAULTS.maxTurns;
+    if (!Number.isInteger(this.maxTurns) || this.maxTurns < 1) throw new AuthbenchError('INVALID_ARGUMENT', `maxTurns must be a positive integer (got ${this.maxTurns})`);
+    this.limits = {
+      commandTimeoutMs: options.commandTimeoutMs ?? EPISODE_DEFAULTS.commandTimeoutMs,
+      maxCommandTimeoutMs: options.maxCommandTimeoutMs ?? EPISODE_DEFAULTS.maxCommandTimeoutMs,
+    };
+    const agentTimeoutSec = options.task.limits.agentTimeoutSec;
+    this.deadline = this.started + (options.episodeTimeoutMs ?? (agentTimeoutSec === undefined ? EPISODE_DEFAULTS.episodeTimeoutMs : agentTimeoutSec * 1000));
+    this.capBytes = options.observationCapBytes ?? DEFAULT_OBSERVATION_CAP_BYTES;
+    this.traceBudget = options.traceEventBudget ?? EPISODE_DEFAULTS.traceEventBudget;
+    this.tools = agentTools({ confirmation: options.defense.confirmations === true });
+    // Throws on a misconfigured defense (no policy) before any model call is paid for.
+    this.system = systemPrompt(options.task, options.defense.guidance(this.context(0)));
+    this.messages = [{ role: 'user', content: options.task.instruction }];
+  }
+
+  private context(turn: number, current?: Step): DefenseContext {
+    const views = [...this.steps, ...(current === undefined ? [] : [current])].map((s) => ({ turn: s.turn, text: s.text, proposals: [...s.proposals] }));
     return {
-      task,
-      policy: options.policy,
-      implicit: options.implicit ?? NO_IMPLICIT,
+      task: this.options.task,
+      policy: this.options.policy,
+      implicit: this.options.implicit ?? NO_IMPLICIT,
       turn,
       history: views.flatMap((s) => s.proposals),
       steps: views,
-      container: options.container,
+      container: this.options.container,
     };
-  };
-  const tools = agentTools({ confirmation: defense.confirmations === true });
-  // Both throw on a misconfigured defense (no policy) before any model call is paid for.
-  const system = systemPrompt(task, defense.guidance(context(0)));
-  const setupMode = defense.execution(context(0));
+  }
 
-  const messages: Message[] = [{ role: 'user', content: task.instruction }];
-  let ending: Ending | undefined;
-  let finalText: string | undefined;
-
-  const createdDirs: string[] = [];
-  if (setupMode.kind === 'enforce' && options.materializeWriteRoots !== false) {
-    const roots = writeSubtreeRoots(setupMode.policy, setupMode.implicit);
-    if (roots.length > 0) {
-      try {
-        // Untraced and unenforced: harness setup, not an agent action; it also refreshes the compiler's snapshot.
-        const made = await session.run({ cmd: materializeArgv(roots), mode: { kind: 'unenforced' }, trace: false, timeoutMs: 30_000 });
-        if (made.exec.exitCode !== 0) {
-          ending = { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'setup', message: `could not prepare write directories: ${made.exec.stderr.trim()}` } };
-        }
-        createdDirs.push(...made.exec.stdout.split('\n').filter((l) => l !== ''));
-      } catch (e) {
-        ending = infraFrom(e, 'sandbox');
-        if (ending === undefined) throw e;
-      }
+  /** Before the first turn: create missing write-subtree bases so grants are not widened to their parents. */
+  async setup(): Promise<Ending | undefined> {
+    const mode = this.options.defense.execution(this.context(0));
+    if (mode.kind !== 'enforce' || this.options.materializeWriteRoots === false) return undefined;
+    const roots = writeSubtreeRoots(mode.policy, mode.implicit);
+    if (roots.length === 0) return undefined;
+    try {
+      // Untraced and unenforced: harness setup, not an agent action; it also refreshes the compiler's snapshot.
+      const made = await this.options.session.run({ cmd: materializeArgv(roots), mode: { kind: 'unenforced' }, trace: false, timeoutMs: 30_000 });
+      this.createdDirs.push(...made.exec.stdout.split('\n').filter((l) => l !== ''));
+      if (made.exec.exitCode === 0) return undefined;
+      return { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'setup', message: `could not prepare write directories: ${made.exec.stderr.trim()}` } };
+    } catch (e) {
+      const ending = infraFrom(e, 'sandbox');
+      if (ending === undefined) throw e;
+      return ending;
     }
   }
 
-  for (let turn = 1; ending === undefined; turn++) {
-    if (turn > maxTurns) {
-      ending = { reason: 'max_turns' };
-      break;
-    }
-    if (now() >= deadline) {
-      ending = { reason: 'episode_timeout' };
-      break;
-    }
-    const stepStarted = new Date(now()).toISOString();
+  limitReached(turn: number): Ending | undefined {
+    if (turn > this.maxTurns) return { reason: 'max_turns' };
+    if (this.now() >= this.deadline) return { reason: 'episode_timeout' };
+    return undefined;
+  }
+
+  /** One model call, cut off at the episode deadline. */
+  async ask(): Promise<{ response: ModelResponse; startedAt: string; ending?: undefined } | { ending: Ending }> {
+    const startedAt = new Date(this.now()).toISOString();
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new DOMException('episode time limit reached', 'TimeoutError')), Math.max(0, deadline - now()));
-    let response: ModelResponse;
+    const timer = setTimeout(() => abort.abort(new DOMException('episode time limit reached', 'TimeoutError')), Math.max(0, this.deadline - this.now()));
     try {
-      response = await model.complete({ system, messages: [...messages], tools: [...tools], ...options.request }, { signal: abort.signal });
+      const response = await this.options.model.complete({ system: this.system, messages: [...this.messages], tools: [...this.tools], ...this.options.request }, { signal: abort.signal });
+      this.messages.push({ role: 'assistant', content: response.text, ...(response.toolCalls.length === 0 ? {} : { toolCalls: response.toolCalls }) });
+      return { response, startedAt };
     } catch (e) {
-      if (abort.signal.aborted) {
-        ending = { reason: 'episode_timeout' };
-        break;
-      }
-      ending = infraFrom(e, 'model');
+      if (abort.signal.aborted) return { ending: { reason: 'episode_timeout' } };
+      const ending = infraFrom(e, 'model');
       if (ending === undefined) throw e;
-      break;
+      return { ending };
     } finally {
       clearTimeout(timer);
     }
+  }
 
-    messages.push({ role: 'assistant', content: response.text, ...(response.toolCalls.length === 0 ? {} : { toolCalls: response.toolCalls }) });
-    const step: Step = {
+  openStep(turn: number, asked: { response: ModelResponse; startedAt: string }): Step {
+    const { response } = asked;
+    return {
       turn,
-      started_at: stepStarted,
+      started_at: asked.startedAt,
       model_call: {
         usage: { input_tokens: response.usage.inputTokens, output_tokens: response.usage.outputTokens },
         cost_usd: response.costUsd,
@@ -317,126 +371,119 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
       text: response.text,
       proposals: [],
     };
-
-    for (const call of response.toolCalls) {
-      const base = { id: call.id, tool: call.name, args: call.args };
-      const answer = (content: string, isError: boolean): void => {
-        messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError ? { isError: true } : {}) });
-      };
-      const checked = checkToolCall(call, { confirmation: defense.confirmations === true });
-      if (!checked.valid) {
-        step.proposals.push({ ...base, valid: false, invalid_reason: checked.reason, events: [] });
-        answer(`invalid tool call, not executed: ${checked.reason}`, true);
-        continue;
-      }
-      if (ending !== undefined) {
-        step.proposals.push({ ...base, valid: true, skipped: skippedBecause(ending.reason), events: [] });
-        continue;
-      }
-      const view = { id: call.id, tool: 'shell' as const, args: checked.args };
-      const ctx = context(turn, step);
-      const decision = await defense.decide(view, ctx);
-      if (decision.action !== 'allow') {
-        step.proposals.push({ ...base, valid: true, decision, events: [] });
-        answer(`${decision.action === 'block' ? 'blocked' : 'held'} by the ${defense.name} defense (${decision.rule_id}): ${decision.reason}. The command did not run.`, true);
-        continue;
-      }
-      const remaining = deadline - now();
-      if (remaining <= 0) {
-        ending = { reason: 'episode_timeout' };
-        step.proposals.push({ ...base, valid: true, decision, skipped: 'episode_timeout', events: [] });
-        continue;
-      }
-      const timeoutMs = commandTimeout(checked.args, limits, remaining);
-      let run: SandboxResult;
-      let guard: RunGuard | undefined;
-      try {
-        const mode = defense.execution(ctx);
-        guard = await defense.prepareRun?.(view, ctx);
-        run = await session.run({
-          cmd: shellArgv(checked.args),
-          mode,
-          trace: true,
-          timeoutMs,
-          outputCapBytes: EPISODE_DEFAULTS.captureCapBytes,
-        });
-      } catch (e) {
-        ending = e instanceof AuthbenchError && e.code === 'SANDBOX_BROKEN' ? await brokenSandbox(e, options.health, call.id) : infraFrom(e, 'sandbox');
-        if (ending === undefined) throw e;
-        step.proposals.push({ ...base, valid: true, decision, skipped: ending.reason === 'sandbox_tampered' ? 'sandbox_tampered' : 'infra_error', events: [] });
-        continue;
-      }
-      harnessPids ??= (await session.harnessPids?.()) ?? [];
-      const tamper = commandTamper(
-        { events: run.events, harnessPids: [...harnessPids, ...(run.mainPid === undefined ? [] : [run.mainPid])], harnessRoot: HARNESS_ROOT, leftover: run.leftover },
-        call.id,
-      );
-      traceEvents += run.events.length;
-      const result = { ...commandResult(run, timeoutMs, capBytes), ...(tamper.length === 0 ? {} : { tamper }) };
-      const proposal: Proposal = { ...base, valid: true, decision, result, events: run.events };
-      let rollback: RollbackRecord | undefined;
-      if (guard !== undefined) {
-        try {
-          rollback = await guard.after(proposal);
-        } catch (e) {
-          ending = infraFrom(e, 'sandbox');
-          if (ending === undefined) throw e;
-        }
-        // The container changed behind the session: its cached listing is stale.
-        if (rollback?.restored === true) session.invalidateSnapshot?.();
-      }
-      step.proposals.push(rollback === undefined ? proposal : { ...proposal, rollback });
-      const observation = renderObservation({
-        exitCode: result.exit_code,
-        timedOut: result.timed_out,
-        timeoutMs,
-        stdout: result.stdout,
-        stderr: result.stderr,
-        denials: result.denials,
-        ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
-      });
-      answer(
-        rollback?.restored === true ? `${observation}\n${renderRollback(defense.name, rollback)}` : observation,
-        result.timed_out || result.exit_code !== 0 || run.launcherError !== undefined || rollback?.restored === true,
-      );
-      if (ending !== undefined) continue;
-      const broke = tamper.find((t) => t.effective);
-      if (broke !== undefined) {
-        ending = { reason: 'sandbox_tampered' };
-      } else if (run.launcherError !== undefined) {
-        ending = { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'launcher', message: run.launcherError } };
-      } else if (traceEvents > traceBudget) {
-        ending = { reason: 'trace_limit' };
-      } else if (result.timed_out && deadline - now() <= 0) {
-        ending = { reason: 'episode_timeout' };
-      }
-    }
-
-    steps.push(step);
-    await options.onStep?.(step);
-    if (ending === undefined && response.toolCalls.length === 0) {
-      ending = { reason: 'done' };
-      finalText = response.text;
-    }
   }
 
-  const results = steps.flatMap((s) => s.proposals.flatMap((p) => (p.result === undefined ? [] : [p.result])));
-  const end = ending ?? { reason: 'done' };
-  const tampering = [...results.flatMap((r) => r.tamper ?? []), ...(end.tamper === undefined ? [] : [end.tamper])];
-  return {
-    schema_version: EPISODE_SCHEMA_VERSION,
-    task_id: task.id,
-    model: formatModelRef(model.ref),
-    defense: { name: defense.name, version: defense.version },
-    started_at: new Date(started).toISOString(),
-    setup: { created_dirs: createdDirs },
-    steps,
-    end_reason: end.reason,
-    ...(end.infra === undefined ? {} : { infra_error: end.infra }),
-    ...(finalText === undefined ? {} : { final_text: finalText }),
-    tampering,
-    trace_events: traceEvents,
-    enforcement: weakestEnforcement(results),
-    totals: episodeTotals(steps, now() - started),
-  };
+  async closeStep(step: Step): Promise<void> {
+    this.steps.push(step);
+    await this.options.onStep?.(step);
+  }
+
+  private answer(call: ToolCall, content: string, isError: boolean): void {
+    this.messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError ? { isError: true } : {}) });
+  }
+
+  /** One tool call: check → decide → run → observe. `ended`: the episode already ended this turn (later calls are recorded, not run). */
+  async act(call: ToolCall, step: Step, ended: Ending | undefined): Promise<Acted> {
+    const { defense, session } = this.options;
+    const base = { id: call.id, tool: call.name, args: call.args };
+    const checked = checkToolCall(call, { confirmation: defense.confirmations === true });
+    if (!checked.valid) {
+      this.answer(call, `invalid tool call, not executed: ${checked.reason}`, true);
+      return { proposal: { ...base, valid: false, invalid_reason: checked.reason, events: [] } };
+    }
+    if (ended !== undefined) return { proposal: { ...base, valid: true, skipped: skippedBecause(ended.reason), events: [] } };
+
+    const view = { id: call.id, tool: 'shell' as const, args: checked.args };
+    const ctx = this.context(step.turn, step);
+    const decision = await defense.decide(view, ctx);
+    if (decision.action !== 'allow') {
+      this.answer(call, `${decision.action === 'block' ? 'blocked' : 'held'} by the ${defense.name} defense (${decision.rule_id}): ${decision.reason}. The command did not run.`, true);
+      return { proposal: { ...base, valid: true, decision, events: [] } };
+    }
+    const remaining = this.deadline - this.now();
+    if (remaining <= 0) return { proposal: { ...base, valid: true, decision, skipped: 'episode_timeout', events: [] }, ending: { reason: 'episode_timeout' } };
+
+    const timeoutMs = commandTimeout(checked.args, this.limits, remaining);
+    let run: SandboxResult;
+    let guard: RunGuard | undefined;
+    try {
+      const mode = defense.execution(ctx);
+      guard = await defense.prepareRun?.(view, ctx);
+      run = await session.run({ cmd: shellArgv(checked.args), mode, trace: true, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes });
+    } catch (e) {
+      const ending = e instanceof AuthbenchError && e.code === 'SANDBOX_BROKEN' ? await brokenSandbox(e, this.options.health, call.id) : infraFrom(e, 'sandbox');
+      if (ending === undefined) throw e;
+      return { proposal: { ...base, valid: true, decision, skipped: ending.reason === 'sandbox_tampered' ? 'sandbox_tampered' : 'infra_error', events: [] }, ending };
+    }
+
+    this.harnessPids ??= (await session.harnessPids?.()) ?? [];
+    const tamper = commandTamper(
+      { events: run.events, harnessPids: [...this.harnessPids, ...(run.mainPid === undefined ? [] : [run.mainPid])], harnessRoot: HARNESS_ROOT, leftover: run.leftover },
+      call.id,
+    );
+    this.traceEvents += run.events.length;
+    const result = { ...commandResult(run, timeoutMs, this.capBytes), ...(tamper.length === 0 ? {} : { tamper }) };
+    const executed: Proposal = { ...base, valid: true, decision, result, events: run.events };
+    let rollback: RollbackRecord | undefined;
+    let ending: Ending | undefined;
+    if (guard !== undefined) {
+      try {
+        rollback = await guard.after(executed);
+      } catch (e) {
+        ending = infraFrom(e, 'sandbox');
+        if (ending === undefined) throw e;
+      }
+      // The container changed behind the session: its cached listing is stale.
+      if (rollback?.restored === true) session.invalidateSnapshot?.();
+    }
+    const observation = renderObservation({
+      exitCode: result.exit_code,
+      timedOut: result.timed_out,
+      timeoutMs,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      denials: result.denials,
+      ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
+    });
+    this.answer(
+      call,
+      rollback?.restored === true ? `${observation}\n${renderRollback(defense.name, rollback)}` : observation,
+      result.timed_out || result.exit_code !== 0 || run.launcherError !== undefined || rollback?.restored === true,
+    );
+    const proposal = rollback === undefined ? executed : { ...executed, rollback };
+    const after = ending ?? this.endingAfter(result, tamper, run.launcherError);
+    return after === undefined ? { proposal } : { proposal, ending: after };
+  }
+
+  /** What a command that ran says about the episode: broken sandbox, failed launcher, trace budget, deadline. */
+  private endingAfter(result: CommandResult, tamper: readonly TamperEvidence[], launcherError: string | undefined): Ending | undefined {
+    if (tamper.some((t) => t.effective)) return { reason: 'sandbox_tampered' };
+    if (launcherError !== undefined) return { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'launcher', message: launcherError } };
+    if (this.traceEvents > this.traceBudget) return { reason: 'trace_limit' };
+    if (result.timed_out && this.deadline - this.now() <= 0) return { reason: 'episode_timeout' };
+    return undefined;
+  }
+
+  episode(ending: Ending | undefined, finalText: string | undefined): Episode {
+    const { task, model, defense } = this.options;
+    const results = this.steps.flatMap((s) => s.proposals.flatMap((p) => (p.result === undefined ? [] : [p.result])));
+    const end = ending ?? { reason: 'done' };
+    const tampering = [...results.flatMap((r) => r.tamper ?? []), ...(end.tamper === undefined ? [] : [end.tamper])];
+    return {
+      schema_version: EPISODE_SCHEMA_VERSION,
+      task_id: task.id,
+      model: formatModelRef(model.ref),
+      defense: { name: defense.name, version: defense.version },
+      started_at: new Date(this.started).toISOString(),
+      setup: { created_dirs: this.createdDirs },
+      steps: this.steps,
+      end_reason: end.reason,
+      ...(end.infra === undefined ? {} : { infra_error: end.infra }),
+      ...(finalText === undefined ? {} : { final_text: finalText }),
+      tampering,
+      trace_events: this.traceEvents,
+      enforcement: weakestEnforcement(results),
+      totals: episodeTotals(this.steps, this.now() - this.started),
+    };
+  }
 }
