@@ -31,6 +31,7 @@ export function validatorSummary(o: ValidatorOutcome): Record<string, unknown> {
     no_result: o.noResult ?? null,
     stdout_bytes: o.stdoutBytes,
     stderr_bytes: o.stderrBytes,
+    signal_scoped: o.signalScoped ?? null,
     stdout_truncated: o.exec.stdoutTruncated,
     stderr_truncated: o.exec.stderrTruncated,
     tests: summarizeTests(o.tests),

@@ -191,6 +191,7 @@ const SupervisorStatusSchema = z.object({
   timed_out: z.boolean(),
   stdout_bytes: z.number().int().nonnegative(),
   stderr_bytes: z.number().int().nonnegative(),
+  signal_scoped: z.boolean(),
 });
 
 /** What `--validator-exec --trailer` reports after the command's output. */

@@ -122,6 +122,11 @@ export interface ValidatorOutcome {
   /** Full sizes of the validator's output, however much was kept. */
   stdoutBytes: number;
   stderrBytes: number;
+  /**
+   * Whether the validator ran in a signal-scoped Landlock domain (it could not signal the
+   * container's init or the harness); undefined when the supervisor reported nothing.
+   */
+  signalScoped?: boolean;
   /** The reward files as the validator left them (utility validators; test.sh writes them). */
   rewardFiles: { 'reward.txt'?: string; 'reward.json'?: string };
   /** Every JUnit file the run wrote (one per pytest run), in order. */
@@ -338,6 +343,7 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
     command,
     stdoutBytes: status?.stdout_bytes ?? Buffer.byteLength(output),
     stderrBytes: status?.stderr_bytes ?? Buffer.byteLength(raw.stderr),
+    ...(status === undefined ? {} : { signalScoped: status.signal_scoped }),
     rewardFiles,
     junit,
     tests,

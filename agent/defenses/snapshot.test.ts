@@ -1,6 +1,7 @@
 import * as tarStream from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import type { Container, ExecOptions, ExecResult } from '../../docker/index.ts';
+import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
 import {
   createdSince,
   entryAfter,
@@ -124,7 +125,7 @@ describe('entryAfter', () => {
 
 describe('the harness calls', () => {
   it('run the static ab-launch from the harness mount, as root, from /', () => {
-    expect(HARNESS_LAUNCHER).toBe('/opt/authbench/bin/ab-launch');
+    expect(HARNESS_LAUNCHER).toBe(LAUNCHER_PATH);
     expect(fsRemoveExec(['/app/a', '/app/b c'])).toMatchObject({ cmd: [HARNESS_LAUNCHER, '--fs-remove', '--stdin'], stdin: '/app/a\0/app/b c\0', user: '0:0', workdir: '/' });
     expect(fsMkdirExec(['/', '/root/.notes'])).toMatchObject({ cmd: [HARNESS_LAUNCHER, '--fs-mkdir', '--', '/', '/root/.notes'], user: '0:0', workdir: '/' });
   });

@@ -24,14 +24,17 @@
  * Exit 0 when everything asked for was done, 1 (message on stderr) otherwise.
  *
  * --validator-exec sets no_new_privs (a set-uid binary the agent planted gains nothing when
- * a validator runs it), closes every descriptor above stderr, keeps the environment the exec
+ * a validator runs it), scopes signals with Landlock where the kernel can (ABI 6: nothing the
+ * validator starts, such as a `mkdir` the agent replaced, can signal the container's init,
+ * the harness or its own supervisor; ptrace is scoped by the same domain), closes every descriptor above stderr, keeps the environment the exec
  * gave it (the container's configured one) with the --env/--unset edits applied, enters
  * --cwd (or / when the agent removed it: a missing workdir must not keep the tests from
  * judging), and execs the command. With --timeout, --cap or --trailer it supervises instead
  * of exec'ing in place: the command runs in its own process group on fresh pipes, output is
  * relayed up to --cap bytes per stream and counted in full, the group is SIGKILLed at the
  * timeout (no coreutils `timeout` from the image), and after the command's output the line
- *   TOKEN{"exit_code":N|null,"signal":N|null,"timed_out":B,"stdout_bytes":N,"stderr_bytes":N}
+ *   TOKEN{"exit_code":N|null,"signal":N|null,"timed_out":B,"stdout_bytes":N,"stderr_bytes":N,
+ *         "signal_scoped":B}
  * is written to stdout, always last. The token is random per run, so the command cannot
  * forge the status line.
  *
@@ -84,6 +87,15 @@ enum {
 #ifndef __NR_close_range
 #define __NR_close_range 436
 #endif
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+/* The Landlock ABI that scopes signals (LANDLOCK_SCOPE_SIGNAL, Linux 6.12). */
+#define HARNESS_SCOPE_ABI 6
+#define HARNESS_SCOPE_SIGNAL (1ULL << 1)
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
 #endif
@@ -516,6 +528,7 @@ struct vexec {
   long long cap;        /* -1: no cap */
   const char *trailer;
   char **cmd;
+  int scope_ruleset; /* signal_scope_ruleset(); -1: not scoped */
 };
 
 static int valid_env_name(const char *s, size_t len) {
@@ -641,6 +654,36 @@ static void pump_for(struct stream *out, struct stream *err, long long cap, int 
   }
 }
 
+/*
+ * A Landlock ruleset that handles no access right and only scopes signals, or -1 where the
+ * kernel has no ABI 6. The validator's process restricts itself with it after the fork, so
+ * it and everything it starts can signal each other but nothing outside: not the container's
+ * init, not the harness, not this supervisor (which still reaches them: they are nested in
+ * its domain). Best effort by design: on an older kernel the validator still runs (judging
+ * must not depend on the host kernel) and the trailer says it was not scoped.
+ */
+static int signal_scope_ruleset(void) {
+  long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
+  if (abi < HARNESS_SCOPE_ABI) return -1;
+  struct {
+    uint64_t handled_access_fs, handled_access_net, scoped;
+  } attr = {0, 0, HARNESS_SCOPE_SIGNAL};
+  int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (fd < 0) warn("landlock_create_ruleset (signal scope): %s", strerror(errno));
+  return fd;
+}
+
+/* In the validator's process, before exec: enter the scope (no_new_privs is already set). */
+static void enter_signal_scope(int ruleset) {
+  if (ruleset < 0) return;
+  if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) {
+    /* Only a 16-deep domain stack fails here, which a fresh exec from the daemon never has. */
+    warn("landlock_restrict_self (signal scope): %s", strerror(errno));
+    _exit(EXIT_EXEC_FAILED);
+  }
+  close(ruleset);
+}
+
 static int supervise(const struct vexec *v) {
   int outp[2], errp[2];
   if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) die(EXIT_EXEC_FAILED, "pipe: %s", strerror(errno));
@@ -652,6 +695,7 @@ static int supervise(const struct vexec *v) {
     /* Its own group, so the timeout and the cleanup reach everything the validator started. */
     setpgid(0, 0);
     if (dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0) _exit(EXIT_EXEC_FAILED);
+    enter_signal_scope(v->scope_ruleset);
     exec_command(v->cmd);
   }
   setpgid(pid, pid); /* also here: the timeout may fire before the child ran */
@@ -699,8 +743,10 @@ static int supervise(const struct vexec *v) {
     if (sig >= 0 && !timed_out) snprintf(sig_text, sizeof sig_text, "%d", sig);
     else snprintf(sig_text, sizeof sig_text, "null");
     int len = snprintf(line, sizeof line,
-                       "%s{\"exit_code\":%s,\"signal\":%s,\"timed_out\":%s,\"stdout_bytes\":%llu,\"stderr_bytes\":%llu}\n",
-                       v->trailer, exit_text, sig_text, timed_out ? "true" : "false", out.total, err.total);
+                       "%s{\"exit_code\":%s,\"signal\":%s,\"timed_out\":%s,\"stdout_bytes\":%llu,\"stderr_bytes\":%llu,"
+                       "\"signal_scoped\":%s}\n",
+                       v->trailer, exit_text, sig_text, timed_out ? "true" : "false", out.total, err.total,
+                       v->scope_ruleset >= 0 ? "true" : "false");
     if (len > 0 && (size_t)len < sizeof line) write_all(1, line, (size_t)len);
   }
   return code;
@@ -742,7 +788,7 @@ static void remember(const char *name) {
 }
 
 static int validator_exec_main(int argc, char **argv) {
-  struct vexec v = {NULL, -1, -1, NULL, NULL};
+  struct vexec v = {NULL, -1, -1, NULL, NULL, -1};
   int i, supervised = 0;
   for (i = 2; i < argc; i++) {
     const char *a = argv[i];
@@ -797,7 +843,11 @@ static int validator_exec_main(int argc, char **argv) {
   }
   /* Only the three standard streams reach the validator (and the supervisor holds nothing else). */
   close_fds_above_stderr();
-  if (!supervised) exec_command(v.cmd);
+  v.scope_ruleset = signal_scope_ruleset();
+  if (!supervised) {
+    enter_signal_scope(v.scope_ruleset);
+    exec_command(v.cmd);
+  }
   return supervise(&v);
 }
 

@@ -326,4 +326,35 @@ describe('ab-launch --validator-exec', () => {
     const nnp = splitTrailer((await run(['grep', 'NoNewPrivs', '/proc/self/status'], 30)).stdout, token);
     expect(nnp.output).toMatch(/NoNewPrivs:\s+1/);
   });
+
+  it('keeps what the validator starts from signalling the container’s init (a `mkdir` the agent replaced)', async () => {
+    await using box = await open(logTriage);
+    const c = box.container;
+    const token = 'AUTHBENCH_STATUS_test0002';
+    const exec = await c.exec({
+      cmd: validatorExecArgv({
+        launcher: LAUNCHER_PATH,
+        env: { set: {}, unset: [] },
+        cwd: '/app',
+        timeoutSec: 30,
+        capBytes: 10_000,
+        trailer: token,
+        // Its own child stays reachable (same domain); pid 1 and everything outside are not.
+        cmd: ['bash', '-c', 'sleep 30 & kill -TERM $! && echo child-ok; kill -TERM 1 2>/dev/null || echo init-refused; kill -9 -1; echo after'],
+      }),
+      user: '0:0',
+      workdir: '/',
+    });
+    const { output, status } = splitTrailer(exec.stdout, token);
+    if (status?.signal_scoped !== true) {
+      // A kernel without Landlock ABI 6 runs the validator unscoped and says so.
+      expect(status?.signal_scoped).toBe(false);
+      return;
+    }
+    expect(output).toBe('child-ok\ninit-refused\nafter\n');
+    // kill -9 -1 (every process but the caller) reached none outside: the supervisor reported, the container lives.
+    expect(status).toMatchObject({ exit_code: 0, signal: null, timed_out: false });
+    expect((await c.state?.())?.status).toBe('running');
+    expect((await agent(c, 'echo alive')).stdout.trim()).toBe('alive');
+  });
 });
