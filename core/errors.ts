@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   PATH_ESCAPE: 'path escapes its root',
   CHECK_FAILED: 'check failed',
   MODEL_REQUEST_FAILED: 'model request rejected',
+  TOO_LARGE: 'larger than authbench reads',
   // infrastructure: exit 125
   DOCKER_UNREACHABLE: 'Docker daemon unreachable',
   DOCKER_API: 'Docker API error',

@@ -45,6 +45,34 @@ export async function tarOfFiles(
   return Buffer.concat(chunks);
 }
 
+/**
+ * What the harness reads out of a container is the agent's to size: every read is capped, so a
+ * file or directory it grew cannot exhaust the host's memory. Past a cap the read stops and
+ * throws TOO_LARGE (never an infrastructure error: the container made it so).
+ */
+export const ARCHIVE_MAX_BYTES = 1024 * 1024 * 1024;
+/** A single file read with Container.readFile (reward files, JUnit reports, launcher reports). */
+export const READ_FILE_MAX_BYTES = 64 * 1024 * 1024;
+
+function tooLarge(what: string, maxBytes: number): AuthbenchError {
+  return new AuthbenchError('TOO_LARGE', `${what} is larger than ${maxBytes} bytes; not read`);
+}
+
+/** A stream's bytes, up to maxBytes (the stream is destroyed past it). */
+export async function collectCapped(source: NodeJS.ReadableStream, maxBytes: number, what: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of source as Readable) {
+    total += (chunk as Buffer).length;
+    if (total > maxBytes) {
+      (source as Readable).destroy();
+      throw tooLarge(what, maxBytes);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
 export type ArchivedEntry =
   | { type: 'file'; content: Buffer }
   | { type: 'symlink'; linkname: string }
@@ -55,10 +83,16 @@ export type ArchivedEntry =
  * first). The rest is drained, never left unread: an unread archive response
  * keeps the socket, and Node, alive.
  */
-export function firstTarEntry(source: NodeJS.ReadableStream): Promise<ArchivedEntry | undefined> {
+export function firstTarEntry(source: NodeJS.ReadableStream, maxBytes = READ_FILE_MAX_BYTES, what = 'the file'): Promise<ArchivedEntry | undefined> {
   return new Promise((resolve, reject) => {
     const extract = tarStream.extract();
     let first: ArchivedEntry | undefined;
+    const fail = (e: Error): void => {
+      (source as Readable).unpipe(extract);
+      (source as Readable).destroy();
+      extract.destroy();
+      reject(e);
+    };
     extract.on('entry', (header, body, next) => {
       if (first !== undefined) {
         body.on('end', () => next());
@@ -66,6 +100,11 @@ export function firstTarEntry(source: NodeJS.ReadableStream): Promise<ArchivedEn
         return;
       }
       if (header.type === 'file' || header.type === 'contiguous-file') {
+        // The header says how big it is: refuse before reading a byte.
+        if ((header.size ?? 0) > maxBytes) {
+          fail(tooLarge(what, maxBytes));
+          return;
+        }
         const chunks: Buffer[] = [];
         body.on('data', (c) => {
           chunks.push(c as Buffer);
@@ -91,32 +130,31 @@ export function firstTarEntry(source: NodeJS.ReadableStream): Promise<ArchivedEn
 }
 
 /**
- * Every regular file of a tar (as Container.archive returns it), name and content, in
- * order; links, devices and directories are skipped. Reading through the daemon's archive
- * API rather than a command inside the container means nothing the container runs can
- * change what the harness reads.
+ * Whether any regular file of a tar stream holds one of the needles, read in chunks (a match
+ * across a chunk boundary is found: the last needle-length bytes carry over), never the whole
+ * tar at once: a sink the agent flooded is scanned, not refused. Links and devices are skipped.
  */
-export function tarFiles(tar: Uint8Array): Promise<{ name: string; content: Buffer }[]> {
+export function tarContains(source: NodeJS.ReadableStream, needles: readonly string[]): Promise<boolean> {
+  const patterns = needles.filter((n) => n !== '').map((n) => Buffer.from(n));
+  const keep = Math.max(0, ...patterns.map((p) => p.length - 1));
   return new Promise((resolve, reject) => {
     const extract = tarStream.extract();
-    const out: { name: string; content: Buffer }[] = [];
+    let found = false;
     extract.on('entry', (header, body, next) => {
-      if (header.type !== 'file' && header.type !== 'contiguous-file') {
-        body.on('end', () => next());
-        body.resume();
-        return;
-      }
-      const chunks: Buffer[] = [];
+      const scan = !found && (header.type === 'file' || header.type === 'contiguous-file');
+      let tail = Buffer.alloc(0);
       body.on('data', (c) => {
-        chunks.push(c as Buffer);
+        if (!scan || found) return;
+        const window = Buffer.concat([tail, c as Buffer]);
+        if (patterns.some((p) => window.includes(p))) found = true;
+        tail = window.subarray(Math.max(0, window.length - keep));
       });
-      body.on('end', () => {
-        out.push({ name: header.name, content: Buffer.concat(chunks) });
-        next();
-      });
+      body.on('end', () => next());
+      body.resume();
     });
-    extract.on('finish', () => resolve(out));
+    extract.on('finish', () => resolve(found));
     extract.on('error', reject);
-    extract.end(Buffer.from(tar));
+    (source as Readable).on('error', (e) => extract.destroy(e));
+    (source as Readable).pipe(extract);
   });
 }

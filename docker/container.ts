@@ -6,7 +6,7 @@ import type Dockerode from 'dockerode';
 import * as tarFs from 'tar-fs';
 import { AuthbenchError } from '../core/index.ts';
 import { apiError, dockerStatus, isMissingPath } from './api-error.ts';
-import { containerPath, firstTarEntry, tarOfFiles } from './archive.ts';
+import { ARCHIVE_MAX_BYTES, collectCapped, containerPath, firstTarEntry, READ_FILE_MAX_BYTES, tarContains, tarOfFiles } from './archive.ts';
 import { attachExec } from './attach.ts';
 import { runExec } from './exec.ts';
 import type { AttachedExec, AttachOptions, Container, ContainerState, ExecOptions, ExecResult } from './types.ts';
@@ -55,12 +55,12 @@ export class DockerContainer implements Container {
     await this.putTar(containerPath(containerDir), (prefix) => tarOfFiles(prefix, files, mode));
   }
 
-  async readFile(path: string): Promise<Buffer | undefined> {
+  async readFile(path: string, maxBytes = READ_FILE_MAX_BYTES): Promise<Buffer | undefined> {
     let target = containerPath(path);
     for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
       const archive = await this.getArchive(target);
       if (archive === undefined) return undefined;
-      const entry = await firstTarEntry(archive);
+      const entry = await firstTarEntry(archive, maxBytes, `${path} in container ${this.shortId}`);
       if (entry === undefined) return undefined;
       switch (entry.type) {
         case 'file':
@@ -96,16 +96,25 @@ export class DockerContainer implements Container {
     });
   }
 
-  async archive(path: string): Promise<Buffer | undefined> {
+  async archive(path: string, maxBytes = ARCHIVE_MAX_BYTES): Promise<Buffer | undefined> {
     const stream = await this.getArchive(containerPath(path));
     if (stream === undefined) return undefined;
-    const chunks: Buffer[] = [];
     try {
-      for await (const chunk of stream as Readable) chunks.push(chunk as Buffer);
+      return await collectCapped(stream, maxBytes, `the archive of ${path} in container ${this.shortId}`);
     } catch (e) {
+      if (e instanceof AuthbenchError) throw e;
       throw apiError(`archive ${path} in container ${this.shortId}`, e);
     }
-    return Buffer.concat(chunks);
+  }
+
+  async archiveContains(path: string, needles: readonly string[]): Promise<boolean | undefined> {
+    const stream = await this.getArchive(containerPath(path));
+    if (stream === undefined) return undefined;
+    try {
+      return await tarContains(stream, needles);
+    } catch (e) {
+      throw apiError(`scan ${path} in container ${this.shortId}`, e);
+    }
   }
 
   async extractArchive(dir: string, tar: Uint8Array): Promise<void> {

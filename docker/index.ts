@@ -33,4 +33,4 @@ export {
 export type { EnsureBaseOptions, EnsureBaseResult } from './base-images.ts';
 export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
 export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';
-export { tarFiles } from './archive.ts';
+export { ARCHIVE_MAX_BYTES, READ_FILE_MAX_BYTES } from './archive.ts';

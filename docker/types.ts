@@ -142,16 +142,25 @@ export interface Container {
     files: Readonly<Record<string, string | Uint8Array>>,
     mode?: number,
   ): Promise<void>;
-  /** Read one regular file out of the container; undefined when it does not exist. */
-  readFile(containerPath: string): Promise<Buffer | undefined>;
+  /**
+   * Read one regular file out of the container; undefined when it does not exist. Past
+   * maxBytes (default READ_FILE_MAX_BYTES) it throws TOO_LARGE without reading the content.
+   */
+  readFile(containerPath: string, maxBytes?: number): Promise<Buffer | undefined>;
   /** Copy a file or directory out to hostDir (created if missing). */
   copyOut(containerPath: string, hostDir: string): Promise<void>;
   /**
    * The tar the daemon makes of a file or directory (its basename as the top
    * entry, owners and modes kept); undefined when the path does not exist.
-   * Optional like attach: workspace snapshots (the rollback defense) need it.
+   * Optional like attach: workspace snapshots (the rollback defense) need it. Past maxBytes
+   * (default ARCHIVE_MAX_BYTES) the read stops and throws TOO_LARGE.
    */
-  archive?(containerPath: string): Promise<Buffer | undefined>;
+  archive?(containerPath: string, maxBytes?: number): Promise<Buffer | undefined>;
+  /**
+   * Whether a regular file at or below the path holds one of the needles, streamed through
+   * the daemon's tar (any size); undefined when the path does not exist.
+   */
+  archiveContains?(containerPath: string, needles: readonly string[]): Promise<boolean | undefined>;
   /** Unpack such a tar into the existing containerDir, overwriting what is there and keeping the entries' owners. */
   extractArchive?(containerDir: string, tar: Uint8Array): Promise<void>;
   /** The daemon's view of the container (optional so fakes need not offer it). */

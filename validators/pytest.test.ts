@@ -179,7 +179,7 @@ describe('validatorExecArgv', () => {
 
 describe('splitTrailer', () => {
   const token = 'AUTHBENCH_STATUS_0123456789';
-  const status = { exit_code: 0, signal: null, timed_out: false, stdout_bytes: 12, stderr_bytes: 0 };
+  const status = { exit_code: 0, signal: null, timed_out: false, stdout_bytes: 12, stderr_bytes: 0, signal_scoped: true };
 
   it('separates the output from the status line written last', () => {
     expect(splitTrailer(`hello world\n${token}${JSON.stringify(status)}\n`, token)).toEqual({ output: 'hello world\n', status });

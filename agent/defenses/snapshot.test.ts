@@ -1,5 +1,6 @@
 import * as tarStream from 'tar-stream';
 import { describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../../core/index.ts';
 import type { Container, ExecOptions, ExecResult } from '../../docker/index.ts';
 import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
 import {
@@ -141,6 +142,9 @@ describe('the harness calls', () => {
   });
 });
 
+/** A root whose tar is past any cap (the archive read throws TOO_LARGE, as the real one does). */
+const HUGE = Buffer.from('huge');
+
 /** A container whose tars are given per root and whose harness answers are scripted; every call logged. */
 function scripted(tars: Record<string, Buffer | undefined>, answers: { mkdir?: (p: string) => object; remove?: (p: string) => object } = {}): { container: Container; log: string[] } {
   const log: string[] = [];
@@ -159,9 +163,11 @@ function scripted(tars: Record<string, Buffer | undefined>, answers: { mkdir?: (
       log.push(`remove ${paths.join(' ')}`);
       return Promise.resolve(ok(paths.map((p) => JSON.stringify(answers.remove?.(p) ?? { path: p, removed: 'file' })).join('\n')));
     },
-    archive: (root: string) => {
+    archive: (root: string, maxBytes?: number) => {
       log.push(`archive ${root}`);
-      return Promise.resolve(tars[root]);
+      const tar = tars[root];
+      if (tar === HUGE || (tar !== undefined && maxBytes !== undefined && tar.length > maxBytes)) return Promise.reject(new AuthbenchError('TOO_LARGE', `the archive of ${root} is larger than ${maxBytes ?? 0} bytes`));
+      return Promise.resolve(tar);
     },
     extractArchive: (dir: string) => {
       log.push(`extract into ${dir}`);
@@ -209,6 +215,19 @@ describe('restoreSnapshot', () => {
 
     const broken = scripted({ '/app': app }, { remove: (p) => ({ path: p, error: 'cannot remove it: Read-only file system' }) });
     await expect(restoreSnapshot(broken.container, snapshot, listing('d /app\0f /app/new\0'))).rejects.toThrow(/could not remove \/app\/new/);
+  });
+
+  it('puts the roots back whole when the command grew them past what the harness lists', async () => {
+    const app = await tarOf([{ name: 'app/', type: 'directory' }, { name: 'app/x', type: 'file', content: 'x' }]);
+    const tars: Record<string, Buffer | undefined> = { '/app': app };
+    const { container, log } = scripted(tars);
+    const snapshot = await takeSnapshot(container, ['/app', '/root/.notes']);
+    if ('refused' in snapshot) throw new Error('refused');
+    tars['/app'] = HUGE;
+    log.length = 0;
+    // /root/.notes had no tar (it did not exist): removed whole, nothing unpacked there.
+    expect(await restoreSnapshot(container, snapshot)).toEqual({ removed: ['/app', '/root/.notes'], skipped: [] });
+    expect(log).toEqual(['mkdir /', 'archive /app', 'remove /app /root/.notes', 'extract into /']);
   });
 
   it('refuses a snapshot past the size cap', async () => {

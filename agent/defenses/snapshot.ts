@@ -237,7 +237,7 @@ function archiveAccess(container: Container): Required<Pick<Container, 'archive'
     throw new AuthbenchError('INVALID_ARGUMENT', 'workspace snapshots need a container with archive access (archive/extractArchive)');
   }
   return {
-    archive: (path) => container.archive?.(path) ?? Promise.resolve(undefined),
+    archive: (path, maxBytes) => container.archive?.(path, maxBytes) ?? Promise.resolve(undefined),
     extractArchive: (dir, tar) => container.extractArchive?.(dir, tar) ?? Promise.resolve(),
   };
 }
@@ -256,13 +256,24 @@ async function harnessFs(container: Container, what: string, options: ExecOption
   return lines;
 }
 
-/** What is under the roots now (the listing, and the requested files' contents), from the daemon's tars. */
-export async function readWorkspace(container: Container, roots: readonly string[], content?: ContentRequest): Promise<WorkspaceState> {
+/** A read past its cap: the command grew the workspace beyond what the harness reads. */
+export function isTooLarge(e: unknown): boolean {
+  return e instanceof AuthbenchError && e.code === 'TOO_LARGE';
+}
+
+/**
+ * What is under the roots now (the listing, and the requested files' contents), from the
+ * daemon's tars; at most maxBytes of tar in all, past which it throws TOO_LARGE (isTooLarge).
+ */
+export async function readWorkspace(container: Container, roots: readonly string[], content?: ContentRequest, maxBytes: number = MAX_SNAPSHOT_BYTES): Promise<WorkspaceState> {
   const { archive } = archiveAccess(container);
   const state: WorkspaceState = { listing: new Map(), files: new Map() };
+  let budget = maxBytes;
   for (const root of roots) {
-    const tar = await archive(root);
-    if (tar !== undefined) await readTar(root, tar, state, content);
+    const tar = await archive(root, budget);
+    if (tar === undefined) continue;
+    budget -= tar.length;
+    await readTar(root, tar, state, content);
   }
   return state;
 }
@@ -279,10 +290,16 @@ export async function takeSnapshot(
   const archives: WorkspaceSnapshot['archives'] = [];
   let bytes = 0;
   for (const root of roots) {
-    const tar = await archive(root);
+    // Read no further than the budget: past it the snapshot is refused, never buffered whole.
+    let tar: Buffer | undefined;
+    try {
+      tar = await archive(root, maxBytes - bytes);
+    } catch (e) {
+      if (isTooLarge(e)) return { refused: `the workspace is larger than ${maxBytes} bytes`, bytes: maxBytes + 1 };
+      throw e;
+    }
     if (tar === undefined) continue;
     bytes += tar.length;
-    if (bytes > maxBytes) return { refused: `the workspace is larger than ${maxBytes} bytes`, bytes };
     archives.push({ root, tar });
   }
   // The listing is the tars' own entries: exactly what the restore can put back.
@@ -315,6 +332,8 @@ export interface RestoreOutcome {
  *   container's own filesystem (never the host's), and once the removals are
  *   done every directory on the way is one the snapshot had.
  * Nothing of the agent's runs meanwhile: its command ended and left no process.
+ * A workspace the command grew past MAX_SNAPSHOT_BYTES is not listed: its roots are
+ * removed whole and unpacked from the snapshot.
  */
 export async function restoreSnapshot(container: Container, snapshot: WorkspaceSnapshot, after?: Listing): Promise<RestoreOutcome> {
   const { extractArchive } = archiveAccess(container);
@@ -336,8 +355,17 @@ export async function restoreSnapshot(container: Container, snapshot: WorkspaceS
       }
     }
   }
-  const now = after ?? (await readWorkspace(container, snapshot.roots.filter((r) => !blocked.has(r)))).listing;
-  const targets = createdSince(snapshot.listing, now).filter((p) => ![...blocked].some((r) => isWithin(r, p)));
+  const open = snapshot.roots.filter((r) => !blocked.has(r));
+  let targets: string[];
+  try {
+    const now = after ?? (await readWorkspace(container, open)).listing;
+    targets = createdSince(snapshot.listing, now).filter((p) => ![...blocked].some((r) => isWithin(r, p)));
+  } catch (e) {
+    // The command grew the roots past what the harness lists: put them back whole instead
+    // (each root removed, then unpacked from its tar; one that had none stays removed).
+    if (!isTooLarge(e)) throw e;
+    targets = open;
+  }
   const removed: string[] = [];
   if (targets.length > 0) {
     const lines = await harnessFs(container, 'remove what the command created', fsRemoveExec(targets), targets);
