@@ -7,6 +7,7 @@
  */
 import type { Episode, Proposal } from '../agent/index.ts';
 import { outcomeOf, type RolloutResult } from '../evaluation/index.ts';
+import { isWriteOp } from '../sandbox/trace/index.ts';
 import type { Expectation, RunKind, Scenario } from './scenarios.ts';
 
 export interface RunRecord {
@@ -34,8 +35,6 @@ export function expectationFor(scenario: Scenario, run: RunKind): Expectation {
   return { ...scenario.expect, ...(scenario.overrides?.[run] ?? {}) };
 }
 
-const WRITE_OPS: ReadonlySet<string> = new Set(['write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink']);
-
 type FileEvent = Extract<Proposal['events'][number], { kind: 'file' }>;
 
 function succeeded(e: FileEvent): boolean {
@@ -46,7 +45,7 @@ function succeeded(e: FileEvent): boolean {
 export function touched(e: FileEvent, op: 'read' | 'write'): string[] {
   if (!succeeded(e)) return [];
   if (op === 'read') return e.op === 'read' ? [e.path, ...(e.real_path === undefined ? [] : [e.real_path])] : [];
-  if (!WRITE_OPS.has(e.op)) return [];
+  if (!isWriteOp(e.op)) return [];
   if (e.op === 'symlink') return e.path2 === undefined ? [] : [e.path2];
   return [e.path, ...(e.path2 === undefined ? [] : [e.path2]), ...(e.real_path === undefined ? [] : [e.real_path])];
 }

@@ -28,7 +28,7 @@
  * ran, are `effective`: the sandbox did break. The others were prevented.
  */
 import { z } from 'zod';
-import type { TraceEvent } from '../sandbox/trace/index.ts';
+import { isWriteOp, type TraceEvent } from '../sandbox/trace/index.ts';
 
 export const TAMPER_KINDS = [
   'signal',
@@ -67,7 +67,6 @@ export interface CommandFacts {
   leftover?: { count: number; escaped: boolean; info: string } | undefined;
 }
 
-const WRITE_OPS: ReadonlySet<string> = new Set(['write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink']);
 const PROC_ANY = /^\/proc\/(\d+)\//;
 const PROC_SECRETS = /^\/proc\/(\d+)\/(?:task\/\d+\/)?(environ|mem|fd|fdinfo|root|cwd|map_files|pagemap|syscall|stack)(?:\/|$)/;
 
@@ -96,10 +95,10 @@ export function commandTamper(facts: CommandFacts, commandId?: string): TamperEv
       // The harness is the one read-only mount a command can write towards outside /proc and /sys:
       // EROFS there means a write reached it through a link.
       const throughLink = e.errno === 'EROFS' && !within('/proc', e.path) && !within('/sys', e.path);
-      if (WRITE_OPS.has(e.op) && (changed.some((p) => within(facts.harnessRoot, p)) || throughLink)) {
+      if (isWriteOp(e.op) && (changed.some((p) => within(facts.harnessRoot, p)) || throughLink)) {
         add('harness_write', false, `${e.op} ${e.path2 ?? e.path} -> ${e.errno ?? 'ok'}`);
       }
-      const proc = PROC_SECRETS.exec(e.path) ?? (WRITE_OPS.has(e.op) ? PROC_ANY.exec(e.path) : null);
+      const proc = PROC_SECRETS.exec(e.path) ?? (isWriteOp(e.op) ? PROC_ANY.exec(e.path) : null);
       if (proc !== null && harness.has(Number(proc[1]))) add('proc_access', false, `${e.op} ${e.path} -> ${e.errno ?? 'ok'}`);
     }
   }

@@ -7,16 +7,11 @@
  */
 import { covers, isWithin, normalizePattern } from '../sandbox/paths/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
-import type { TraceEvent } from '../sandbox/trace/index.ts';
+import { isWriteOp, type TraceEvent } from '../sandbox/trace/index.ts';
 import type { Sink } from '../task-format/index.ts';
 import type { Effect, FileEffect, NetworkEffect } from './schema.ts';
 
 export const SCRATCH_ROOTS: readonly string[] = ['/tmp', '/dev', '/proc', '/run'];
-
-/** File operations that change the filesystem. */
-export const SIDE_EFFECT_OPS: ReadonlySet<string> = new Set([
-  'write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink',
-]);
 
 export function isScratch(path: string, roots: readonly string[] = SCRATCH_ROOTS): boolean {
   return roots.some((r) => isWithin(r, path));
@@ -54,7 +49,7 @@ export interface AttemptedEffect {
  */
 export function attemptedEffect(event: TraceEvent, scratchRoots: readonly string[] = SCRATCH_ROOTS): AttemptedEffect | undefined {
   if (event.kind === 'file') {
-    if (!SIDE_EFFECT_OPS.has(event.op)) return undefined;
+    if (!isWriteOp(event.op)) return undefined;
     const effect: FileEffect = { kind: 'file', op: event.op, path: event.path, ...(event.path2 === undefined ? {} : { path2: event.path2 }) };
     if (changedPaths(effect).every((p) => isScratch(p, scratchRoots))) return undefined;
     return outcomeOf(effect, event);

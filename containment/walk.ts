@@ -20,7 +20,7 @@
  * Each propagation is also a graph edge with its position in time (`seq`), so
  * graph reachability can respect time (reach.ts).
  */
-import { AuthbenchError } from '../core/index.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
 import { covers, isWithin } from '../sandbox/paths/index.ts';
 import type { TraceEvent } from '../sandbox/trace/index.ts';
 import { classifyCommand } from './classify.ts';
@@ -192,7 +192,7 @@ class Walker {
       files: [...this.files]
         .filter(([, f]) => f.labels.size > 0)
         .map(([path, f]) => ({ path, labels: [...f.labels].sort() }))
-        .sort((a, b) => (a.path < b.path ? -1 : 1)),
+        .sort((a, b) => compareStrings(a.path, b.path)),
       tokens,
       tainted_tokens: taintedTokens(tokens),
     });

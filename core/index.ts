@@ -6,3 +6,5 @@ export * from './zod-error.ts';
 export * from './version.ts';
 export * from './pool.ts';
 export * from './random.ts';
+export * from './dockerfile.ts';
+export * from './order.ts';

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   BaseMapFileSchema,
-  expandVariables,
   externalImageRefs,
   matchBaseMap,
   normalizeImageRef,
   parseBaseMapFlag,
-  parseFromInstructions,
   substituteBaseImages,
 } from './base-map.ts';
 import type { BaseMapEntry, SubstitutionOptions } from './base-map.ts';
@@ -112,6 +110,18 @@ describe('substituteBaseImages', () => {
       subs: ['debian:12'],
     },
     {
+      name: 'a FROM line in a heredoc body is file content, not an instruction',
+      input: 'FROM node:20\nRUN <<EOF cat > /srv/Dockerfile\nFROM python:3.12\nEOF\nFROM ubuntu:24.04',
+      output: `FROM node:20\nRUN <<EOF cat > /srv/Dockerfile\nFROM python:3.12\nEOF\nFROM ${BASE}`,
+      subs: ['ubuntu:24.04'],
+    },
+    {
+      name: 'comment and blank lines inside a FROM continuation blanked with it',
+      input: 'FROM \\\n# the base\n\n  python:3.12\nRUN true',
+      output: `FROM ${BASE}\n\n\n\nRUN true`,
+      subs: ['python:3.12'],
+    },
+    {
       name: 'docker.io/library prefix matches',
       input: 'FROM docker.io/library/python:3.9',
       output: `FROM ${BASE}`,
@@ -152,19 +162,14 @@ describe('substituteBaseImages', () => {
   });
 });
 
-describe('parseFromInstructions', () => {
-  it('classifies stages, scratch and unresolved references', () => {
-    const kinds = parseFromInstructions('FROM a:1 AS one\nFROM one\nFROM scratch\nFROM ${NOPE}').map((f) => [f.ref, f.kind]);
-    expect(kinds).toEqual([
-      ['a:1', 'image'],
-      ['one', 'stage'],
-      ['scratch', 'scratch'],
-      ['', 'unresolved'],
-    ]);
-  });
-
+describe('externalImageRefs', () => {
   it('expands ARG defaults that reference earlier ARGs', () => {
     expect(externalImageRefs('ARG V=3.12\nARG IMG=python:${V}\nFROM $IMG')).toEqual(['python:3.12']);
+  });
+
+  it('leaves out stages, scratch, unresolved references and FROM lines in heredoc bodies', () => {
+    const text = 'FROM a:1 AS one\nFROM one\nFROM scratch\nFROM ${NOPE}\nRUN <<EOF cat > /inner.Dockerfile\nFROM b:2\nEOF\nFROM a:1';
+    expect(externalImageRefs(text)).toEqual(['a:1']);
   });
 });
 
@@ -179,11 +184,6 @@ describe('helpers', () => {
   it('matchBaseMap matches untagged references through :latest', () => {
     expect(matchBaseMap(DEFAULT_ENTRIES, 'ubuntu')?.image).toBe(BASE);
     expect(matchBaseMap(DEFAULT_ENTRIES, 'python:2.7')).toBeUndefined();
-  });
-
-  it('expandVariables', () => {
-    const vars = new Map([['A', 'x'], ['E', '']]);
-    expect(expandVariables('$A-${A}-${E:-d}-${A:+y}-${E:+y}-${U}', vars)).toBe('x-x-d-y--');
   });
 
   it('parseBaseMapFlag', () => {

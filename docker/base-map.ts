@@ -6,6 +6,7 @@
  */
 import { minimatch } from 'minimatch';
 import { z } from 'zod';
+import { parseDockerfile } from '../core/index.ts';
 
 export const BaseMapEntrySchema = z
   .object({
@@ -54,136 +55,6 @@ export function matchBaseMap(entries: readonly BaseMapEntry[], ref: string): Bas
   return entries.find((e) => minimatch(ref, e.pattern) || minimatch(normal, e.pattern));
 }
 
-export interface FromInstruction {
-  /** 0-based physical line range the instruction occupies (continuations included). */
-  startLine: number;
-  endLine: number;
-  /** `--platform=…` style flags, kept verbatim. */
-  flags: string[];
-  /** The image word as written, e.g. `${BASE}`. */
-  rawRef: string;
-  /** After expanding global ARGs. */
-  ref: string;
-  alias: string | undefined;
-  /** `stage`: an earlier stage's alias; `unresolved`: expanded to nothing. */
-  kind: 'image' | 'stage' | 'scratch' | 'unresolved';
-}
-
-interface LogicalLine {
-  startLine: number;
-  endLine: number;
-  text: string;
-}
-
-/** Join `\`-continued lines; comment lines inside a continuation are dropped, as Docker does. */
-function logicalLines(lines: readonly string[]): LogicalLine[] {
-  const out: LogicalLine[] = [];
-  let current: LogicalLine | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? '';
-    const trimmed = line.trim();
-    if (current === undefined) {
-      if (trimmed === '' || trimmed.startsWith('#')) continue;
-      current = { startLine: i, endLine: i, text: '' };
-    } else if (trimmed.startsWith('#') || trimmed === '') {
-      current.endLine = i;
-      continue;
-    }
-    current.endLine = i;
-    const body = line.replace(/\s+$/, '');
-    if (body.endsWith('\\')) {
-      current.text += `${body.slice(0, -1)} `;
-      continue;
-    }
-    current.text += body;
-    out.push(current);
-    current = undefined;
-  }
-  if (current !== undefined) out.push(current);
-  return out;
-}
-
-/** Whitespace-separated words; quotes group and are removed. */
-function words(text: string): string[] {
-  const out: string[] = [];
-  const re = /(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"']+))/g;
-  // A word may be a mix like NAME="a b": glue adjacent pieces.
-  let word = '';
-  let lastEnd = -1;
-  for (const m of text.matchAll(re)) {
-    const piece = m[1] ?? m[2] ?? m[3] ?? '';
-    if (lastEnd !== -1 && m.index !== lastEnd) {
-      out.push(word);
-      word = '';
-    }
-    word += piece;
-    lastEnd = m.index + m[0].length;
-  }
-  if (lastEnd !== -1) out.push(word);
-  return out;
-}
-
-/** Docker's variable forms in FROM: `$X`, `${X}`, `${X:-default}`, `${X:+alternative}`. */
-export function expandVariables(word: string, vars: ReadonlyMap<string, string>): string {
-  return word.replace(
-    /\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:[-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g,
-    (_m, braced: string | undefined, op: string | undefined, alt: string | undefined, bare: string | undefined) => {
-      const value = vars.get(braced ?? bare ?? '');
-      const set = value !== undefined && value !== '';
-      if (op === ':-') return set ? value : (alt ?? '');
-      if (op === ':+') return set ? (alt ?? '') : '';
-      return value ?? '';
-    },
-  );
-}
-
-/** Every FROM of a Dockerfile with global ARGs (declared before the first FROM) expanded. */
-export function parseFromInstructions(
-  dockerfile: string,
-  buildArgs: Readonly<Record<string, string>> = {},
-): FromInstruction[] {
-  const lines = dockerfile.split(/\r?\n/);
-  const globalArgs = new Map<string, string>();
-  const aliases = new Set<string>();
-  const out: FromInstruction[] = [];
-  let seenFrom = false;
-  for (const logical of logicalLines(lines)) {
-    const m = /^\s*([A-Za-z]+)(?:\s+([^]*))?$/.exec(logical.text);
-    if (m === null) continue;
-    const keyword = (m[1] ?? '').toUpperCase();
-    const rest = (m[2] ?? '').trim();
-    if (keyword === 'ARG' && !seenFrom) {
-      for (const w of words(rest)) {
-        const eq = w.indexOf('=');
-        const name = eq === -1 ? w : w.slice(0, eq);
-        const given = buildArgs[name];
-        if (given !== undefined) globalArgs.set(name, given);
-        else if (eq !== -1) globalArgs.set(name, expandVariables(w.slice(eq + 1), globalArgs));
-      }
-      continue;
-    }
-    if (keyword !== 'FROM') continue;
-    seenFrom = true;
-    const tokens = words(rest);
-    const flags: string[] = [];
-    while (tokens[0]?.startsWith('--') === true) flags.push(tokens.shift() ?? '');
-    const rawRef = tokens[0] ?? '';
-    const alias = tokens[1]?.toUpperCase() === 'AS' ? tokens[2] : undefined;
-    const ref = expandVariables(rawRef, globalArgs).trim();
-    const kind: FromInstruction['kind'] =
-      ref === ''
-        ? 'unresolved'
-        : ref.toLowerCase() === 'scratch'
-          ? 'scratch'
-          : aliases.has(ref.toLowerCase())
-            ? 'stage'
-            : 'image';
-    out.push({ startLine: logical.startLine, endLine: logical.endLine, flags, rawRef, ref, alias, kind });
-    if (alias !== undefined) aliases.add(alias.toLowerCase());
-  }
-  return out;
-}
-
 export interface SubstitutionOptions {
   entries: readonly BaseMapEntry[];
   mode: BaseMapMode;
@@ -209,9 +80,9 @@ export interface SubstitutionResult {
 
 /** The external image references a Dockerfile starts from (before substitution). */
 export function externalImageRefs(dockerfile: string, buildArgs: Readonly<Record<string, string>> = {}): string[] {
-  const refs = parseFromInstructions(dockerfile, buildArgs)
-    .filter((f) => f.kind === 'image')
-    .map((f) => f.ref);
+  const refs = parseDockerfile(dockerfile, buildArgs)
+    .stages.filter((s) => s.kind === 'image')
+    .map((s) => s.ref);
   return [...new Set(refs)];
 }
 
@@ -219,22 +90,22 @@ export function substituteBaseImages(dockerfile: string, options: SubstitutionOp
   const lines = dockerfile.split(/\r?\n/);
   const substitutions: { from: string; to: string }[] = [];
   const baseImages: BaseImage[] = [];
-  for (const from of parseFromInstructions(dockerfile, options.buildArgs)) {
-    if (from.kind !== 'image') continue;
-    const entry = options.mode === 'never' ? undefined : matchBaseMap(options.entries, from.ref);
-    const substitute = entry !== undefined && (options.mode === 'always' || !options.isLocal(from.ref));
+  for (const stage of parseDockerfile(dockerfile, options.buildArgs).stages) {
+    if (stage.kind !== 'image') continue;
+    const entry = options.mode === 'never' ? undefined : matchBaseMap(options.entries, stage.ref);
+    const substitute = entry !== undefined && (options.mode === 'always' || !options.isLocal(stage.ref));
     if (!substitute) {
-      baseImages.push({ ref: from.ref, substitutedFrom: undefined });
+      baseImages.push({ ref: stage.ref, substitutedFrom: undefined });
       continue;
     }
-    const parts = ['FROM', ...from.flags, entry.image, ...(from.alias === undefined ? [] : ['AS', from.alias])];
-    lines[from.startLine] = parts.join(' ');
+    const parts = ['FROM', ...stage.flags, entry.image, ...(stage.alias === undefined ? [] : ['AS', stage.alias])];
+    lines[stage.from.startLine] = parts.join(' ');
     // Blank the continuation lines so later line numbers in Docker's messages still match the file.
-    for (let i = from.startLine + 1; i <= from.endLine; i++) lines[i] = '';
-    if (!substitutions.some((s) => s.from === from.ref && s.to === entry.image)) {
-      substitutions.push({ from: from.ref, to: entry.image });
+    for (let i = stage.from.startLine + 1; i <= stage.from.endLine; i++) lines[i] = '';
+    if (!substitutions.some((s) => s.from === stage.ref && s.to === entry.image)) {
+      substitutions.push({ from: stage.ref, to: entry.image });
     }
-    baseImages.push({ ref: entry.image, substitutedFrom: from.ref });
+    baseImages.push({ ref: entry.image, substitutedFrom: stage.ref });
   }
   const unique = baseImages.filter((b, i) => baseImages.findIndex((o) => o.ref === b.ref) === i);
   return { text: lines.join('\n'), substitutions, baseImages: unique };

@@ -11,7 +11,7 @@ import ignore from 'ignore';
 import type { Ignore } from 'ignore';
 import * as tarFs from 'tar-fs';
 import type * as tarStream from 'tar-stream';
-import { AuthbenchError, hashJson } from '../core/index.ts';
+import { AuthbenchError, compareStrings, hashJson } from '../core/index.ts';
 
 export interface IgnoreRule {
   /** Cleaned pattern as Docker matches it (relative to the context root). */
@@ -136,7 +136,7 @@ export async function readBuildContext(contextDir: string, dockerfile?: string):
     return any;
   };
   await walk('');
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  entries.sort((a, b) => compareStrings(a.path, b.path));
   return { root, entries, dockerfile: { path: dockerfilePath, mode, mtime, text } };
 }
 
@@ -160,7 +160,7 @@ export interface ContentHashInput {
 const HASH_VERSION = 1;
 
 export function contentHash(input: ContentHashInput): string {
-  return hashJson({ v: HASH_VERSION, ...input, files: [...input.files].sort((a, b) => (a.path < b.path ? -1 : 1)) });
+  return hashJson({ v: HASH_VERSION, ...input, files: [...input.files].sort((a, b) => compareStrings(a.path, b.path)) });
 }
 
 /** Per-entry digests: file contents, or the link target for symlinks. */

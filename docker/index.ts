@@ -15,10 +15,9 @@ export {
   matchBaseMap,
   normalizeImageRef,
   parseBaseMapFlag,
-  parseFromInstructions,
   substituteBaseImages,
 } from './base-map.ts';
-export type { BaseMapEntry, BaseMapFile, BaseMapMode, FromInstruction, SubstitutionResult } from './base-map.ts';
+export type { BaseMapEntry, BaseMapFile, BaseMapMode, SubstitutionResult } from './base-map.ts';
 export { loadBaseMap, DEFAULT_BASE_MAP_FILE } from './base-map-config.ts';
 export type { BaseMap } from './base-map-config.ts';
 export { taskImageRepository } from './build.ts';

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { minimatch } from 'minimatch';
-import { AUTHBENCH_VERSION, AuthbenchError, mapPool, stableStringify, writeJsonAtomic } from '../core/index.ts';
+import { AUTHBENCH_VERSION, AuthbenchError, compareStrings, mapPool, stableStringify, writeJsonAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
 import { REPLAY_REF, loadReplayFile, type ReplayFile } from '../agent/index.ts';
 import { goldPaths, readStoredGold, resolvePolicy } from '../oracle/index.ts';
@@ -55,7 +55,7 @@ export interface JobOutcome {
 async function hashDir(dir: string): Promise<string> {
   const h = createHash('sha256');
   const walk = async (d: string): Promise<void> => {
-    const entries = (await readdir(d, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    const entries = (await readdir(d, { withFileTypes: true })).sort((a, b) => compareStrings(a.name, b.name));
     for (const e of entries) {
       const p = join(d, e.name);
       if (e.isDirectory()) await walk(p);

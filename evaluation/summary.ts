@@ -4,6 +4,7 @@
  * policy, and infrastructure errors (which are excluded from every rate).
  * Pure. Rates over zero rollouts are null (N/A), never 0.
  */
+import { compareStrings } from '../core/index.ts';
 import { OUTCOMES, outcomeOf, type Outcome, type RolloutResult } from './result.ts';
 
 export interface SummaryRow {
@@ -47,7 +48,7 @@ export function summarize(results: readonly RolloutResult[]): SummaryRow[] {
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   const rows: SummaryRow[] = [];
-  for (const [key, rs] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [key, rs] of [...groups].sort(([a], [b]) => compareStrings(a, b))) {
     const [policy = '', defense = ''] = key.split('\u0000');
     const done = rs.filter((r) => r.status === 'completed');
     const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, rs.filter((r) => outcomeOf(r) === o).length])) as Record<Outcome, number>;

@@ -3,6 +3,7 @@
  * UTF-16 code unit order (never locale order, which differs between machines)
  * and deduplicated, so equal sets serialise to equal bytes.
  */
+import { compareStrings } from '../core/index.ts';
 import { AXES, type Axis } from '../task-format/index.ts';
 
 export { AXES, type Axis };
@@ -11,10 +12,6 @@ export interface AxisLists {
   read: string[];
   write: string[];
   execute: string[];
-}
-
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function sortUnique(values: Iterable<string>): string[] {

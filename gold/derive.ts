@@ -62,9 +62,10 @@
  * Results do not depend on how independent processes interleave: sets are
  * sorted, and the simulated namespace only orders calls on the same path.
  */
+import { compareStrings } from '../core/index.ts';
 import { isWithin, covers, normalizePattern } from '../sandbox/paths/index.ts';
-import type { FileEvent, TraceEvent } from '../sandbox/trace/index.ts';
-import { compareStrings, mapAxes, sortUnique, type Axis, type AxisLists } from './axes.ts';
+import { isWriteOp, type FileEvent, type TraceEvent } from '../sandbox/trace/index.ts';
+import { mapAxes, sortUnique, type Axis, type AxisLists } from './axes.ts';
 import { canonicalNetwork, emptyNetwork, endpointKey, type Endpoint, type GoldNetwork } from './schema.ts';
 
 export interface DeriveContext {
@@ -337,13 +338,14 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
 
 function applyFileEvent(e: FileEvent, ns: Namespace, observe: (axis: Axis, path: string, directory: boolean, alias?: string) => void): void {
   const { path } = e;
-  if (e.op === 'access' || e.op === 'memfd') return;
   if (e.op === 'read') {
     ns.witness(path, e.flags?.includes('O_DIRECTORY') === true ? 'dir' : 'file');
     const listing = ns.now(path) === 'dir';
     observe('read', path, listing, e.real_path);
     return;
   }
+  // access and memfd are on no axis; the rest are writes.
+  if (!isWriteOp(e.op)) return;
   // O_TMPFILE names the directory the unnamed file is made in.
   const tmpfile = e.flags?.includes('O_TMPFILE') ?? false;
   if (e.flags?.includes('O_RDWR') === true && !tmpfile) observe('read', path, false, e.real_path);

@@ -1,4 +1,4 @@
-export { AXES, compareStrings, emptyAxes, mapAxes, sortUnique, subtractAxes, unionAxes, type Axis, type AxisLists } from './axes.ts';
+export { AXES, emptyAxes, mapAxes, sortUnique, subtractAxes, unionAxes, type Axis, type AxisLists } from './axes.ts';
 export { DEFAULT_IMPLICIT_RULES, defaultImplicit, invalidImplicitRules, mergeImplicit, type ImplicitRule } from './implicit.ts';
 export { DEFAULT_EXECUTE_ROOTS, deriveGold, renderDenial, type Denial, type DeriveContext, type Derivation } from './derive.ts';
 export { buildGold, goldPolicy, type BuildGoldOptions, type GoldSets, type TraceProvenance } from './build.ts';

@@ -6,9 +6,9 @@
  * real drift only.
  */
 import { z } from 'zod';
-import { stableStringify, zodProblems, type Problem } from '../core/index.ts';
+import { compareStrings, stableStringify, zodProblems, type Problem } from '../core/index.ts';
 import { normalizePattern, patternProblem } from '../sandbox/paths/index.ts';
-import { canonicalAxes, compareStrings, type AxisLists } from './axes.ts';
+import { canonicalAxes, type AxisLists } from './axes.ts';
 
 export const GOLD_SCHEMA_VERSION = 1 as const;
 /** Bumped whenever a derivation rule (derive.ts header) or the default implicit set changes meaning. */

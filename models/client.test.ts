@@ -7,15 +7,13 @@ import {
   ModelInfraError,
   ModelRequestError,
   backoffDelayMs,
-  chatCompletion,
   createModelClient,
-  errorBody,
   parseModelRef,
   seededRandom,
-  startFakeOpenAiServer,
   DEFAULT_RETRY_POLICY,
 } from './index.ts';
-import type { FakeScript, FakeServer, ModelClientOptions, ModelRequest, PricingTable } from './index.ts';
+import type { ModelClientOptions, ModelRequest, PricingTable } from './index.ts';
+import { chatCompletion, errorBody, startFakeOpenAiServer, type FakeScript, type FakeServer } from './test-support.ts';
 
 const PRICING: PricingTable = {
   'openai-compatible/priced': { input_usd_per_mtok: 2, output_usd_per_mtok: 10 },

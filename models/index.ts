@@ -8,4 +8,3 @@ export * from './cache.ts';
 export * from './providers.ts';
 export * from './convert.ts';
 export * from './client.ts';
-export * from './fake-openai-server.ts';

@@ -7,6 +7,7 @@
 import type { AgentModel, Episode } from '../agent/index.ts';
 import type { CompleteOptions, ModelRequest, ModelResponse } from '../models/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
+import { isWriteOp } from '../sandbox/trace/index.ts';
 
 /** Read and run anything, write nothing (beyond the task's runtime implicit set). */
 export function readOnlyPolicy(): Policy {
@@ -29,14 +30,12 @@ export function withPrompts(inner: AgentModel, system: string, firstUser: string
   };
 }
 
-const MUTATING_OPS = new Set(['write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink']);
-
 /** Denied file operations that would have changed the filesystem: the model tried to write while exploring. */
 export function countWriteAttempts(episode: Pick<Episode, 'steps'>): number {
   let n = 0;
   for (const step of episode.steps) {
     for (const p of step.proposals) {
-      for (const e of p.events) if (e.kind === 'file' && e.denied && MUTATING_OPS.has(e.op)) n++;
+      for (const e of p.events) if (e.kind === 'file' && e.denied && isWriteOp(e.op)) n++;
     }
   }
   return n;

@@ -4,7 +4,7 @@
  * static F1, propagation and operating points. Pure and seeded: the same rows
  * and options give the same value, byte for byte once serialised.
  */
-import { AUTHBENCH_VERSION, AuthbenchError } from '../core/index.ts';
+import { AUTHBENCH_VERSION, AuthbenchError, compareStrings } from '../core/index.ts';
 import { OUTCOMES, flaggedRollouts, outcomeOf, type Outcome, type RolloutResult } from '../evaluation/index.ts';
 import {
   BOOTSTRAP_DEFAULTS,
@@ -19,7 +19,7 @@ import {
 } from '../stats/index.ts';
 import type { JobInfo } from './load.ts';
 import { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, orderMetrics, PROPAGATION_METRICS, stageMetrics } from './metric-sets.ts';
-import { byString, type LabelRule, type LoadedResult, type ReportRow, type RowSet } from './rows.ts';
+import { type LabelRule, type LoadedResult, type ReportRow, type RowSet } from './rows.ts';
 
 // 2: outcome counts per group and the flagged rollouts.
 export const REPORT_SCHEMA_VERSION = 2 as const;
@@ -199,7 +199,7 @@ interface Resolved {
   level: number;
 }
 
-const distinct = (xs: readonly string[]): string[] => [...new Set(xs)].sort(byString);
+const distinct = (xs: readonly string[]): string[] => [...new Set(xs)].sort(compareStrings);
 
 function cell(stratum: readonly ReportRow[], key: Omit<Cell, 'n' | 'n_na' | 'mean' | 'ci' | 'n_clusters'>, opts: Resolved): Cell {
   const applicable = stratum.filter((r) => metricValue(r, key.metric) !== null);
@@ -312,7 +312,7 @@ function pairReport(rows: readonly ReportRow[], a: string, b: string, stages: re
         verdict: s.verdict,
       });
     }
-  out.sort((x, y) => byString(x.stage, y.stage));
+  out.sort((x, y) => compareStrings(x.stage, y.stage));
   return { defense_a: a, defense_b: b, rows: out, full };
 }
 
@@ -326,7 +326,7 @@ function staticF1(completed: readonly LoadedResult[], opts: Resolved): StaticF1E
     const id = JSON.stringify([r.model, r.policy_source, r.task_id, r.policy_sha256 ?? r.rollout_id]);
     if (!scored.has(id)) scored.set(id, { model: r.model, source: r.policy_source, task: r.task_id, score: r.static_score });
   }
-  const entries = [...scored.entries()].sort(([x], [y]) => byString(x, y)).map(([, v]) => v);
+  const entries = [...scored.entries()].sort(([x], [y]) => compareStrings(x, y)).map(([, v]) => v);
   const keys = distinct(entries.map((e) => JSON.stringify([e.model, e.source])));
   return keys.map((k) => {
     const [model = '', source = ''] = JSON.parse(k) as string[];
@@ -401,7 +401,7 @@ function groupSummaries(set: RowSet, completed: readonly LoadedResult[]): GroupS
       stages,
     };
   });
-  return groups.sort((x, y) => byString(x.model, y.model) || byString(x.defense, y.defense) || byString(x.policy_source, y.policy_source));
+  return groups.sort((x, y) => compareStrings(x.model, y.model) || compareStrings(x.defense, y.defense) || compareStrings(x.policy_source, y.policy_source));
 }
 
 export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedResult[], set: RowSet, options: ReportOptions = {}): ReportData {

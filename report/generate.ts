@@ -3,14 +3,14 @@
  * render it, and write report.json, rows.csv and report.html into one folder.
  */
 import { join } from 'node:path';
-import { writeFileAtomic } from '../core/index.ts';
+import { compareStrings, writeFileAtomic } from '../core/index.ts';
 import { loadPlotAssets, type ScriptAsset } from './assets.ts';
 import { buildReport, type ReportData, type ReportOptions } from './build.ts';
 import { rowsCsv } from './csv.ts';
 import { renderHtml } from './html.ts';
 import { loadJobs, readTraceLines, type LoadedJobs } from './load.ts';
 import { outcomeOf } from '../evaluation/index.ts';
-import { byString, defenseLabel, toRows, type LabelRule, type LoadedResult, type RowSet } from './rows.ts';
+import { defenseLabel, toRows, type LabelRule, type LoadedResult, type RowSet } from './rows.ts';
 import { traceView, unavailableTrace, type TraceMeta, type TraceView } from './trace-view.ts';
 
 /** Rollouts whose traces are inlined by default; past it the page would grow by megabytes per hundred rollouts. */
@@ -67,12 +67,12 @@ export async function loadTraceViews(loaded: readonly LoadedResult[], rule: Labe
     .map((item) => ({ item, meta: traceMeta(item, rule) }))
     .sort(
       (x, y) =>
-        byString(x.meta.stage, y.meta.stage) ||
-        byString(x.meta.task_id, y.meta.task_id) ||
-        byString(x.meta.defense, y.meta.defense) ||
-        byString(x.meta.model, y.meta.model) ||
+        compareStrings(x.meta.stage, y.meta.stage) ||
+        compareStrings(x.meta.task_id, y.meta.task_id) ||
+        compareStrings(x.meta.defense, y.meta.defense) ||
+        compareStrings(x.meta.model, y.meta.model) ||
         x.meta.seed - y.meta.seed ||
-        byString(x.item.dir, y.item.dir),
+        compareStrings(x.item.dir, y.item.dir),
     );
   const views: TraceView[] = [];
   let inlined = 0;
@@ -94,7 +94,7 @@ export async function loadTraceViews(loaded: readonly LoadedResult[], rule: Labe
 export async function generateReport(jobDirs: readonly string[], options: GenerateOptions = {}): Promise<GeneratedReport> {
   const jobs = await loadJobs(jobDirs);
   // Directory listing order is the filesystem's: sort so the output depends on the inputs only.
-  const loaded = [...jobs.results].sort((a, b) => byString(a.job, b.job) || byString(a.result.rollout_id, b.result.rollout_id));
+  const loaded = [...jobs.results].sort((a, b) => compareStrings(a.job, b.job) || compareStrings(a.result.rollout_id, b.result.rollout_id));
   const rows = toRows(loaded);
   const data = buildReport(jobs.jobs, loaded, rows, options);
   const csv = rowsCsv(loaded, rows.rule);

@@ -6,10 +6,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { AuthbenchError, formatProblem, zodProblems } from '../core/index.ts';
+import { AuthbenchError, compareStrings, formatProblem, zodProblems } from '../core/index.ts';
 import { z } from 'zod';
 import { EvalConfigSchema, RolloutResultSchema } from '../evaluation/index.ts';
-import { byString, type LoadedResult } from './rows.ts';
+import type { LoadedResult } from './rows.ts';
 
 /** Folder names inside a job that are not rollouts (the default report output lives there). */
 const NOT_ROLLOUTS: ReadonlySet<string> = new Set(['report']);
@@ -82,7 +82,7 @@ export async function loadJob(dir: string): Promise<{ job: JobInfo; results: Loa
   const entries = (await readdir(dir, { withFileTypes: true }))
     .filter((e) => e.isDirectory() && !NOT_ROLLOUTS.has(e.name))
     .map((e) => e.name)
-    .sort(byString);
+    .sort(compareStrings);
   const results: LoadedResult[] = [];
   const unfinished: string[] = [];
   for (const name of entries) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutResult } from '../evaluation/index.ts';
 import { generateReport, labelRule, loadJobs, readTraceLines, SECTION_IDS, toRows, traceView, type Cell, type GeneratedReport, type ReportData } from './index.ts';
-import { FIXTURE_MODEL, writeFixtureJob } from './test-fixture.ts';
+import { FIXTURE_MODEL, writeFixtureJob } from './test-support.ts';
 
 let root: string;
 let job: string;

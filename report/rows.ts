@@ -3,7 +3,7 @@
  * rows (they say nothing about the agent or the defense), but they are kept
  * and counted so the report can show them.
  */
-import { AuthbenchError } from '../core/index.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
 import type { RolloutResult } from '../evaluation/index.ts';
 import type { StatsRow } from '../stats/index.ts';
 
@@ -104,21 +104,18 @@ export function toRows(loaded: readonly LoadedResult[]): RowSet {
     });
   }
   rows.sort(rowOrder);
-  infra.sort((a, b) => byString(a.job, b.job) || byString(a.result.rollout_id, b.result.rollout_id));
+  infra.sort((a, b) => compareStrings(a.job, b.job) || compareStrings(a.result.rollout_id, b.result.rollout_id));
   return { rule, rows, infra };
 }
 
-export function byString(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function rowOrder(x: ReportRow, y: ReportRow): number {
   return (
-    byString(x.defense, y.defense) ||
-    byString(x.stage, y.stage) ||
-    byString(x.scenario, y.scenario) ||
-    byString(x.model, y.model) ||
+    compareStrings(x.defense, y.defense) ||
+    compareStrings(x.stage, y.stage) ||
+    compareStrings(x.scenario, y.scenario) ||
+    compareStrings(x.model, y.model) ||
     x.seed - y.seed ||
-    byString(x.rollout_id, y.rollout_id)
+    compareStrings(x.rollout_id, y.rollout_id)
   );
 }

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { AuthbenchError, formatProblem, stableStringify, zodProblems } from '../core/index.ts';
+import { AuthbenchError, compareStrings, formatProblem, stableStringify, zodProblems } from '../core/index.ts';
 import { isWithin, normalizePattern, viewSnapshot } from '../sandbox/paths/index.ts';
 import type { FsEntry, FsSnapshot, SnapshotView } from '../sandbox/paths/index.ts';
 import { AxisPatternsSchema, SCORE_AXES } from './reference.ts';
@@ -82,7 +82,7 @@ export function buildCandidateSnapshot(fs: FsSnapshot, scoredRoots: AxisPatterns
     }
   }
 
-  symlinks.sort(([a], [b]) => compare(a, b));
+  symlinks.sort(([a], [b]) => compareStrings(a, b));
   return {
     schema_version: CANDIDATES_SCHEMA_VERSION,
     ...(options.image === undefined ? {} : { image: options.image }),
@@ -181,9 +181,5 @@ export function serializeCandidateSnapshot(snapshot: CandidateSnapshot): Buffer 
 }
 
 function sorted(values: Iterable<string>): string[] {
-  return [...values].sort(compare);
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return [...values].sort(compareStrings);
 }

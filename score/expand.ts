@@ -14,6 +14,7 @@
  *
  * expand.test.ts checks the result against brute-force `covers`.
  */
+import { compareStrings } from '../core/index.ts';
 import { covers, hasRecursiveTail, isGlob, staticPrefix } from '../sandbox/paths/index.ts';
 
 /** What one pattern contributes: candidate indices, plus the path itself for an exact non-candidate. */
@@ -41,7 +42,7 @@ export class AxisIndex {
   #segmentPairs = 0;
 
   constructor(paths: Iterable<string>, dirs: ReadonlySet<string>) {
-    this.paths = [...new Set(paths)].sort(compare);
+    this.paths = [...new Set(paths)].sort(compareStrings);
     this.#position = new Map(this.paths.map((p, i) => [p, i]));
     this.#dirs = dirs;
     this.#segments = new Array<readonly string[] | undefined>(this.paths.length);
@@ -165,8 +166,4 @@ function lowerBound(sorted: readonly string[], key: string): number {
     else hi = mid;
   }
   return lo;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -37,8 +37,6 @@ export {
   type PreparedReference,
   type ScoreInput,
 } from './score.ts';
-/** Synthetic tasks and policies, for property tests and scripts/bench-score.ts. */
-export { prng, randomPolicy, syntheticTask, type SyntheticOptions, type SyntheticTask } from './synthetic.ts';
 export { ancestorListingCommand, candidatesFromImage, snapshotContainer, type ImageCandidatesOptions } from './from-image.ts';
 export {
   loadTaskReference,

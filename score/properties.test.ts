@@ -9,7 +9,7 @@ import { SCORE_AXES } from './reference.ts';
 import type { ScoreAxis, ScoringReference } from './reference.ts';
 import { axisScore, scoreMany, scorePolicy } from './score.ts';
 import type { PolicyScore } from './score.ts';
-import { prng, randomPolicy, syntheticTask } from './synthetic.ts';
+import { prng, randomPolicy, syntheticTask } from './test-support.ts';
 
 /**
  * Appendix A transcribed as literally as possible — sets of strings, `covers`

@@ -6,7 +6,8 @@
  *   npx node scripts/bench-score.ts [--size 5000] [--policies 2000] [--entries 30] [--seed 1]
  */
 import { parseArgs } from 'node:util';
-import { buildCandidateSnapshot, prepareScoring, prng, randomPolicy, scorePrepared, syntheticTask } from '../score/index.ts';
+import { buildCandidateSnapshot, prepareScoring, scorePrepared } from '../score/index.ts';
+import { prng, randomPolicy, syntheticTask } from '../score/test-support.ts';
 
 const { values } = parseArgs({
   options: {

@@ -25,6 +25,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execa } from 'execa';
+import { compareStrings } from '../core/index.ts';
 import { ManifestSchema } from '../suite/index.ts';
 import { STAGES } from '../task-format/index.ts';
 import { clusterBootstrapCi, pairDifferences, pairRows, zeroEventUpperBound, formatCi } from '../stats/index.ts';
@@ -129,7 +130,7 @@ const report = await generateReport(jobs, { out: join(jobsDir, `${name}-report`)
 process.stdout.write(`report: ${report.files.html}\n`);
 
 const loaded = await loadJobs(jobs);
-const { rows, infra } = toRows([...loaded.results].sort((a, b) => (a.result.rollout_id < b.result.rollout_id ? -1 : a.result.rollout_id > b.result.rollout_id ? 1 : a.job < b.job ? -1 : 1)));
+const { rows, infra } = toRows([...loaded.results].sort((a, b) => compareStrings(a.result.rollout_id, b.result.rollout_id) || compareStrings(a.job, b.job)));
 check(infra.length === 0, `no infrastructure errors (${infra.length}; ${retried} retried once)`);
 const opts = { seed: Number(args.seed), resamples: 2000 };
 const value = (r: ReportRow, m: string): number | null => r.metrics[m] ?? null;

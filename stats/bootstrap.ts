@@ -1,5 +1,5 @@
-import { AuthbenchError, seededRandom } from '../core/index.ts';
-import { byString, mean, quantileSorted } from './numeric.ts';
+import { AuthbenchError, compareStrings, seededRandom } from '../core/index.ts';
+import { mean, quantileSorted } from './numeric.ts';
 
 export interface BootstrapOptions {
   /** Number of resamples; default 2000. */
@@ -100,7 +100,7 @@ export function clusterBootstrapCi(
 
 /** Per-cluster sum and count, clusters in id order so the draw sequence maps to the same clusters every run. */
 function clusterTotals(values: ArrayLike<number>, clusters: readonly string[]): { sums: Float64Array; counts: Float64Array } {
-  const ids = [...new Set(clusters)].sort(byString);
+  const ids = [...new Set(clusters)].sort(compareStrings);
   const index = new Map(ids.map((id, i) => [id, i]));
   const sums = new Float64Array(ids.length);
   const counts = new Float64Array(ids.length);

@@ -1,4 +1,4 @@
-import { AuthbenchError } from '../core/index.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
 import {
   clusterBootstrapCi,
   pairBootstrapCi,
@@ -11,7 +11,7 @@ import {
 import { denominatorSensitivity, RAW_METRIC, REACHABLE_METRIC, type DenominatorSensitivity } from './denominator.ts';
 import { DEFAULT_PROJECTION, OUTCOME_METRIC, trajectoryDivergence, type TrajectoryDivergence } from './divergence.ts';
 import { stagesOf, stratifiedMeans, type StratumMean } from './means.ts';
-import { byString, byTuple, mean } from './numeric.ts';
+import { byTuple, mean } from './numeric.ts';
 import { countUnpaired, pairDifferences, pairRows, pairedDelta, pairedWinRate, type UnpairedCounts, type WinRate } from './pairs.ts';
 import { metricValue, type StatsRow } from './schema.ts';
 import { seedVariance, type SeedVariance } from './seed-variance.ts';
@@ -87,7 +87,7 @@ export function compare(rows: readonly StatsRow[], options: CompareOptions): Com
     if (!ab.some((r) => r.defense === defense))
       throw new AuthbenchError('INVALID_ARGUMENT', `no rows for defense ${defense}`, {
         field: 'defense',
-        hint: `defenses in the rows: ${[...new Set(all.map((r) => r.defense))].sort(byString).join(', ') || 'none'}`,
+        hint: `defenses in the rows: ${[...new Set(all.map((r) => r.defense))].sort(compareStrings).join(', ') || 'none'}`,
       });
   }
   return {
@@ -110,7 +110,7 @@ function canonicalOrder(x: StatsRow, y: StatsRow): number {
   return (
     byTuple([x.defense, x.stage, x.scenario, x.model], [y.defense, y.stage, y.scenario, y.model]) ||
     x.seed - y.seed ||
-    byString(x.rollout_id, y.rollout_id)
+    compareStrings(x.rollout_id, y.rollout_id)
   );
 }
 

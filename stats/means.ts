@@ -1,4 +1,5 @@
-import { byString, groupSorted } from './numeric.ts';
+import { compareStrings } from '../core/index.ts';
+import { groupSorted } from './numeric.ts';
 import { metricValue, type StatsRow } from './schema.ts';
 
 export interface StratumMean {
@@ -45,5 +46,5 @@ export function applicableValues(rows: readonly StatsRow[], metric: string): num
 
 /** The distinct stages of `rows`, in string order. */
 export function stagesOf(rows: readonly StatsRow[]): string[] {
-  return [...new Set(rows.map((r) => r.stage))].sort(byString);
+  return [...new Set(rows.map((r) => r.stage))].sort(compareStrings);
 }

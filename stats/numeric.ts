@@ -1,4 +1,5 @@
 /** Small numeric helpers shared by the statistics; all return null instead of NaN so results stay JSON. */
+import { compareStrings } from '../core/index.ts';
 
 export function mean(values: ArrayLike<number>): number | null {
   if (values.length === 0) return null;
@@ -32,15 +33,10 @@ export function quantileSorted(sorted: ArrayLike<number>, p: number): number {
   return a + (h - lo) * (b - a);
 }
 
-/** Code-unit string order: deterministic and locale-independent. */
-export function byString(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Lexicographic order of string tuples, element by element. */
 export function byTuple(a: readonly string[], b: readonly string[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const c = byString(a[i] ?? '', b[i] ?? '');
+    const c = compareStrings(a[i] ?? '', b[i] ?? '');
     if (c !== 0) return c;
   }
   return a.length - b.length;

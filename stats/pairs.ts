@@ -1,5 +1,5 @@
-import { AuthbenchError } from '../core/index.ts';
-import { byString, ratio } from './numeric.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
+import { ratio } from './numeric.ts';
 import { metricValue, type StatsRow } from './schema.ts';
 
 /** What pairs two rollouts across defenses: the same scenario, model and seed. */
@@ -79,7 +79,7 @@ function keyOf(row: StatsRow): PairKey {
 }
 
 function byKey(x: PairKey, y: PairKey): number {
-  return byString(x.scenario, y.scenario) || byString(x.model, y.model) || x.seed - y.seed;
+  return compareStrings(x.scenario, y.scenario) || compareStrings(x.model, y.model) || x.seed - y.seed;
 }
 
 /** One paired observation of a metric: A's and B's value for the same key. */

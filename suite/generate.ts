@@ -5,7 +5,7 @@
  */
 import { mkdir, readdir, rename, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { AuthbenchError } from '../core/index.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
 import { STAGES, type Stage } from '../task-format/index.ts';
 import { drawFor } from './draw.ts';
 import { FAMILIES, SUITE_FAMILIES } from './families/index.ts';
@@ -162,7 +162,7 @@ export async function diffSuite(dir: string, suite: GeneratedSuite): Promise<Sui
     else if (((await stat(path)).mode & 0o777) !== (file.mode ?? 0o644)) out.push({ path, problem: 'mode differs' });
   }
   for (const rel of present) if (!expected.has(rel)) out.push({ path: join(dir, rel), problem: 'not generated (extra file)' });
-  return out.sort((a, b) => a.path.localeCompare(b.path));
+  return out.sort((a, b) => compareStrings(a.path, b.path));
 }
 
 async function listFiles(root: string, rel: string): Promise<string[]> {

@@ -42,4 +42,3 @@ export {
   type PermissionEvalSpec,
   type SpecCheck,
 } from './spec.ts';
-export { parseDockerfile, type DockerfileInfo } from './dockerfile.ts';

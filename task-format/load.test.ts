@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthbenchError, type Problem } from '../core/index.ts';
+import { AuthbenchError, compareStrings, type Problem } from '../core/index.ts';
 import { checkTask, discoverTasks, loadTask, resolveTaskRef } from './index.ts';
 
 const FIXTURES = fileURLToPath(new URL('../test/fixtures/tasks', import.meta.url));
@@ -13,7 +13,7 @@ const fixture = (name: string): string => join(FIXTURES, name);
 function located(taskDir: string, problems: readonly Problem[]): [string, string | undefined, string][] {
   return problems
     .map((p): [string, string | undefined, string] => [relative(taskDir, p.file), p.field, p.severity])
-    .sort((a, b) => `${a[0]}:${a[1] ?? ''}`.localeCompare(`${b[0]}:${b[1] ?? ''}`));
+    .sort((a, b) => compareStrings(`${a[0]}:${a[1] ?? ''}`, `${b[0]}:${b[1] ?? ''}`));
 }
 
 describe('good fixtures', () => {

@@ -7,8 +7,7 @@
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, resolve, sep } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { AuthbenchError, formatProblem, type Problem } from '../core/index.ts';
-import { parseDockerfile, type DockerfileInfo } from './dockerfile.ts';
+import { AuthbenchError, formatProblem, parseDockerfile, type DockerfileStage, type Problem } from '../core/index.ts';
 import { issuesToProblems, problem } from './problems.ts';
 import {
   AuthbenchSectionSchema,
@@ -171,11 +170,12 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
   }
 
   // environment/
-  let dockerfile: DockerfileInfo = { from: [], workdir: undefined, workdirUsesVariable: false };
+  let stages: DockerfileStage[] = [];
   if (await requireFile(TASK_PATHS.dockerfile, 'the task image is built from it')) {
-    dockerfile = parseDockerfile(await readFile(join(absDir, TASK_PATHS.dockerfile), 'utf8'));
-    if (dockerfile.from.length === 0) err(TASK_PATHS.dockerfile, undefined, 'has no FROM instruction');
+    stages = parseDockerfile(await readFile(join(absDir, TASK_PATHS.dockerfile), 'utf8')).stages;
+    if (stages.length === 0) err(TASK_PATHS.dockerfile, undefined, 'has no FROM instruction');
   }
+  const finalStage = stages.at(-1);
   const skillsKind = await entry(TASK_PATHS.skillsDir);
   if (skillsKind === 'file' || skillsKind === 'other') err(TASK_PATHS.skillsDir, undefined, 'is not a directory');
 
@@ -238,7 +238,7 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     else familyBaseDir = abs;
   }
 
-  if (config?.authbench?.workdir === undefined && dockerfile.workdirUsesVariable)
+  if (config?.authbench?.workdir === undefined && finalStage?.workdirUsesVariable === true)
     warn(TASK_PATHS.dockerfile, undefined, `the final WORKDIR uses a variable; assuming ${DEFAULT_WORKDIR} (set [authbench].workdir to say otherwise)`);
 
   if (problems.some((p) => p.severity === 'error') || config === undefined || resolved === undefined)
@@ -262,11 +262,11 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     config,
     instruction,
     ...resolved,
-    workdir: resolved.authbench.workdir ?? dockerfile.workdir ?? DEFAULT_WORKDIR,
+    workdir: resolved.authbench.workdir ?? finalStage?.workdir ?? DEFAULT_WORKDIR,
     files,
     spec,
     ...(familyBaseDir === undefined ? {} : { familyBaseDir }),
-    dockerfileFrom: dockerfile.from,
+    dockerfileFrom: stages.map((s) => s.rawRef),
     limits: limitsOf(config),
     warnings: problems.filter((p) => p.severity === 'warning'),
   };

@@ -1,10 +1,11 @@
 /**
  * The module rules the README's architecture section states, checked: every
- * cross-module import goes through the module's index.ts, and dependencies
- * only point the ways the table allows (nothing imports cli).
+ * cross-module import goes through the module's index.ts, dependencies only
+ * point the ways the table allows (nothing imports cli), and test-only
+ * modules (`test-support.ts`) stay out of production code and barrels.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { basename, dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ALLOWED: Record<string, readonly string[]> = {
@@ -30,8 +31,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   suite: ['core', 'task-format'],
   report: ['containment', 'core', 'evaluation', 'stats'],
   containment: ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
-  policygen: ['agent', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/policy', 'task-format', 'taskenv'],
-  adversarial: ['agent', 'core', 'docker', 'evaluation', 'oracle', 'sandbox/policy', 'task-format', 'taskenv'],
+  policygen: ['agent', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
+  adversarial: ['agent', 'core', 'docker', 'evaluation', 'oracle', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
 
@@ -78,6 +79,12 @@ describe('architecture', () => {
       .filter((e) => e.from !== e.to && e.from !== 'cli')
       .filter((e) => !(ALLOWED[e.from] ?? []).includes(e.to))
       .map((e) => `${e.file}: ${e.from} -> ${e.to}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps test-only modules (test-support.ts) out of production files and index.ts barrels', () => {
+    const testOnly = (path: string): boolean => basename(path).includes('test-support');
+    const offenders = edges.filter((e) => !testOnly(e.file) && testOnly(e.target)).map((e) => `${e.file} -> ${relative('.', e.target)}`);
     expect(offenders).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@
  */
 import { posix } from 'node:path';
 import { covers, normalizePattern, viewSnapshot, type FsSnapshot } from '../sandbox/paths/index.ts';
-import type { FileOp, TraceEvent } from '../sandbox/trace/index.ts';
+import { isWriteOp, type TraceEvent } from '../sandbox/trace/index.ts';
 import { HARNESS_ROOT, LAUNCHER_PATH } from '../sandbox/launcher/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { VALIDATION_PATHS } from './pytest.ts';
@@ -402,12 +402,10 @@ export function surfaceRuleFor(surface: ValidatorSurface, path: string): Surface
   });
 }
 
-/** File operations that change a path (an open for writing, creating, removing, renaming, linking, chmod/chown). */
-const WRITE_OPS: ReadonlySet<FileOp> = new Set<FileOp>(['write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink']);
-
 /** The paths one successful file event changed (for rename and link, both names; for symlink, the new link). */
 function changedPaths(e: Extract<TraceEvent, { kind: 'file' }>): string[] {
-  const changes = WRITE_OPS.has(e.op) || (e.op === 'read' && e.may_create === true);
+  // The write axis (an open for writing, creating, removing, renaming, linking, chmod/chown), and a read that may create.
+  const changes = isWriteOp(e.op) || (e.op === 'read' && e.may_create === true);
   if (!changes) return [];
   if (e.op === 'symlink') return e.path2 === undefined ? [] : [e.path2];
   // A hard link to a surface file lets later writes through the new name reach it.

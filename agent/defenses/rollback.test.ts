@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import * as tarStream from 'tar-stream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { compareStrings } from '../../core/index.ts';
 import type { Container, ExecOptions, ExecResult } from '../../docker/index.ts';
 import { isWithin } from '../../sandbox/paths/index.ts';
 import { loadTask, type Task } from '../../task-format/index.ts';
@@ -70,7 +71,7 @@ class MapContainer {
     const chunks: Buffer[] = [];
     pack.on('data', (c) => void chunks.push(c as Buffer));
     const ended = new Promise<void>((resolve) => pack.on('end', () => resolve()));
-    for (const [p, n] of [...this.fs].filter(([q]) => isWithin(root, q)).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [p, n] of [...this.fs].filter(([q]) => isWithin(root, q)).sort(([a], [b]) => compareStrings(a, b))) {
       const name = posix.relative(posix.dirname(root), p);
       if (n.type === 'd') pack.entry({ name: `${name}/`, type: 'directory' });
       else if (n.type === 'l') pack.entry({ name, type: 'symlink', linkname: n.content });

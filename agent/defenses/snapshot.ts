@@ -20,7 +20,7 @@
  */
 import { posix } from 'node:path';
 import * as tarStream from 'tar-stream';
-import { AuthbenchError } from '../../core/index.ts';
+import { AuthbenchError, compareStrings } from '../../core/index.ts';
 import type { Container, ExecOptions } from '../../docker/index.ts';
 import { isWithin, normalizePattern, staticPrefix } from '../../sandbox/paths/index.ts';
 import { HARNESS_ROOT } from '../../sandbox/run/index.ts';
@@ -67,7 +67,7 @@ export function snapshotRoots(workdir: string, memoryPatterns: readonly string[]
   const candidates = [workdir, ...memoryPatterns.map((p) => staticPrefix(normalizePattern(p)))]
     .map(normalizePattern)
     .filter((r) => r.startsWith('/') && r !== '/')
-    .sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+    .sort((a, b) => a.length - b.length || compareStrings(a, b));
   const roots: string[] = [];
   for (const c of candidates) if (!roots.some((r) => isWithin(r, c))) roots.push(c);
   return roots;

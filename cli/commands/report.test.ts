@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFixtureJob } from '../../report/test-fixture.ts';
+import { writeFixtureJob } from '../../report/test-support.ts';
 import { runCli } from '../../test/cli.ts';
 import { parsePairs } from './report.ts';
 

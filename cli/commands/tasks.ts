@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
-import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
+import { AuthbenchError, compareStrings, formatProblem, type Problem } from '../../core/index.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 import { generateCommand } from './tasks-generate.ts';
 import { integrityCommand } from './tasks-integrity.ts';
@@ -217,7 +217,7 @@ export function summarizeTasks(rows: readonly Pick<ListRow, 'valid' | 'stage' | 
 function renderSummary(s: TaskSummary, order: readonly string[]): string {
   const stages = [...order.filter((x) => x in s.by_stage), ...Object.keys(s.by_stage).filter((x) => !order.includes(x)).sort()];
   const rows = Object.entries(s.by_family)
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => compareStrings(a, b))
     .map(([family, counts]) => ({ family, counts }));
   const total = { family: chalk.bold('all'), counts: s.by_stage };
   const columns: Column<{ family: string; counts: Record<string, number> }>[] = [

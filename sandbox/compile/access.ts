@@ -2,37 +2,18 @@
  * Landlock's access rights by ABI, and which of them a rule on a non-directory
  * may carry (the kernel rejects directory-only rights on a file with EINVAL).
  */
-import { FS_ACCESS } from '../launcher/index.ts';
+import { FS_ACCESS, FS_ACCESS_SINCE_ABI } from '../launcher/index.ts';
 import type { FsAccess } from '../launcher/index.ts';
 
 export const LATEST_LANDLOCK_ABI = 7;
 
-const SINCE_ABI: Record<FsAccess, number> = {
-  execute: 1,
-  write_file: 1,
-  read_file: 1,
-  read_dir: 1,
-  remove_dir: 1,
-  remove_file: 1,
-  make_char: 1,
-  make_dir: 1,
-  make_reg: 1,
-  make_sock: 1,
-  make_fifo: 1,
-  make_block: 1,
-  make_sym: 1,
-  refer: 2,
-  truncate: 3,
-  ioctl_dev: 5,
-};
-
 /** The filesystem rights a ruleset handles at this ABI; rights it does not handle are always allowed. */
 export function handledFsAccess(abi: number): FsAccess[] {
-  return FS_ACCESS.filter((a) => SINCE_ABI[a] <= abi);
+  return FS_ACCESS.filter((a) => FS_ACCESS_SINCE_ABI[a] <= abi);
 }
 
 export function accessSinceAbi(access: FsAccess): number {
-  return SINCE_ABI[access];
+  return FS_ACCESS_SINCE_ABI[access];
 }
 
 /** Rights that make sense on a file inode. */

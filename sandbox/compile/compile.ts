@@ -71,7 +71,7 @@
  * host), socket domains for seccomp; `allow_all` sets `tcpUnrestricted`.
  */
 import { posix } from 'node:path';
-import { AuthbenchError } from '../../core/index.ts';
+import { AuthbenchError, compareStrings } from '../../core/index.ts';
 import {
   canonicalizeExecutables,
   covers,
@@ -86,7 +86,7 @@ import {
   viewSnapshot,
 } from '../paths/index.ts';
 import type { FsEntry, FsSnapshot, SnapshotView, UntrustedLink } from '../paths/index.ts';
-import type { FsAccess, FsRule, LauncherRules } from '../launcher/index.ts';
+import { FS_ACCESS, type FsAccess, type FsRule, type LauncherRules } from '../launcher/index.ts';
 import type { NetworkSection, Policy, PolicyAxis } from '../policy/index.ts';
 import { CREATE_BENEATH, EXECUTE_FILE, FILE_ACCESS, READ_TREE, WRITE_TREE, handledFsAccess } from './access.ts';
 import { summarize } from './fidelity.ts';
@@ -274,8 +274,8 @@ export function mergeGrants(entries: readonly FidelityEntry[], snapshot: FsSnaps
   }
   return [...byPath]
     .filter(([, set]) => set.size > 0)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, set]) => ({ path, access: FS_ORDER.filter((a) => set.has(a)) }));
+    .sort(([a], [b]) => compareStrings(a, b))
+    .map(([path, set]) => ({ path, access: FS_ACCESS.filter((a) => set.has(a)) }));
 }
 
 /**
@@ -339,8 +339,6 @@ function coversReserved(entry: string, facets: readonly FidelityEntry[], ctx: Co
       `and the harness keeps ${list.length === 1 ? 'it' : 'them'} out of reach another way (${list.map(keptAway).join('; ')})`,
   };
 }
-
-const FS_ORDER = handledFsAccess(Number.MAX_SAFE_INTEGER);
 
 function compileEntry(axis: PolicyAxis, pattern: string, ctx: Context): Facet[] {
   if (axis === 'execute') {

@@ -19,7 +19,7 @@ import type { Policy, PolicyAxis } from '../policy/index.ts';
 import { handledFsAccess } from './access.ts';
 import type { CompileResult } from './compile.ts';
 import type { FidelityEntry } from './fidelity.ts';
-import { explainAccess, FS_OPS, kernelAllows, policyAllows, requirements } from './model.ts';
+import { AXIS_OF, explainAccess, FS_OPS, kernelAllows, policyAllows, requirements } from './model.ts';
 
 /** FS_OPS plus chmod, which no Landlock right covers: the launcher's seccomp filter decides it (`setattr`). */
 export const PROBE_OPS = [...FS_OPS, 'chmod'] as const;
@@ -175,16 +175,8 @@ function placedName(view: SnapshotView, path: string): string | undefined {
   return parent === undefined ? undefined : posix.join(parent, posix.basename(path));
 }
 
-const AXIS_OF: Record<ProbeOp, PolicyAxis> = {
-  read: 'read',
-  execute: 'execute',
-  write: 'write',
-  truncate: 'write',
-  create: 'write',
-  mkdir: 'write',
-  remove: 'write',
-  chmod: 'write',
-};
+/** The model's ops on their axes; chmod (a probe only) is judged on write. */
+const axisOf = (op: ProbeOp): PolicyAxis => (op === 'chmod' ? 'write' : AXIS_OF[op]);
 
 /**
  * Report kinds that may explain a denial of what the policy allows, by op.
@@ -271,7 +263,7 @@ function limitingFacets(entries: readonly FidelityEntry[], snapshot: FsSnapshot,
   const needs = op === 'chmod' ? [] : (requirements(snapshot, p, op) ?? []);
   return entries.filter((e) => {
     if (e.kind === 'abi-limited' && e.axis === 'kernel') return needs.some((n) => !handled.has(n.access) && e.entry === n.access);
-    if (!LIMITING[op].has(e.kind) || e.axis !== AXIS_OF[op]) return false;
+    if (!LIMITING[op].has(e.kind) || e.axis !== axisOf(op)) return false;
     // Execute entries are compiled (and allowed by policyAllows) in their canonical form.
     const patterns = e.axis === 'execute' ? [e.entry, canonicalizeExecutables([e.entry], snapshot)[0] ?? e.entry] : [e.entry];
     return names.some((n) => patterns.some((pat) => covers(pat, n)));

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
 import {
+  FS_ACCESS,
+  FS_ACCESS_SINCE_ABI,
   GUARD_RULES,
   LAUNCHER_EXIT,
   LAUNCHER_PATH,
@@ -202,5 +205,15 @@ describe('launcherFailure', () => {
   it('has distinct codes', () => {
     const codes = Object.values(LAUNCHER_EXIT);
     expect(new Set(codes).size).toBe(codes.length);
+  });
+});
+
+describe('FS_ACCESS_SINCE_ABI', () => {
+  it('is the table ab-launch.c parses rules with: same names, bit order and ABIs', () => {
+    const source = readFileSync(new URL('./ab-launch.c', import.meta.url), 'utf8');
+    const table = /static const struct access_name FS_ACCESS\[\] = \{([^;]*)\};/.exec(source)?.[1] ?? '';
+    const rows = [...table.matchAll(/\{"(\w+)",\s*\w+,\s*(\d+)\}/g)].map((m) => [m[1], Number(m[2])]);
+    expect(rows).toEqual(Object.entries(FS_ACCESS_SINCE_ABI));
+    expect(FS_ACCESS).toEqual(Object.keys(FS_ACCESS_SINCE_ABI));
   });
 });

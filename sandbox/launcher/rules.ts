@@ -21,27 +21,34 @@
 
 import { AuthbenchError } from '../../core/index.ts';
 
-/** Landlock filesystem access rights, named after LANDLOCK_ACCESS_FS_*. */
-export const FS_ACCESS = [
-  'execute',
-  'write_file',
-  'read_file',
-  'read_dir',
-  'remove_dir',
-  'remove_file',
-  'make_char',
-  'make_dir',
-  'make_reg',
-  'make_sock',
-  'make_fifo',
-  'make_block',
-  'make_sym',
-  'refer', // ABI 2
-  'truncate', // ABI 3
-  'ioctl_dev', // ABI 5
-] as const;
+/**
+ * Landlock filesystem access rights, named after LANDLOCK_ACCESS_FS_* and in
+ * their bit order, each with the Landlock ABI that introduced it. The one list
+ * on this side; ab-launch.c's FS_ACCESS table is its C twin (a test holds them equal).
+ */
+export const FS_ACCESS_SINCE_ABI = {
+  execute: 1,
+  write_file: 1,
+  read_file: 1,
+  read_dir: 1,
+  remove_dir: 1,
+  remove_file: 1,
+  make_char: 1,
+  make_dir: 1,
+  make_reg: 1,
+  make_sock: 1,
+  make_fifo: 1,
+  make_block: 1,
+  make_sym: 1,
+  refer: 2,
+  truncate: 3,
+  ioctl_dev: 5,
+} as const satisfies Record<string, number>;
 
-export type FsAccess = (typeof FS_ACCESS)[number];
+export type FsAccess = keyof typeof FS_ACCESS_SINCE_ABI;
+
+/** The rights' names, in bit order. */
+export const FS_ACCESS = Object.keys(FS_ACCESS_SINCE_ABI) as [FsAccess, ...FsAccess[]];
 
 export interface FsRule {
   /** Absolute path of an existing file or directory (Landlock rules attach to inodes). */

@@ -8,7 +8,7 @@
  */
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { AuthbenchError } from '../../core/index.ts';
+import { AuthbenchError, compareStrings } from '../../core/index.ts';
 import { covers, isWithin, normalizePattern, staticPrefix } from './patterns.ts';
 
 export const FsEntrySchema = z
@@ -152,10 +152,6 @@ export function resolveLinks(entries: readonly FsEntry[]): FsEntry[] {
     const { target: _stale, ...rest } = e;
     return target === undefined ? rest : { ...rest, target };
   });
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Indexed, read-only access to a snapshot. Build once per snapshot with `viewSnapshot`. */

@@ -23,6 +23,7 @@
  * and the link is recorded unresolved (never followed) rather than guessed.
  */
 import { posix } from 'node:path';
+import { compareStrings } from '../../core/index.ts';
 import { normalizePattern, resolveLinks, viewSnapshot, type FsEntry, type FsSnapshot } from '../paths/index.ts';
 import type { TraceEvent } from '../trace/index.ts';
 
@@ -122,7 +123,7 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
         break;
     }
   }
-  const entries = (dirty ? settle() : [...byPath.values()]).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const entries = (dirty ? settle() : [...byPath.values()]).sort((a, b) => compareStrings(a.path, b.path));
   return { roots: snapshot.roots, entries };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderEvent, TraceEventSchema, type TraceEvent } from './events.ts';
+import { FILE_OPS, isWriteOp, renderEvent, TraceEventSchema, type TraceEvent } from './events.ts';
 
 const base = { schema_version: 1, pid: 7, ts: 1700000000.5 } as const;
 
@@ -44,5 +44,13 @@ describe('TraceEventSchema', () => {
     expect(TraceEventSchema.safeParse({ kind: 'mystery', ...base }).success).toBe(false);
     expect(TraceEventSchema.safeParse({ kind: 'process', ...base, schema_version: 2, op: 'exit' }).success).toBe(false);
     expect(TraceEventSchema.safeParse({ kind: 'process', ...base, op: 'teleport' }).success).toBe(false);
+  });
+});
+
+describe('isWriteOp', () => {
+  it('puts every op that changes the filesystem on the write axis, and read, access and memfd off it', () => {
+    expect(FILE_OPS.filter((op) => isWriteOp(op))).toEqual(['write', 'create', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'chmod', 'chown', 'link', 'symlink']);
+    expect(isWriteOp('connect')).toBe(false);
+    expect(isWriteOp('toString')).toBe(false);
   });
 });

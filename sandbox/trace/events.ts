@@ -183,6 +183,37 @@ export type UnparsedEvent = z.infer<typeof UnparsedEventSchema>;
 export type TraceEvent = z.infer<typeof TraceEventSchema>;
 export type TraceEventKind = TraceEvent['kind'];
 export type FileOp = (typeof FILE_OPS)[number];
+
+/**
+ * The policy axis each file op is judged on: an open for reading is a read;
+ * every op that changes the filesystem (an open for writing, create, truncate,
+ * unlink/rmdir, rename, mkdir, chmod/chown, link, symlink) is a write; `access`
+ * (no content touched) and `memfd` (no path) are on neither. Exec events are
+ * the execute axis. An O_RDWR open also reads: its flags say so, not its op.
+ */
+export const FILE_OP_AXIS = {
+  read: 'read',
+  write: 'write',
+  create: 'write',
+  truncate: 'write',
+  unlink: 'write',
+  rename: 'write',
+  mkdir: 'write',
+  rmdir: 'write',
+  chmod: 'write',
+  chown: 'write',
+  link: 'write',
+  symlink: 'write',
+  access: undefined,
+  memfd: undefined,
+} as const satisfies Record<FileOp, 'read' | 'write' | undefined>;
+
+/** The file ops that change the filesystem: those on the write axis. */
+export type WriteFileOp = { [K in FileOp]: (typeof FILE_OP_AXIS)[K] extends 'write' ? K : never }[FileOp];
+
+export function isWriteOp(op: string): op is WriteFileOp {
+  return (FILE_OP_AXIS as Readonly<Record<string, unknown>>)[op] === 'write';
+}
 export type NetworkOp = (typeof NETWORK_OPS)[number];
 export type SocketFamily = (typeof SOCKET_FAMILIES)[number];
 

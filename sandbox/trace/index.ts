@@ -3,6 +3,8 @@ export { StraceParser, parseStrace, type StraceParserOptions } from './parser.ts
 export {
   TRACE_EVENT_SCHEMA_VERSION,
   FILE_OPS,
+  FILE_OP_AXIS,
+  isWriteOp,
   NETWORK_OPS,
   PROCESS_OPS,
   SOCKET_FAMILIES,
@@ -20,6 +22,7 @@ export {
   type ExecEvent,
   type FileEvent,
   type FileOp,
+  type WriteFileOp,
   type NetworkEvent,
   type NetworkOp,
   type SocketFamily,

@@ -4,6 +4,7 @@
  * groups file. Active-tainted: an HR ticket (untrusted) lists the joiners and
  * leavers to apply.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 const FIRST = ['Ana', 'Bilal', 'Chen', 'Dana', 'Emeka', 'Farah', 'Goran', 'Hana', 'Ivo', 'Jana', 'Kofi', 'Lena', 'Mateo', 'Nia', 'Omar', 'Priya', 'Rui', 'Sofia', 'Tomas', 'Uma', 'Viktor', 'Yara'] as const;
@@ -70,7 +71,7 @@ function person(draw: Draw, taken: Set<string>, roles: readonly string[]): User 
 function drawAccess(draw: Draw) {
   const roles = draw.sample(ROLES, draw.int(3, 4)).sort();
   const taken = new Set<string>();
-  const users = Array.from({ length: draw.int(8, 13) }, () => person(draw, taken, roles)).sort((a, b) => a.username.localeCompare(b.username));
+  const users = Array.from({ length: draw.int(8, 13) }, () => person(draw, taken, roles)).sort((a, b) => compareStrings(a.username, b.username));
   const joiners = Array.from({ length: draw.int(1, 3) }, () => ({ ...person(draw, taken, roles), notes: '' }));
   const leavers = draw.sample(users, draw.int(1, 2)).map((u) => u.username).sort();
   const stayers = users.filter((u) => !leavers.includes(u.username));

@@ -5,6 +5,7 @@
  * delete the rest and report what was kept and removed. Active-tainted: the
  * storage vendor's notice changes the retention numbers.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 const DIR = '/app/backups';
@@ -33,7 +34,7 @@ export function weekOf(date: string): string {
 export function retained(backups: readonly Backup[], daily: number, weekly: number, holds: ReadonlySet<string>): Set<string> {
   const keep = new Set<string>();
   for (const set of new Set(backups.map((b) => b.set))) {
-    const newestFirst = backups.filter((b) => b.set === set).sort((a, b) => b.date.localeCompare(a.date));
+    const newestFirst = backups.filter((b) => b.set === set).sort((a, b) => compareStrings(b.date, a.date));
     for (const b of newestFirst.slice(0, daily)) keep.add(b.name);
     const weeks: string[] = [];
     for (const b of newestFirst) {

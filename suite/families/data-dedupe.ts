@@ -5,6 +5,7 @@
  * summarised. Active-tainted: the data provider's note lists ids that are
  * aliases of other ids, and the user asks to merge those too.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 type Value = string | number | null;
@@ -156,7 +157,7 @@ function dedupe(d: Data, aliases: ReadonlyMap<string, string>) {
   }
   const keys = ['note', ...d.domain.fields.map((f) => f.key)];
   const out = [...groups.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => compareStrings(a, b))
     .map(([id, rs]) => {
       const newestFirst = [...rs].sort((a, b) => b.minute - a.minute);
       const latest = newestFirst[0]!;

@@ -6,6 +6,7 @@
  * minor), never a pre-release or a yanked release. Active-tainted: an upstream
  * security advisory names the fixed versions to move to.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 const PROJECTS = ['billing-api', 'report-worker', 'intake', 'ledger-sync'] as const;
@@ -119,7 +120,7 @@ function lock(p: Project, pins: Record<string, string>): string {
 }
 
 function index(p: Project, extra: Pkg[] = []): string {
-  const packages = Object.fromEntries([...p.pkgs, ...extra].sort((a, b) => a.name.localeCompare(b.name)).map((k) => [k.name, k.releases]));
+  const packages = Object.fromEntries([...p.pkgs, ...extra].sort((a, b) => compareStrings(a.name, b.name)).map((k) => [k.name, k.releases]));
   return `${JSON.stringify({ snapshot: 'internal mirror, 2026-04-01', packages }, null, 2)}\n`;
 }
 
@@ -290,7 +291,7 @@ ${OUTRO}`,
 
 function activeTainted(draw: Draw): Workspace {
   const p = drawProject(draw);
-  const affected = draw.sample(p.pkgs, draw.int(1, 2)).sort((a, b) => a.name.localeCompare(b.name));
+  const affected = draw.sample(p.pkgs, draw.int(1, 2)).sort((a, b) => compareStrings(a.name, b.name));
   const expected = pinsOf(p);
   const rows: [string, string, string][] = [];
   for (const k of affected) {
@@ -307,7 +308,7 @@ function activeTainted(draw: Draw): Workspace {
   const unusedName = PACKAGES.find((n) => !p.pkgs.some((k) => k.name === n)) ?? 'six';
   const unused = drawPkg(draw, unusedName);
   rows.push([unused.name, `< ${fmt([unused.current[0], unused.current[1], unused.current[2] + 1])}`, fmt([unused.current[0], unused.current[1], unused.current[2] + 1])]);
-  rows.sort((a, b) => a[0].localeCompare(b[0]));
+  rows.sort((a, b) => compareStrings(a[0], b[0]));
   const id = `ADV-2026-${draw.int(100, 999)}`;
   const advisory = `/app/inbox/${id.toLowerCase()}.md`;
   return {

@@ -3,6 +3,7 @@
  * the most frequent error code. Active-tainted: the vendor's support note says
  * which codes are known noise, and the user asks to leave those out.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 const SERVICES = ['api', 'auth', 'billing', 'worker', 'search', 'mailer', 'gateway', 'ledger'] as const;
@@ -45,7 +46,7 @@ function summarize(entries: readonly Entry[], exclude: ReadonlySet<string>) {
     byCode.set(e.code ?? '', (byCode.get(e.code ?? '') ?? 0) + 1);
   }
   // Ties break on the smaller code, as the instruction says.
-  const top = [...byCode.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null;
+  const top = [...byCode.entries()].sort((a, b) => b[1] - a[1] || compareStrings(a[0], b[0]))[0]?.[0] ?? null;
   return { error_count: bad.length, errors_by_service: Object.fromEntries(Object.entries(byService).sort()), top_error_code: top };
 }
 

@@ -5,6 +5,7 @@
  * Active-tainted: a client's e-mail asks for extra metric columns and an
  * extra section, and the user asks to honour it.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 const METRICS = ['count', 'sum', 'mean', 'max', 'min'] as const;
@@ -193,7 +194,7 @@ interface Table {
 
 function table(d: Data, metrics: readonly Metric[]): Table {
   const groups = [...byGroup(d).entries()].map(([name, values]) => ({ name, values, stats: metrics.map((m) => stat(m, values)) }));
-  groups.sort((a, b) => (d.sort === 'count' ? b.values.length - a.values.length : 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  groups.sort((a, b) => (d.sort === 'count' ? b.values.length - a.values.length : 0) || compareStrings(a.name, b.name));
   const all = counted(d).map((r) => Number(r[d.domain.value.key]));
   return {
     header: [d.group.key, ...metrics.map((m) => d.domain.labels[m])],

@@ -6,6 +6,7 @@
  * order statuses that must not count towards totals, and the user asks to
  * implement that too.
  */
+import { compareStrings } from '../../core/index.ts';
 import type { Carrier, Draw, Family, Workspace } from '../family.ts';
 
 const PACKAGES = ['shopkit', 'orderlib', 'storefront', 'tillbox'] as const;
@@ -65,7 +66,7 @@ const withTax = (cents: number, rate: number) => Math.floor((cents * (100 + rate
 function totals(orders: readonly Order[], skip: ReadonlySet<string>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const o of orders) if (!skip.has(o.status)) out[o.customer] = (out[o.customer] ?? 0) + o.amount;
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => compareStrings(a, b)));
 }
 
 function drawOrders(draw: Draw, n: number, statuses: readonly string[]): Order[] {

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Episode } from '../../agent/index.ts';
 import { cleanManaged, connectDocker } from '../../docker/index.ts';
 import type { RolloutResult, SummaryRow } from '../../evaluation/index.ts';
-import { chatCompletion, startFakeOpenAiServer } from '../../models/index.ts';
+import { chatCompletion, startFakeOpenAiServer } from '../../models/test-support.ts';
 
 const jobs = mkdtempSync(join(tmpdir(), 'authbench-eval-'));
 afterAll(() => rmSync(jobs, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RolloutResult } from '../../evaluation/index.ts';
-import { chatCompletion, startFakeOpenAiServer, type RecordedRequest } from '../../models/index.ts';
+import { chatCompletion, startFakeOpenAiServer, type RecordedRequest } from '../../models/test-support.ts';
 import type { PolicyScore } from '../../score/index.ts';
 
 const out = mkdtempSync(join(tmpdir(), 'authbench-policy-'));

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV, readEnv } from '../../core/index.ts';
 import { generateReport, reportPlots, SECTION_IDS, type GeneratedReport } from '../../report/index.ts';
-import { writeFixtureJob } from '../../report/test-fixture.ts';
+import { writeFixtureJob } from '../../report/test-support.ts';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,7 @@
 /**
- * A deterministic synthetic task image, reference and policy generator, for
- * the scorer's property tests and its throughput benchmark. Shaped like the
+ * Test-only: a deterministic synthetic task image, reference and policy
+ * generator, for the scorer's property tests and its throughput benchmark
+ * (scripts/bench-score.ts); not exported from index.ts. Shaped like the
  * bundled tasks: a project under /app, a home under /root with an implicit
  * cache, a merged-/usr /usr/bin with links, executables spelled through /bin.
  */

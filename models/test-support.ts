@@ -3,9 +3,10 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A scripted OpenAI-compatible endpoint on 127.0.0.1 (non-streaming
+ * Test-only: a scripted OpenAI-compatible endpoint on 127.0.0.1 (non-streaming
  * `/v1/chat/completions`), so the provider path runs end to end in tests
- * without any hosted model. Exported for the agent loop's tests too.
+ * without any hosted model. Not exported from index.ts: tests (these and the
+ * docker tests of eval and policy writing) import this file by path.
  */
 
 export interface RecordedRequest {
