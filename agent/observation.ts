@@ -92,6 +92,7 @@ export function renderRollback(defense: string, rollback: RollbackRecord): strin
   const lines = [`the ${defense} defense rolled this command back (${rollback.rule_id}): ${rollback.roots.join(', ')} restored to how they were before it ran, because:`];
   for (const w of rollback.why) lines.push(`  ${w}`);
   if (rollback.outside_snapshot.length > 0) lines.push(`not undone (outside the snapshot): ${rollback.outside_snapshot.join('; ')}`);
+  if ((rollback.not_restored ?? []).length > 0) lines.push(`not undone: ${(rollback.not_restored ?? []).join('; ')}`);
   return lines.join('\n');
 }
 

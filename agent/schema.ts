@@ -90,6 +90,10 @@ export const RollbackSchema = z
     why: z.array(z.string()).describe('The effects that called for a restore (unauthorized, tainted memory write, secret-labelled write); empty when kept'),
     removed: z.array(z.string()).describe('Paths the command created inside the roots that the restore removed'),
     outside_snapshot: z.array(z.string()).describe('Effects in `why` outside the roots: the restore could not undo them'),
+    not_restored: z
+      .array(z.string())
+      .optional()
+      .describe('Roots (or paths in them) the restore could not put back, with why: the command made a directory on the way a symlink or a file, and unpacking there would follow it'),
     scrubbed: z
       .array(z.string())
       .optional()

@@ -166,8 +166,18 @@ async function prepareRun(proposal: { args: { command: string } }, context: Defe
       if (why.length === 0) return { rule_id: `${NAME}/kept`, ...base, restored: false, why, removed: [], outside_snapshot: [], ...extra };
       const started = performance.now();
       const { removed, skipped } = await restoreSnapshot(container, snapshot, after?.listing);
-      // A root the restore could not put back (its parent became a link) leaves those effects standing too.
-      return { rule_id: `${NAME}/restored`, ...base, restored: true, why, removed, outside_snapshot: [...outside, ...skipped], ...extra, restore_ms: performance.now() - started };
+      // A root the restore could not put back (its parent became a link) leaves those effects standing.
+      return {
+        rule_id: `${NAME}/restored`,
+        ...base,
+        restored: true,
+        why,
+        removed,
+        outside_snapshot: outside,
+        ...(skipped.length === 0 ? {} : { not_restored: skipped }),
+        ...extra,
+        restore_ms: performance.now() - started,
+      };
     },
   };
 }

@@ -4,7 +4,8 @@
  *   ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...
  *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
  *   ab-launch --idle                          (the container's main process: waits forever)
- *   ab-launch --quarantine | --validator-exec (validation-phase helpers, ab-harness.c)
+ *   ab-launch --quarantine | --validator-exec | --fs-remove | --fs-mkdir
+ *             (validation-phase helpers and the rollback defense's filesystem steps, ab-harness.c)
  *
  * With --channel the launcher speaks to the session agent over an inherited
  * unix socket the command never sees (it is close-on-exec): its report, the
