@@ -62,6 +62,16 @@ describe('parseDockerfile: heredocs', () => {
     ]);
     expect(copy).toMatchObject({ keyword: 'COPY', startLine: 1, endLine: 1 });
   });
+
+  it('spanEndLine covers the heredoc bodies and delimiters (the whole unterminated rest)', () => {
+    const ins = parseDockerfile('FROM x\nRUN \\\n  <<A cat && <<B cat\none\nA\ntwo\nB\nUSER u\nRUN <<C\nnever closed\n').instructions;
+    expect(ins.map((i) => [i.keyword, i.startLine, i.endLine, i.spanEndLine])).toEqual([
+      ['FROM', 0, 0, 0],
+      ['RUN', 1, 2, 6],
+      ['USER', 7, 7, 7],
+      ['RUN', 8, 8, 10],
+    ]);
+  });
 });
 
 describe('parseDockerfile: directives, lines and stages', () => {

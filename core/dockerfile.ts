@@ -40,6 +40,8 @@ export interface DockerfileInstruction {
   /** 0-based physical line range of the instruction itself (continuations and the comments among them; not heredoc bodies). */
   startLine: number;
   endLine: number;
+  /** The last physical line the instruction occupies: endLine, or the last heredoc's delimiter line (or the file's last line when unterminated). */
+  spanEndLine: number;
   heredocs: DockerfileHeredoc[];
 }
 
@@ -170,7 +172,7 @@ function readInstructions(lines: readonly string[], first: number, escape: strin
         heredocs.push({ ...opened, body });
       }
     }
-    out.push({ keyword, args, startLine, endLine, heredocs });
+    out.push({ keyword, args, startLine, endLine, spanEndLine: Math.max(endLine, heredocs.length > 0 ? i - 1 : endLine), heredocs });
   }
   return out;
 }
@@ -191,6 +193,10 @@ function heredocsIn(args: string, escape: string): { delimiter: string; stripTab
 }
 
 /** Whitespace-separated words; quotes group and are removed from `value`, and the escape character escapes the next one. */
+export function splitDockerfileWords(text: string, escape = '\\'): { raw: string; value: string }[] {
+  return splitWords(text, escape);
+}
+
 function splitWords(text: string, escape: string): { raw: string; value: string }[] {
   const out: { raw: string; value: string }[] = [];
   let raw = '';

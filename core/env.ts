@@ -25,6 +25,8 @@ export const ENV = {
   OPENAI_COMPATIBLE_API_KEY: 'OPENAI_COMPATIBLE_API_KEY',
   /** A pricing JSON file merged over the bundled models/pricing.json. */
   AUTHBENCH_PRICING: 'AUTHBENCH_PRICING',
+  /** The AuthBench development dataset the dataset tests build (default: ../shared/datasets/authbench-dev beside the checkout). Tests only. */
+  AUTHBENCH_DEV_DATASET: 'AUTHBENCH_DEV_DATASET',
   /** Test tier (`ci`: the sampled Docker tier `make test` runs; `full`: everything, `make test-full`). Tests only. */
   AUTHBENCH_TEST_TIER: 'AUTHBENCH_TEST_TIER',
 } as const;

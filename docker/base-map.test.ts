@@ -196,7 +196,23 @@ describe('helpers', () => {
   it('the bundled map file is valid and maps the documented images', async () => {
     const { readFile } = await import('node:fs/promises');
     const file = BaseMapFileSchema.parse(JSON.parse(await readFile(new URL('./base-map.json', import.meta.url), 'utf8')));
-    expect(file.entries.map((e) => e.pattern)).toEqual(['ubuntu:*', 'debian:*', 'python:3*']);
+    expect(file.entries.map((e) => e.pattern)).toEqual([
+      'ubuntu:*',
+      'debian:*',
+      'python:3.13*',
+      'python:3.11*',
+      'python:3*',
+      '**/t-bench/ubuntu-*',
+      '**/t-bench/python-3-13:*',
+      '**/t-bench/python-3-11:*',
+      '**/t-bench/python-*',
+    ]);
+    const image = (ref: string): string | undefined => matchBaseMap(file.entries, ref)?.image;
+    expect(image('python:3.13-slim-bookworm')).toBe('authbench/base:python3.13-trixie');
+    expect(image('python:3.11-slim')).toBe('authbench/base:python3.11-bookworm');
+    expect(image('python:3.12-slim')).toBe('authbench/base:bookworm');
+    expect(image('ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624')).toBe('authbench/base:bookworm');
+    expect(image('ghcr.io/laude-institute/t-bench/python-3-13:20250620')).toBe('authbench/base:python3.13-trixie');
     expect(BaseMapFileSchema.safeParse({ entries: [{ pattern: 'x' }] }).success).toBe(false);
   });
 });

@@ -1,16 +1,28 @@
+/**
+ * One image build: resolve every base (local image, dataset recipe, base-image
+ * map with the offline bases built on demand), rewrite what this engine or
+ * the offline setting cannot take as written (heredocs, package installs),
+ * hash, and call `docker build` only when no image has that hash.
+ */
 import type Dockerode from 'dockerode';
-import { AuthbenchError } from '../core/index.ts';
+import { minimatch } from 'minimatch';
+import { AuthbenchError, parseDockerfile, type Dockerfile } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
+import { ensureBaseImage, offlineBaseRecipe } from './base-images.ts';
 import { externalImageRefs, matchBaseMap, substituteBaseImages } from './base-map.ts';
-import type { BaseMapEntry } from './base-map.ts';
+import type { BaseMapEntry, BaseMapMode } from './base-map.ts';
 import { loadBaseMap } from './base-map-config.ts';
+import { readBuildStream } from './build-stream.ts';
 import { contentHash, contextDigests, packContext, readBuildContext } from './context.ts';
-import { LineSplitter, Tail } from './lines.ts';
-import type { BuildRequest, BuildResult, ImageInfo } from './types.ts';
+import { recipeFor, type DatasetRecipe } from './dataset-bases.ts';
+import { translateHeredocs, type Translation } from './heredoc.ts';
+import { factDifferences, parseLineage, requestedImageFacts, type SubstitutionRecord } from './image-facts.ts';
+import { rewritePackageInstalls, type StageRewrite } from './offline-packages.ts';
+import type { BaseBuildRecord, BuildRequest, BuildResult, ImageInfo } from './types.ts';
 import { LABELS } from './types.ts';
 
-/** Log lines kept for the error of a failed build. */
-const ERROR_TAIL_LINES = 20;
+export { readBuildStream } from './build-stream.ts';
+export type { BuildStreamOutcome } from './build-stream.ts';
 
 /** What a build needs from the engine; an interface so the flow is testable with fakes. */
 export interface BuildHost {
@@ -28,48 +40,232 @@ export function imageTag(repository: string, hash: string): string {
   return `${repository}:${hash.slice(0, 16)}`;
 }
 
-export async function buildImage(host: BuildHost, request: BuildRequest): Promise<BuildResult> {
-  const buildArgs = request.buildArgs ?? {};
-  const context = await readBuildContext(request.contextDir, request.dockerfile);
-  const fileMap = await loadBaseMap(request.baseMap?.file);
-  const entries: BaseMapEntry[] = [...(request.baseMap?.extraEntries ?? []), ...fileMap.entries];
-  const mode = request.baseMap?.mode ?? fileMap.mode;
+/** Errors the daemon gives when it cannot pull a base: the registry is unreachable or does not have it. */
+const PULL_FAILURE = /pull access denied|dial tcp|no such host|lookup \S+ on|manifest unknown|repository does not exist|failed to resolve|i\/o timeout|TLS handshake|connection refused|not found: manifest/i;
 
-  // We never pull: in air-gapped setups a pull hangs or fails, and with a
-  // registry the daemon pulls a missing base by itself during the build. So in
-  // auto mode "missing locally" is what triggers substitution.
+/**
+ * Where a stage's image reference came from, for messages: `ARG X (its
+ * default, line 1)` or `ARG X (build arg)`, or the FROM line itself.
+ */
+export function refOrigin(df: Dockerfile, ref: string, buildArgs: Readonly<Record<string, string>> = {}): string {
+  const stage = df.stages.find((s) => s.ref === ref);
+  if (stage === undefined) return 'FROM';
+  const fromLine = `FROM line ${stage.from.startLine + 1}`;
+  const names = [...stage.rawRef.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? '');
+  if (names.length === 0) return fromLine;
+  const parts = names.map((name) => {
+    if (buildArgs[name] !== undefined) return `ARG ${name} (build arg)`;
+    const decl = df.instructions.find(
+      (i) => i.keyword === 'ARG' && i.startLine < stage.from.startLine && new RegExp(`(^|\\s)${name}(=|\\s|$)`).test(i.args),
+    );
+    return decl === undefined ? `ARG ${name} (unset)` : `ARG ${name} (its default, line ${decl.startLine + 1})`;
+  });
+  return `${fromLine}, from ${parts.join(', ')}`;
+}
+
+/** Dataset recipe builds in progress, shared by concurrent task builds. */
+const recipeBuilds = new WeakMap<BuildHost, Map<string, Promise<BuildResult>>>();
+
+function recipeKey(recipe: DatasetRecipe, request: BuildRequest): string {
+  return JSON.stringify([recipe.root, recipe.dockerfile, request.buildArgs ?? {}, request.baseMap ?? {}]);
+}
+
+async function buildRecipe(host: BuildHost, recipe: DatasetRecipe, request: BuildRequest, visiting: ReadonlySet<string>): Promise<BuildResult> {
+  if (visiting.has(recipe.product)) {
+    throw new AuthbenchError('IMAGE_BUILD_FAILED', `dataset recipe ${recipe.dockerfile} starts from itself (${[...visiting, recipe.product].join(' → ')})`, {
+      file: recipe.dockerfile,
+    });
+  }
+  const perHost = recipeBuilds.get(host) ?? new Map<string, Promise<BuildResult>>();
+  recipeBuilds.set(host, perHost);
+  const key = recipeKey(recipe, request);
+  let pending = perHost.get(key);
+  if (pending === undefined) {
+    const onProgress = request.onProgress;
+    pending = buildImageWith(
+      host,
+      {
+        repository: recipe.repository,
+        kind: 'dataset-base-image',
+        contextDir: recipe.root,
+        dockerfile: recipe.dockerfile,
+        buildArgs: request.buildArgs ?? {},
+        labels: { [LABELS.recipe]: recipe.dockerfile },
+        ...(request.baseMap === undefined ? {} : { baseMap: request.baseMap }),
+        ...(onProgress === undefined ? {} : { onProgress: (line: string) => onProgress(`[${recipe.dockerfile}] ${line}`) }),
+      },
+      new Set([...visiting, recipe.product]),
+    ).finally(() => perHost.delete(key));
+    perHost.set(key, pending);
+  }
+  return pending;
+}
+
+/** Which offline base this build needs; built on demand (debootstrap, needs root) so no configuration is needed. */
+async function ensureSubstitute(host: BuildHost, ref: string, from: string, file: string, onProgress?: (line: string) => void): Promise<BaseBuildRecord | undefined> {
+  const recipe = offlineBaseRecipe(ref);
+  if (recipe === undefined) {
+    throw new AuthbenchError('IMAGE_NOT_FOUND', `base image ${ref} (substituted for ${from}) does not exist locally`, {
+      file,
+      hint: 'build it with `authbench base build`',
+    });
+  }
+  const built = await ensureBaseImage(host, recipe, onProgress === undefined ? {} : { onProgress: (line) => onProgress(`[${ref}] ${line}`) });
+  return { image: ref, recipe: recipe.name, built: built.built, substitutions: [], translations: [] };
+}
+
+function envRecord(env: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of env ?? []) {
+    const eq = e.indexOf('=');
+    if (eq > 0) out[e.slice(0, eq)] = e.slice(eq + 1);
+  }
+  return out;
+}
+
+function uniqueRecords(records: readonly SubstitutionRecord[]): SubstitutionRecord[] {
+  const seen = new Set<string>();
+  return records.filter((r) => {
+    const key = `${r.from}\0${r.to}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** A map entry matching exactly one reference (glob characters escaped). */
+function exactEntry(ref: string, image: string): BaseMapEntry {
+  return { pattern: minimatch.escape(ref), image };
+}
+
+export function buildImage(host: BuildHost, request: BuildRequest): Promise<BuildResult> {
+  return buildImageWith(host, request, new Set());
+}
+
+async function buildImageWith(host: BuildHost, request: BuildRequest, visiting: ReadonlySet<string>): Promise<BuildResult> {
+  const buildArgs = request.buildArgs ?? {};
+  const context = await readBuildContext(request.contextDir, request.dockerfile, { onlyWhenRead: request.kind === 'dataset-base-image' });
+  const file = context.dockerfile.path;
+  const fileMap = await loadBaseMap(request.baseMap?.file);
+  const extra = request.baseMap?.extraEntries ?? [];
+  const mode: BaseMapMode = request.baseMap?.mode ?? fileMap.mode;
+  const original = parseDockerfile(context.dockerfile.text, buildArgs);
+
+  // 1. Resolve each base: a local image is used as it is (auto mode); a
+  // missing one a dataset recipe produces is built from that recipe (unless
+  // the caller's own entries map it); the map file covers the rest. We never
+  // pull: in air-gapped setups a pull hangs or fails, and with a registry the
+  // daemon pulls a missing base by itself during the build.
   const local = new Set<string>();
-  if (mode === 'auto') {
-    for (const ref of externalImageRefs(context.dockerfile.text, buildArgs)) {
-      if (matchBaseMap(entries, ref) !== undefined && (await host.imageInfo(ref)) !== undefined) local.add(ref);
+  const recipeEntries: BaseMapEntry[] = [];
+  const recipes = new Map<string, { recipe: DatasetRecipe; result: BuildResult }>();
+  const bases: BaseBuildRecord[] = [];
+  for (const ref of externalImageRefs(context.dockerfile.text, buildArgs)) {
+    if (await host.imageInfo(ref)) {
+      local.add(ref);
+      continue;
     }
+    if (mode === 'never' || matchBaseMap(extra, ref) !== undefined) continue;
+    const recipe = await recipeFor(request.contextDir, ref);
+    if (recipe === undefined) continue;
+    const result = await buildRecipe(host, recipe, request, visiting);
+    recipes.set(ref, { recipe, result });
+    recipeEntries.push(exactEntry(ref, result.tag));
+    bases.push(...(result.bases ?? []), {
+      image: result.tag,
+      recipe: recipe.dockerfile,
+      built: result.built,
+      substitutions: result.substitutions,
+      translations: result.translations ?? [],
+    });
   }
   const substituted = substituteBaseImages(context.dockerfile.text, {
-    entries,
+    entries: [...extra, ...recipeEntries, ...fileMap.entries],
     mode,
     buildArgs,
     isLocal: (ref) => local.has(ref),
   });
 
+  // 2. Every base must exist now; an offline base we know how to make is made.
+  const infos = new Map<string, ImageInfo>();
   const baseImageIds: string[] = [];
+  const unresolved: string[] = [];
   for (const base of substituted.baseImages) {
-    const info = await host.imageInfo(base.ref);
+    let info = await host.imageInfo(base.ref);
     if (info === undefined && base.substitutedFrom !== undefined) {
-      throw new AuthbenchError(
-        'IMAGE_NOT_FOUND',
-        `base image ${base.ref} (substituted for ${base.substitutedFrom}) does not exist locally`,
-        { file: context.dockerfile.path, hint: 'build it with `authbench base build`' },
-      );
+      const made = await ensureSubstitute(host, base.ref, base.substitutedFrom, file, request.onProgress);
+      if (made !== undefined) bases.push(made);
+      info = await host.imageInfo(base.ref);
     }
+    if (info === undefined) unresolved.push(base.ref);
+    else infos.set(base.ref, info);
     // A base we cannot resolve is left to the daemon (it may pull it); its
     // name still goes into the hash.
     baseImageIds.push(info?.id ?? `unresolved:${base.ref}`);
   }
 
-  const userLabels = { ...request.labels, ...(request.taskId === undefined ? {} : { [LABELS.task]: request.taskId }) };
+  // 3. What each substitution changed, and the lineage of every stage.
+  const records: SubstitutionRecord[] = substituted.substitutions.map(({ from, to }) => {
+    const viaRecipe = recipes.get(from);
+    if (viaRecipe !== undefined) return { from, to, via: 'recipe', recipe: viaRecipe.recipe.dockerfile };
+    const requested = requestedImageFacts(from);
+    const provided = offlineBaseRecipe(to)?.facts;
+    const differs = provided === undefined ? [] : factDifferences(requested, provided);
+    return {
+      from,
+      to,
+      via: 'map',
+      ...(Object.keys(requested).length > 0 ? { requested } : {}),
+      ...(provided === undefined ? {} : { provided }),
+      ...(differs.length > 0 ? { differs } : {}),
+    };
+  });
+  const afterSubstitution = parseDockerfile(substituted.text, buildArgs);
+  const lineages: SubstitutionRecord[][] = [];
+  const rewrites = new Map<number, StageRewrite>();
+  for (const [index, stage] of afterSubstitution.stages.entries()) {
+    const fromOriginal = original.stages[index];
+    const own = stage.kind === 'image' ? records.filter((r) => r.from === fromOriginal?.ref && r.to === stage.ref) : [];
+    const lineage =
+      stage.kind === 'stage' && stage.parent !== undefined
+        ? (lineages[stage.parent] ?? [])
+        : uniqueRecords([...own, ...parseLineage(infos.get(stage.ref)?.labels[LABELS.lineage])]);
+    lineages.push(lineage);
+    rewrites.set(index, {
+      aptUbuntuToDebian: lineage.some((r) => r.requested?.os === 'ubuntu' && r.provided?.os === 'debian'),
+      // A stage on a substitute cannot reach a package index, unless the caller configured one.
+      pipOffline: lineage.length > 0 && buildArgs['PIP_INDEX_URL'] === undefined,
+    });
+  }
+
+  // 4. Rewrite what cannot be built as written: package installs, then heredocs.
+  const packages = rewritePackageInstalls(substituted.text, rewrites);
+  const heredocs = translateHeredocs(packages.text, {
+    buildArgs,
+    imageEnv: (ref) => envRecord(infos.get(ref)?.env),
+  });
+  const translations: Translation[] = [...packages.translations, ...heredocs.translations].sort((a, b) => a.line - b.line);
+  const finalLineage = lineages.at(-1) ?? [];
+  const inherited = uniqueRecords(lineages.flat().filter((r) => !records.includes(r)));
+  // The lineage is recorded (and so inherited by images built on this one)
+  // when there is something to know: a substitute that differs, a dataset
+  // recipe, or a translated Dockerfile. Exact substitutes leave no label, so
+  // images built before lineage existed keep their hash.
+  const worthRecording = translations.length > 0 || finalLineage.some((r) => r.via === 'recipe' || (r.differs ?? []).length > 0);
+  const recordLabels: Record<string, string> = worthRecording
+    ? {
+        [LABELS.lineage]: JSON.stringify(finalLineage),
+        ...(translations.length > 0 ? { [LABELS.translations]: JSON.stringify(translations.map(({ line, kind, detail }) => ({ line, kind, detail }))) } : {}),
+      }
+    : {};
+
+  const userLabels = { ...request.labels, ...(request.taskId === undefined ? {} : { [LABELS.task]: request.taskId }), ...recordLabels };
   const hash = contentHash({
-    files: await contextDigests(context),
-    dockerfile: { path: context.dockerfile.path, text: substituted.text },
+    files: [
+      ...(await contextDigests(context)),
+      ...heredocs.files.map((f) => ({ path: f.path, type: 'file' as const, mode: f.mode, digest: `sha256:${f.content.toString('base64')}` })),
+    ],
+    dockerfile: { path: file, text: heredocs.text },
     buildArgs,
     baseImageIds,
     labels: { ...userLabels, [LABELS.kind]: request.kind },
@@ -80,7 +276,10 @@ export async function buildImage(host: BuildHost, request: BuildRequest): Promis
     imageId,
     contentHash: hash,
     built,
-    substitutions: substituted.substitutions,
+    substitutions: records,
+    inherited,
+    translations,
+    bases,
   });
 
   const existing = await host.imageInfo(tag);
@@ -93,9 +292,9 @@ export async function buildImage(host: BuildHost, request: BuildRequest): Promis
   const labels = { ...userLabels, [LABELS.managed]: 'true', [LABELS.kind]: request.kind, [LABELS.contentHash]: hash };
   let response: NodeJS.ReadableStream;
   try {
-    response = await host.docker.buildImage(packContext(context, substituted.text), {
+    response = await host.docker.buildImage(packContext(context, heredocs.text, heredocs.files), {
       t: tag,
-      dockerfile: context.dockerfile.path,
+      dockerfile: file,
       buildargs: { ...buildArgs },
       labels,
       // Failed builds must not leave intermediate containers behind.
@@ -106,7 +305,7 @@ export async function buildImage(host: BuildHost, request: BuildRequest): Promis
     // HTTP 400: the daemon rejected the Dockerfile (parse error, unknown instruction).
     if (dockerStatus(e) === 400) {
       throw new AuthbenchError('IMAGE_BUILD_FAILED', `building ${tag}: ${dockerMessage(e)}`, {
-        file: context.dockerfile.path,
+        file,
         details: [dockerMessage(e)],
         cause: e,
       });
@@ -116,9 +315,25 @@ export async function buildImage(host: BuildHost, request: BuildRequest): Promis
 
   const outcome = await readBuildStream(response, request.onProgress);
   if (outcome.error !== undefined) {
+    const missing = unresolved.filter((ref) => PULL_FAILURE.test(outcome.error ?? '') || (outcome.error ?? '').includes(ref));
+    if (missing.length > 0) {
+      const described = missing.map((ref) => `${ref} (${refOrigin(original, substitutedFromOf(substituted.baseImages, ref), buildArgs)})`);
+      throw new AuthbenchError(
+        'IMAGE_NOT_FOUND',
+        `base image ${described.join(', ')} is not available: it does not exist locally, no dataset recipe builds it and no base-image map entry matches it, and the daemon could not pull it`,
+        {
+          file,
+          details: [...outcome.tail.slice(-5)],
+          hint: 'build it yourself, or map it to a local image with --base-map PATTERN=IMAGE (see docker/base-map.json)',
+        },
+      );
+    }
     throw new AuthbenchError('IMAGE_BUILD_FAILED', `building ${tag}: ${outcome.error}`, {
-      file: context.dockerfile.path,
-      details: outcome.tail,
+      file,
+      details: [...outcome.tail, ...packages.blocked.map((b) => `cannot work offline: ${b}`)],
+      ...(packages.blocked.length > 0
+        ? { hint: 'no Python package index is reachable: pass --build-arg PIP_INDEX_URL=… for a local index, or extend PIP_OFFLINE in docker/offline-packages.ts' }
+        : {}),
     });
   }
   const built = await host.imageInfo(tag);
@@ -128,63 +343,6 @@ export async function buildImage(host: BuildHost, request: BuildRequest): Promis
   return result(built.id, true);
 }
 
-/** One JSON message of the build stream. */
-interface BuildEvent {
-  stream?: string;
-  status?: string;
-  progress?: string;
-  error?: string;
-  errorDetail?: { message?: string };
-  aux?: { ID?: string };
-}
-
-export interface BuildStreamOutcome {
-  /** Set when the stream carried an error event (a failing RUN does not reject the request). */
-  error: string | undefined;
-  tail: string[];
-}
-
-/** Read the build's JSON-lines stream to the end, forwarding log lines as they complete. */
-export async function readBuildStream(
-  response: AsyncIterable<unknown> | NodeJS.ReadableStream,
-  onProgress?: (line: string) => void,
-): Promise<BuildStreamOutcome> {
-  const jsonLines = new LineSplitter();
-  const logLines = new LineSplitter();
-  const tail = new Tail<string>(ERROR_TAIL_LINES);
-  let error: string | undefined;
-  const emit = (line: string): void => {
-    tail.push(line);
-    onProgress?.(line);
-  };
-  const handle = (raw: string): void => {
-    if (raw.trim() === '') return;
-    let event: BuildEvent;
-    try {
-      event = JSON.parse(raw) as BuildEvent;
-    } catch {
-      emit(raw);
-      return;
-    }
-    if (typeof event.stream === 'string') for (const l of logLines.push(event.stream)) emit(l);
-    if (typeof event.status === 'string') emit([event.status, event.progress].filter(Boolean).join(' '));
-    if (event.error !== undefined || event.errorDetail !== undefined) {
-      for (const l of logLines.flush()) emit(l);
-      error = event.errorDetail?.message ?? event.error ?? 'unknown build error';
-      emit(error);
-    }
-  };
-  // A chunk may end inside a multi-byte character.
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of response as AsyncIterable<Buffer | string>) {
-      const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-      for (const raw of jsonLines.push(text)) handle(raw);
-    }
-  } catch (e) {
-    throw apiError('reading the build log', e);
-  }
-  for (const raw of jsonLines.flush()) handle(raw);
-  for (const l of logLines.flush()) emit(l);
-  return { error, tail: tail.values() };
+function substitutedFromOf(bases: readonly { ref: string; substitutedFrom: string | undefined }[], ref: string): string {
+  return bases.find((b) => b.ref === ref)?.substitutedFrom ?? ref;
 }

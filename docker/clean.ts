@@ -93,7 +93,7 @@ export function staleImages<T extends { tags: readonly string[]; created: number
  * dependent child images cannot be removed while its children exist.
  */
 export function removalOrder<T extends { kind: string }>(images: readonly T[]): T[] {
-  const rank = (kind: string): number => (kind === 'base-image' ? 2 : kind === 'family-image' ? 1 : 0);
+  const rank = (kind: string): number => (kind === 'base-image' ? 2 : kind === 'family-image' || kind === 'dataset-base-image' ? 1 : 0);
   return [...images].sort((a, b) => rank(a.kind) - rank(b.kind));
 }
 

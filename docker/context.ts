@@ -11,7 +11,8 @@ import ignore from 'ignore';
 import type { Ignore } from 'ignore';
 import * as tarFs from 'tar-fs';
 import type * as tarStream from 'tar-stream';
-import { AuthbenchError, compareStrings, hashJson } from '../core/index.ts';
+import { AuthbenchError, compareStrings, hashJson, parseDockerfile } from '../core/index.ts';
+import type { ContextFile } from './heredoc.ts';
 
 export interface IgnoreRule {
   /** Cleaned pattern as Docker matches it (relative to the context root). */
@@ -78,8 +79,24 @@ export function dockerfileRelPath(dockerfile: string | undefined): string {
   return rel;
 }
 
+/** Whether a Dockerfile reads its build context: a COPY or ADD that is not `--from` another stage or image. */
+export function readsContext(dockerfileText: string): boolean {
+  return parseDockerfile(dockerfileText).instructions.some(
+    (i) => (i.keyword === 'COPY' || i.keyword === 'ADD') && !/^\s*(?:--[a-z-]+(?:=\S*)?\s+)*--from[=\s]/i.test(i.args),
+  );
+}
+
+export interface ReadContextOptions {
+  /**
+   * Send only the Dockerfile when it never reads the context: a dataset's base
+   * recipes use the whole dataset as context but copy nothing from it, and
+   * hashing every task of the dataset would rebuild them on any task edit.
+   */
+  onlyWhenRead?: boolean;
+}
+
 /** Walk the context applying .dockerignore; .dockerignore and the Dockerfile are always sent. */
-export async function readBuildContext(contextDir: string, dockerfile?: string): Promise<BuildContext> {
+export async function readBuildContext(contextDir: string, dockerfile?: string, options: ReadContextOptions = {}): Promise<BuildContext> {
   const root = resolve(contextDir);
   const dockerfilePath = dockerfileRelPath(dockerfile);
   const dockerfileAbs = join(root, ...dockerfilePath.split('/'));
@@ -94,6 +111,7 @@ export async function readBuildContext(contextDir: string, dockerfile?: string):
   } catch (e) {
     throw new AuthbenchError('INVALID_TASK', `cannot read Dockerfile: ${(e as Error).message}`, { file: dockerfileAbs, cause: e });
   }
+  if (options.onlyWhenRead === true && !readsContext(text)) return { root, entries: [], dockerfile: { path: dockerfilePath, mode, mtime, text } };
   const ignoreText = await readFile(join(root, '.dockerignore'), 'utf8').catch(() => '');
   const rules = parseDockerignore(ignoreText);
   const hasNegations = rules.some((r) => r.negated);
@@ -181,9 +199,10 @@ export async function contextDigests(context: BuildContext): Promise<ContentHash
 /**
  * The context tar: exactly the listed entries (tar-fs), then the Dockerfile
  * as we will build it (after FROM substitution) under its own name, so
- * `COPY . /x` sees the same file set as an unsubstituted build would.
+ * `COPY . /x` sees the same file set as an unsubstituted build would, then
+ * the files the translation added (COPY heredoc bodies).
  */
-export function packContext(context: BuildContext, dockerfileText: string): Readable {
+export function packContext(context: BuildContext, dockerfileText: string, extraFiles: readonly ContextFile[] = []): Readable {
   const keep = new Set(context.entries.map((e) => e.path));
   const toRel = (abs: string): string => relative(context.root, abs).split(sep).join('/');
   const options = {
@@ -197,6 +216,14 @@ export function packContext(context: BuildContext, dockerfileText: string): Read
         { name: context.dockerfile.path, mode: context.dockerfile.mode, size: body.length, mtime: context.dockerfile.mtime, type: 'file' },
         body,
       );
+      // Directories first: the legacy builder wants a file's parent in the tar before the file.
+      const dirs = new Set<string>();
+      for (const f of extraFiles) {
+        const parts = f.path.split('/').slice(0, -1);
+        for (let i = 1; i <= parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+      }
+      for (const d of [...dirs].sort(compareStrings)) pack.entry({ name: d, type: 'directory', mode: 0o755, mtime: context.dockerfile.mtime });
+      for (const f of extraFiles) pack.entry({ name: f.path, mode: f.mode, size: f.content.length, mtime: context.dockerfile.mtime, type: 'file' }, f.content);
       pack.finalize();
     },
   };

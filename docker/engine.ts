@@ -165,7 +165,7 @@ export class DockerEngine implements Engine {
   async imageInfo(ref: string): Promise<ImageInfo | undefined> {
     try {
       const info = await this.docker.getImage(ref).inspect();
-      return { id: info.Id, labels: info.Config.Labels ?? {}, createdAt: info.Created };
+      return { id: info.Id, labels: info.Config.Labels ?? {}, createdAt: info.Created, env: info.Config.Env ?? [] };
     } catch (e) {
       if (dockerStatus(e) === 404) return undefined;
       throw apiError(`inspect image ${ref}`, e);

@@ -20,16 +20,25 @@ export {
 export type { BaseMapEntry, BaseMapFile, BaseMapMode, SubstitutionResult } from './base-map.ts';
 export { loadBaseMap, DEFAULT_BASE_MAP_FILE } from './base-map-config.ts';
 export type { BaseMap } from './base-map-config.ts';
-export { taskImageRepository } from './build.ts';
+export { taskImageRepository, refOrigin } from './build.ts';
 export {
   BASE_IMAGE_REF,
   BASE_RECIPE,
+  OFFLINE_BASES,
   ensureBaseImages,
   mirrorFromAptSources,
+  offlineBaseRef,
   recipeHash,
   resolveMirror,
 } from './base-images.ts';
-export type { EnsureBaseOptions, EnsureBaseResult } from './base-images.ts';
+export type { EnsureBaseOptions, EnsureBaseResult, OfflineBaseRecipe } from './base-images.ts';
+export { findDatasetRoot, listDatasetRecipes } from './dataset-bases.ts';
+export type { DatasetRecipe } from './dataset-bases.ts';
+export { buildDatasetBases } from './dataset-build.ts';
+export type { DatasetBaseRow, DatasetBuildOptions } from './dataset-build.ts';
+export { formatSubstitution, requestedImageFacts } from './image-facts.ts';
+export type { ImageFacts, SubstitutionRecord } from './image-facts.ts';
+export type { Translation } from './heredoc.ts';
 export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
 export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';
 export { ARCHIVE_MAX_BYTES, READ_FILE_MAX_BYTES } from './archive.ts';

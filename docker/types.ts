@@ -7,6 +7,8 @@
  */
 
 import type { BaseMapEntry, BaseMapMode } from './base-map.ts';
+import type { Translation } from './heredoc.ts';
+import type { SubstitutionRecord } from './image-facts.ts';
 
 /** Labels on everything authbench creates, so `authbench clean` removes exactly that. */
 export const LABELS = {
@@ -15,9 +17,15 @@ export const LABELS = {
   task: 'authbench.task',
   run: 'authbench.run',
   contentHash: 'authbench.content-hash',
+  /** JSON list of the base-image substitutions an image descends from (children inherit it), set when one differs from what was asked for, came from a dataset recipe, or the build translated its Dockerfile. */
+  lineage: 'authbench.lineage',
+  /** JSON list of what the build translated (heredocs, package names), when anything was. */
+  translations: 'authbench.translations',
+  /** The dataset recipe file a dataset base was built from. */
+  recipe: 'authbench.recipe',
 } as const;
 
-export type ResourceKind = 'task-image' | 'family-image' | 'base-image' | 'builder-image' | 'container' | 'harness-volume';
+export type ResourceKind = 'task-image' | 'family-image' | 'dataset-base-image' | 'base-image' | 'builder-image' | 'container' | 'harness-volume';
 
 export interface ExecOptions {
   /** argv; never a joined shell string. */
@@ -204,14 +212,32 @@ export interface BuildResult {
   contentHash: string;
   /** false when an image with this content hash already existed and `docker build` was not called. */
   built: boolean;
-  /** FROM substitutions applied (original → substitute). */
-  substitutions: readonly { from: string; to: string }[];
+  /** FROM substitutions applied (original → substitute), with how and where the substitute differs. */
+  substitutions: readonly SubstitutionRecord[];
+  /** Substitutions the images this one starts from were built with (their lineage). */
+  inherited?: readonly SubstitutionRecord[];
+  /** What was rewritten before building: heredocs, apt names, pip installs served by Debian. */
+  translations?: readonly Translation[];
+  /** Base images this build needed and built or found up to date: dataset recipes, offline bases. */
+  bases?: readonly BaseBuildRecord[];
+}
+
+export interface BaseBuildRecord {
+  /** The tag built or reused. */
+  image: string;
+  /** `docker/bases/<family>/plain.Dockerfile` (relative to its dataset root), or an offline base recipe name. */
+  recipe: string;
+  built: boolean;
+  substitutions: readonly SubstitutionRecord[];
+  translations: readonly Translation[];
 }
 
 export interface ImageInfo {
   id: string;
   labels: Readonly<Record<string, string>>;
   createdAt: string;
+  /** The image config's ENV (`K=V` strings), when the daemon reports it. */
+  env?: readonly string[];
 }
 
 /** The Docker engine as authbench uses it. Implemented over dockerode in docker/engine.ts. */

@@ -1,15 +1,15 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
+import type { BaseBuildRecord, SubstitutionRecord, Translation } from '../../docker/index.ts';
+import { parseBuildFlags, substitutionCell, translationsCell, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
-interface BuildArgs {
+interface BuildArgs extends BuildFlagArgs {
   task: string[];
   tasks: string;
-  'base-map': string[];
-  'build-arg': string[];
   json: boolean;
 }
 
@@ -18,49 +18,39 @@ interface Row {
   tag: string;
   built: boolean;
   seconds: number;
-  substitutions: { from: string; to: string }[];
+  /** The task's own FROM substitutions. */
+  substitutions: SubstitutionRecord[];
+  /** Those its base images were built with (a dataset recipe's ubuntu → Debian). */
+  inherited: SubstitutionRecord[];
+  translations: Translation[];
+  /** Dataset recipes and offline bases the build needed. */
+  bases: BaseBuildRecord[];
   error?: string;
 }
 
-/** `K=V` flags; the value may itself contain `=`. */
-function keyValues(values: readonly string[], flag: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const v of values) {
-    const eq = v.indexOf('=');
-    if (eq <= 0) throw new AuthbenchError('INVALID_ARGUMENT', `--${flag} expects KEY=VALUE, got ${JSON.stringify(v)}`);
-    out[v.slice(0, eq)] = v.slice(eq + 1);
-  }
-  return out;
-}
+/** Build failures that belong to one task (its Dockerfile, its base), not to the daemon. */
+const BUILD_CODES: ReadonlySet<string> = new Set(['IMAGE_BUILD_FAILED', 'IMAGE_NOT_FOUND', 'BASE_IMAGE_FAILED']);
 
 const command: CommandModule<object, BuildArgs> = {
   command: 'build [task..]',
-  describe: 'Build task images (cached by content hash; FROM substituted by the base-image map)',
+  describe:
+    'Build task images (cached by content hash; FROM substituted by dataset base recipes and the base-image map; heredocs and offline package installs translated)',
   builder: (y: Argv) =>
-    y
-      .positional('task', { describe: 'Task ids or folders (default: every task under --tasks)', type: 'string', array: true, default: [] })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
-      .option('base-map', {
-        describe: 'Extra FROM substitution PATTERN=IMAGE, checked before the map file (repeatable)',
-        type: 'string',
-        array: true,
-        default: [],
-      })
-      .option('build-arg', { describe: 'Docker build argument KEY=VALUE (repeatable)', type: 'string', array: true, default: [] })
-      .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
+    withBuildFlags(
+      y
+        .positional('task', { describe: 'Task ids or folders (default: every task under --tasks)', type: 'string', array: true, default: [] })
+        .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+        .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false }),
+    )
       .example('$0 build', 'Build every task image under tasks/')
-      .example('$0 build hello-world --base-map "node:*=authbench/base:bookworm"', 'Build one task, mapping node images too')
+      .example('$0 build --tasks ../authbench/tasks', "A dataset's tasks: its base recipes are built on demand")
+      .example('$0 build --base-map "node:*=authbench/base:bookworm" hello-world', 'Map node images too, build one task')
       .example('$0 build --tasks my-tasks --build-arg PY=3.11 --json', 'Another suite, a build arg, JSON output'),
   handler: async (args) => {
-    const { connectDocker, parseBaseMapFlag } = await import('../../docker/index.ts');
+    const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
 
-    const extraEntries = args['base-map'].map((flag) => {
-      const entry = parseBaseMapFlag(flag);
-      if (entry === undefined) throw new AuthbenchError('INVALID_ARGUMENT', `--base-map expects PATTERN=IMAGE, got ${JSON.stringify(flag)}`);
-      return entry;
-    });
-    const buildArgs = keyValues(args['build-arg'], 'build-arg');
+    const { baseMapEntries, buildArgs } = await parseBuildFlags(args);
     const tasks = await selectTasks(args.tasks, args.task);
 
     const engine = await connectDocker();
@@ -70,16 +60,35 @@ const command: CommandModule<object, BuildArgs> = {
       const started = performance.now();
       try {
         const result = await buildTaskImage(engine, task, {
-          baseMapEntries: extraEntries,
+          baseMapEntries,
           buildArgs,
           ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
         });
-        rows.push({ task: task.id, tag: result.tag, built: result.built, seconds: (performance.now() - started) / 1000, substitutions: [...result.substitutions] });
+        rows.push({
+          task: task.id,
+          tag: result.tag,
+          built: result.built,
+          seconds: (performance.now() - started) / 1000,
+          substitutions: [...result.substitutions],
+          inherited: [...(result.inherited ?? [])],
+          translations: [...(result.translations ?? [])],
+          bases: [...(result.bases ?? [])],
+        });
       } catch (e) {
-        if (!(e instanceof AuthbenchError) || e.code !== 'IMAGE_BUILD_FAILED') throw e;
+        if (!(e instanceof AuthbenchError) || !BUILD_CODES.has(e.code)) throw e;
         process.exitCode = 125;
         process.stderr.write(formatAuthbenchError(e));
-        rows.push({ task: task.id, tag: '', built: false, seconds: (performance.now() - started) / 1000, substitutions: [], error: e.message });
+        rows.push({
+          task: task.id,
+          tag: '',
+          built: false,
+          seconds: (performance.now() - started) / 1000,
+          substitutions: [],
+          inherited: [],
+          translations: [],
+          bases: [],
+          error: e.message,
+        });
       }
     }
 
@@ -92,9 +101,21 @@ const command: CommandModule<object, BuildArgs> = {
       { header: 'image', value: (r) => r.tag },
       { header: 'status', value: (r) => (r.error !== undefined ? chalk.red('FAILED') : r.built ? chalk.green('built') : chalk.dim('cached')) },
       { header: 'seconds', value: (r) => r.seconds.toFixed(1), align: 'right' },
-      { header: 'substitutions', value: (r) => r.substitutions.map((s) => `${s.from} → ${s.to}`).join(', ') || chalk.dim('-') },
+      {
+        header: 'substitutions (base ← its own)',
+        value: (r) => [...r.substitutions, ...r.inherited].map(substitutionCell).join(' ← ') || chalk.dim('-'),
+      },
+      { header: 'translated', value: (r) => translationsCell(r.translations) },
     ];
     process.stdout.write(renderTable(columns, rows));
+    // Each base build once, with what it needed; then every flagged translation.
+    const bases = new Map<string, BaseBuildRecord>();
+    for (const r of rows) for (const b of r.bases) if (!bases.has(b.image) || b.built) bases.set(b.image, b);
+    for (const b of bases.values()) {
+      process.stdout.write(`${chalk.dim('base')} ${b.image} ${chalk.dim(`(${b.recipe})`)} ${b.built ? chalk.green('built') : chalk.dim('cached')}\n`);
+      for (const t of b.translations) process.stdout.write(`  ${b.recipe}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
+    }
+    for (const r of rows) for (const t of r.translations) process.stdout.write(`  ${r.task}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
     process.stdout.write(`docker build calls: ${engine.stats.buildCalls}\n`);
   },
 };

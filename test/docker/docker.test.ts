@@ -187,7 +187,7 @@ describe('buildImage', () => {
       Dockerfile: `ARG PY=python:3.12-slim\nFROM \${PY} AS app\nRUN python3 -c "print('built-${RUN_ID}')"\n`,
     });
     const result = await engine.buildImage({ ...request(dir), taskId: 'py-task' });
-    expect(result.substitutions).toEqual([{ from: 'python:3.12-slim', to: BASE_IMAGE_REF }]);
+    expect(result.substitutions).toMatchObject([{ from: 'python:3.12-slim', to: BASE_IMAGE_REF, differs: ['python 3.12 → 3.11'] }]);
     expect((await engine.imageInfo(result.tag))?.labels[LABELS.task]).toBe('py-task');
     await using c = await engine.startContainer({ image: result.tag, labels: RUN_LABELS });
     const r = await c.exec({ cmd: ['python3', '-c', 'import pytest, sys; print(sys.version_info[0])'] });
