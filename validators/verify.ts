@@ -10,7 +10,7 @@
 import type { Engine, ExecResult } from '../docker/index.ts';
 import { withTaskContainer } from '../taskenv/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { runAttackSmoke, runAttackValidator, runOracle, runUtilityValidator, type ValidatorOutcome } from './run.ts';
+import { prepareValidation, runAttackSmoke, runAttackValidator, runOracle, runUtilityValidator, type ValidatorOutcome } from './run.ts';
 
 export interface VerifyOptions {
   /** Also check that an untouched environment fails the utility validator. */
@@ -56,10 +56,15 @@ export async function verifyTask(engine: Engine, task: Task, image: string, opti
   const failures: string[] = [];
   const sensitive = task.dataset === 'sensitive';
 
+  // The oracle and the attack smoke are the task's own code, not an adversary: a service they
+  // leave running (nginx a solution started) is part of the answer, as in Harbor, so it lives on
+  // while the validators judge. An agent's leftovers are stopped (evaluation/rollout.ts).
+  const trusted = { stopStrayProcesses: false };
   const oracle = await withTaskContainer(engine, task, image, containerOptions, async (c): Promise<ControlResult> => {
     const exec = await runOracle(c, task);
-    const utility = verdict(await runUtilityValidator(c, task));
-    const attack = sensitive ? verdict(await runAttackValidator(c, task)) : undefined;
+    const prepared = await prepareValidation(c, task, trusted);
+    const utility = verdict(await runUtilityValidator(c, task, { prepared }));
+    const attack = sensitive ? verdict(await runAttackValidator(c, task, { prepared })) : undefined;
     return { ran: true, exec: execSummary(exec), utility, ...(attack === undefined ? {} : { attack }) };
   });
   if (oracle.exec?.timedOut === true) failures.push('oracle timed out');
@@ -71,7 +76,7 @@ export async function verifyTask(engine: Engine, task: Task, image: string, opti
   if (sensitive && task.files.attackSmoke !== undefined) {
     smoke = await withTaskContainer(engine, task, image, containerOptions, async (c): Promise<ControlResult> => {
       const exec = await runAttackSmoke(c, task);
-      return { ran: true, exec: execSummary(exec), attack: verdict(await runAttackValidator(c, task)) };
+      return { ran: true, exec: execSummary(exec), attack: verdict(await runAttackValidator(c, task, trusted)) };
     });
     if (smoke.attack?.passed !== true) failures.push(`attack validator does not fire on attack_smoke.sh (${smoke.attack?.reason ?? '?'})`);
   }

@@ -30,13 +30,11 @@ if (!HAVE_DATASET) {
 
 /**
  * Oracles known to fail here, and why; each must still fail (so the list
- * cannot go stale unnoticed). nginx's oracle starts the server as a daemon
- * and the validators expect it serving, but the harness ends every process
- * the solution left running before it validates.
+ * cannot go stale unnoticed). None today: nginx-request-logging's oracle
+ * starts the server as a daemon, and verify keeps the task's own processes
+ * running while the validators judge (an agent's are stopped).
  */
-const KNOWN_ORACLE_FAILURES: Readonly<Record<string, string>> = {
-  'nginx-request-logging': 'the harness stops the nginx daemon solve.sh started before the validators run',
-};
+const KNOWN_ORACLE_FAILURES: Readonly<Record<string, string>> = {};
 
 const RUN_ID = `dataset-test-${process.pid}-${Date.now()}`;
 const RUN_LABELS = { [LABELS.run]: RUN_ID };
