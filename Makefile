@@ -42,8 +42,9 @@ lint: deps
 test-unit: deps
 	npx vitest run --project unit
 
+# The sampled Docker tier alone: `docker` (files in parallel) then `docker-exclusive` (the adversarial suite, alone).
 test-docker: host deps
-	AUTHBENCH_TEST_TIER=ci npx vitest run --project docker
+	AUTHBENCH_TEST_TIER=ci npx vitest run --project 'docker*'
 
 # The tiers (typecheck, lint, unit, docker) run inside run-tests.ts, which prints each one's wall time.
 test: host deps

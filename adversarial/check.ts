@@ -14,7 +14,7 @@ export interface RunRecord {
   scenario: Scenario;
   run: RunKind;
   result: RolloutResult;
-  /** episode.json, when the rollout got that far. */
+  /** The episode (read from the rollout's trace), when the rollout got that far. */
   episode: Episode | undefined;
   /** The rollout folder has verifier/ (the validators' record). */
   verifierWritten: boolean;
@@ -65,7 +65,7 @@ export function checkRun(record: RunRecord): Verdict {
   if (expect.attack !== undefined && result.attack_success !== expect.attack) fail(`attack ${String(result.attack_success)}, expected ${String(expect.attack)}`);
 
   const proposals = episode?.steps.flatMap((s) => s.proposals) ?? [];
-  if (episode === undefined && outcome !== 'infra_error') fail('no episode.json');
+  if (episode === undefined && outcome !== 'infra_error') fail('no episode in the trace');
   const broke = (result.tampering ?? []).some((t) => t.effective);
   if (!broke && outcome !== 'infra_error' && !record.verifierWritten) fail('no verifier/ record');
 

@@ -5,13 +5,12 @@
  * scenario's commands, written into a job folder like any eval rollout, then
  * judged by check.ts.
  */
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EpisodeSchema, type Episode } from '../agent/index.ts';
 import { AuthbenchError, mapPool, writeJsonAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
-import { runRollout, type EvalConfig, type RolloutResult, type RolloutSpec } from '../evaluation/index.ts';
-import { resolvePolicy } from '../oracle/index.ts';
+import { readEpisode, runRollout, type EvalConfig, type RolloutResult, type RolloutSpec } from '../evaluation/index.ts';
+import { resolvePolicy } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import { loadTask, type Task } from '../task-format/index.ts';
 import { buildTaskImage } from '../taskenv/index.ts';
@@ -46,13 +45,6 @@ export function plan(options: Pick<AdversarialOptions, 'only' | 'runs'>): { scen
   return SCENARIOS.filter((s) => options.only === undefined || options.only.length === 0 || options.only.includes(s.id)).flatMap((scenario) =>
     scenario.runs.filter((run) => options.runs === undefined || options.runs.includes(run)).map((run) => ({ scenario, run })),
   );
-}
-
-async function readEpisode(dir: string): Promise<Episode | undefined> {
-  const text = await readFile(join(dir, 'episode.json'), 'utf8').catch(() => undefined);
-  if (text === undefined) return undefined;
-  const parsed = EpisodeSchema.safeParse(JSON.parse(text));
-  return parsed.success ? parsed.data : undefined;
 }
 
 export async function runAdversarial(engine: Engine, options: AdversarialOptions): Promise<AdversarialOutcome> {

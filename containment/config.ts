@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { AuthbenchError } from '../core/index.ts';
+import { HARNESS_ROOT } from '../sandbox/launcher/index.ts';
 import { normalizePattern, patternProblem } from '../sandbox/paths/index.ts';
 import { SinkSchema, STAGES, type Task } from '../task-format/index.ts';
 import { SCRATCH_ROOTS } from './effects.ts';
@@ -59,4 +60,16 @@ export function taintConfigFromTask(task: Pick<Task, 'instruction' | 'workdir' |
     workdir: task.workdir,
     scratch_roots: [...SCRATCH_ROOTS, ...(options.extraScratch ?? [])],
   };
+}
+
+/** Where the harness keeps its files inside the container: never an agent side effect (taint and metrics alike). */
+export const HARNESS_SCRATCH: readonly string[] = [HARNESS_ROOT];
+
+/**
+ * The taint configuration of a rollout: the task's, with the harness's own
+ * directory as scratch. The defenses decide with it and measurement measures
+ * with it, so what is measured is what was enforced.
+ */
+export function rolloutTaintConfig(task: Pick<Task, 'instruction' | 'workdir' | 'authbench'>): TaintConfig {
+  return taintConfigFromTask(task, { extraScratch: HARNESS_SCRATCH });
 }

@@ -1,6 +1,6 @@
 export * from './schema.ts';
 export * from './labels.ts';
-export { taintConfigFromTask, TaintConfigSchema, type TaintConfig, type TaintConfigOptions } from './config.ts';
+export { HARNESS_SCRATCH, rolloutTaintConfig, taintConfigFromTask, TaintConfigSchema, type TaintConfig, type TaintConfigOptions } from './config.ts';
 export { commandText, wasExecuted, proposalCount, type ProposalInput, type StepInput, type RolloutInput } from './input.ts';
 export {
   attemptedEffect,
@@ -18,7 +18,6 @@ export { extractTokens, tokenProvenance, taintedTokens, type ProvenanceSources }
 export { classifyCommand } from './classify.ts';
 export { analyzeRollout, buildTraceGraph, taintAt, type ProposalTaint, type RolloutAnalysis } from './walk.ts';
 export { temporalReach, longestJourneys } from './reach.ts';
-export { graphLines, graphFromLines } from './lines.ts';
 export {
   METRIC_NAMES,
   proposalVerdicts,

@@ -1,13 +1,11 @@
 /**
  * The trace graph as data: one zod schema per node type (a discriminated
  * union on `type`), edges, side effects, token provenance and the command
- * classification that proposal nodes carry, and the JSONL lines a graph is
- * written as. Types only via z.infer.
+ * classification that proposal nodes carry. Types only via z.infer. A graph
+ * is written as lines of the rollout trace (evaluation/trace.ts).
  */
 import { z } from 'zod';
 import { FILE_OPS } from '../sandbox/trace/index.ts';
-
-export const GRAPH_SCHEMA_VERSION = 1 as const;
 
 export const NODE_TYPES = ['source', 'agent_step', 'observation', 'proposal', 'decision', 'process', 'file', 'network', 'memory', 'commit'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
@@ -183,21 +181,3 @@ export interface TraceGraph {
   nodes: GraphNode[];
   edges: GraphEdge[];
 }
-
-const lineCommon = { schema_version: z.literal(GRAPH_SCHEMA_VERSION) };
-
-export const GraphNodeLineSchema = z
-  .object({
-    type: z.literal('graph_node'),
-    ...lineCommon,
-    id: z.string(),
-    node_type: z.enum(NODE_TYPES),
-    labels,
-    attrs: z.unknown(),
-  })
-  .describe('A trace JSONL line holding one graph node');
-export const GraphEdgeLineSchema = z
-  .object({ type: z.literal('graph_edge'), ...lineCommon, from: z.string(), to: z.string(), kind: z.enum(EDGE_KINDS), seq: GraphEdgeSchema.shape.seq })
-  .describe('A trace JSONL line holding one graph edge');
-export const GraphLineSchema = z.discriminatedUnion('type', [GraphNodeLineSchema, GraphEdgeLineSchema]);
-export type GraphLine = z.infer<typeof GraphLineSchema>;

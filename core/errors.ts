@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   TASK_NOT_FOUND: 'task not found',
   PATH_ESCAPE: 'path escapes its root',
   CHECK_FAILED: 'check failed',
+  GOLD_MISSING: 'no gold derived for the task yet',
   MODEL_REQUEST_FAILED: 'model request rejected',
   TOO_LARGE: 'larger than authbench reads',
   // infrastructure: exit 125

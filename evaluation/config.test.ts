@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EvalConfigSchema, planRollouts, type EvalConfig } from './config.ts';
-import { redactConfig } from './job.ts';
+import { redactConfig } from './jobdir.ts';
 
 describe('planRollouts', () => {
   it('expands task × policy × defense × attempt with stable ids and seeds', () => {

@@ -5,12 +5,11 @@
  * failures (Docker, the model's service) become `status: infra_error`, never
  * an agent failure.
  */
-import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { AuthbenchError, hashJson, writeFileAtomic, writeJsonAtomic } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
 import { createAgentModel, getDefense, runEpisode, type Episode, type HealthProbe, type ReplayEntry, type TamperEvidence } from '../agent/index.ts';
-import { taskImplicit } from '../oracle/index.ts';
+import { taskImplicit } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
@@ -29,8 +28,7 @@ import {
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import type { Outcome, RolloutResult } from './result.ts';
 import { canaryInSink, measureRollout, type Measurement } from './measure.ts';
-
-export const TRACE_SCHEMA_VERSION = 1;
+import { pendingTrace } from './trace.ts';
 
 export interface GeneratedRecord {
   answers: readonly { phase: string; raw: string }[];
@@ -75,21 +73,6 @@ function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'stat
     static_score: ctx.staticScore,
     image: ctx.image,
   };
-}
-
-/** JSONL trace lines: `type` and `schema_version` on every line; syscalls join proposals by command id. */
-export function traceLines(spec: RolloutSpec, episode: Episode): string[] {
-  const lines: object[] = [{ type: 'rollout', rollout_id: spec.id, task_id: episode.task_id, model: episode.model, defense: episode.defense }];
-  for (const step of episode.steps) {
-    lines.push({ type: 'agent_step', turn: step.turn, started_at: step.started_at, model_call: step.model_call, text: step.text });
-    for (const p of step.proposals) {
-      const { events, ...proposal } = p;
-      lines.push({ type: 'proposal', turn: step.turn, ...proposal });
-      for (const event of events) lines.push({ type: 'syscall', command_id: p.id, event });
-    }
-  }
-  lines.push({ type: 'episode_end', end_reason: episode.end_reason, infra_error: episode.infra_error, totals: episode.totals, enforcement: episode.enforcement });
-  return lines.map((l) => JSON.stringify({ schema_version: TRACE_SCHEMA_VERSION, ...l }));
 }
 
 /**
@@ -239,8 +222,8 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       throw e;
     }
     const episodeMs = lap();
-    await writeFileAtomic(join(ctx.dir, 'trace.jsonl.gz'), gzipSync(`${traceLines(spec, episode).join('\n')}\n`));
-    await writeJsonAtomic(join(ctx.dir, 'episode.json'), episode);
+    // Written once: after measurement, with its graph; a rollout that ends before (infra error, a throw) writes the episode alone.
+    await using trace = pendingTrace(ctx.dir, spec.id, episode);
     if (episode.end_reason === 'infra_error') {
       // Keep the episode's own source and code: a launcher failure is not a model outage.
       const i = episode.infra_error;
@@ -297,9 +280,8 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       // A container the validation phase lost has no sink left to read: the episode's trace decides.
       const sink = validationBroken === undefined ? await canaryInSink(box.container, ctx.task) : null;
       measurement = measureRollout({ task: ctx.task, episode, ledger: ctx.ledger, utility: scoredUtility, attack: scoredAttack, canaryInSink: sink });
-      const lines = [...traceLines(spec, episode), ...measurement.lines.map((l) => JSON.stringify({ schema_version: TRACE_SCHEMA_VERSION, ...l }))];
-      await writeFileAtomic(join(ctx.dir, 'trace.jsonl.gz'), gzipSync(`${lines.join('\n')}\n`));
     }
+    await trace.write(measurement?.graph);
     const t = episode.totals;
     const results = episode.steps.flatMap((s) => s.proposals.flatMap((p) => (p.result === undefined ? [] : [p.result])));
     return {

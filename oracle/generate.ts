@@ -3,22 +3,22 @@
  * strace, derive S_gold from the trace (gold/, pure), check that the oracle
  * still passes its validator under the gold policy with enforcement on
  * (sufficiency), optionally ablate entries (minimality), and lay the result
- * out under oracle-traces/<id>/. Nothing is written here: `writeGoldArtifacts`
- * does that, and only when the caller decided the gold can be trusted.
+ * out under oracle-traces/<id>/. Nothing is written here: gen-gold.ts decides
+ * whether the result may be stored (trusted, no refused drift) and the gold
+ * store writes it.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuthbenchError, type Problem } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
+import { goldPaths, HARNESS_IMPLICIT, taskImplicit } from '../goldstore/index.ts';
 import {
   applyOverrides,
   buildGold,
-  defaultImplicit,
   deriveGold,
   goldEntries,
   goldPolicy,
-  mergeImplicit,
   mergeRuns,
   minimize,
   renderDenial,
@@ -39,16 +39,7 @@ import { openTaskSandbox } from '../taskenv/index.ts';
 import { readShebangs } from './shebang.ts';
 import { CONTAINER_PATHS, runUtilityValidator, type ValidatorOutcome } from '../validators/index.ts';
 
-/** What the harness itself puts in the container: never a need of the task. */
-export const HARNESS_IMPLICIT: AxisLists = { read: [`${CONTAINER_PATHS.solution}/**`], write: [], execute: [] };
-
 const DEFAULT_ORACLE_TIMEOUT_MS = 600_000;
-
-/** The implicit set used for a task: the documented default, the task's own, and the harness paths. */
-export function taskImplicit(task: Task): AxisLists {
-  const fromSpec = task.spec?.implicit_permissions ?? { read: [], write: [], execute: [] };
-  return mergeImplicit(defaultImplicit(), fromSpec, HARNESS_IMPLICIT);
-}
 
 export interface OracleTrace {
   derivation: Derivation;
@@ -136,6 +127,8 @@ export interface GenerateOptions {
   minimizeBudgetMs?: number;
   overrides?: Overrides;
   overridesFile?: string;
+  /** The gold file problems name (default: where the default oracle-traces folder keeps it). */
+  goldFile?: string;
   onProgress?: (message: string) => void;
 }
 
@@ -160,7 +153,7 @@ export async function sha256File(path: string): Promise<string> {
 export async function generateGold(engine: Engine, task: Task, image: { tag: string; imageId: string }, options: GenerateOptions = {}): Promise<GenerateResult> {
   const runs = options.runs ?? 1;
   const say = options.onProgress ?? ((): void => {});
-  const goldFile = `oracle-traces/${task.id}/gold.json`;
+  const goldFile = options.goldFile ?? goldPaths('oracle-traces', task.id).gold;
   const problems: Problem[] = [];
   const solveHash = await sha256File(task.files.solveSh);
 

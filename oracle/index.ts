@@ -1,3 +1,2 @@
 export * from './generate.ts';
-export * from './artifacts.ts';
-export * from './policy-source.ts';
+export * from './gen-gold.ts';

@@ -7,8 +7,8 @@
 import { getDefense, runEpisode, type AgentModel, type CommandRunner, type Episode, type Step } from '../agent/index.ts';
 import { AuthbenchError, type Problem } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
+import { taskImplicit } from '../goldstore/index.ts';
 import type { ModelRequest } from '../models/index.ts';
-import { taskImplicit } from '../oracle/index.ts';
 import type { PatternSet } from '../sandbox/compile/index.ts';
 import { extractPolicyFromModelOutput, type ExtractionStatus, type Policy } from '../sandbox/policy/index.ts';
 import type { Task } from '../task-format/index.ts';

@@ -3,12 +3,16 @@
  * answers at once with a fixed policy as JSON text — through the same episode
  * and parse path as a model, so a baseline's numbers mean the same thing.
  */
-import { SCRIPTED_POLICY_WRITERS, createAgentModel, scriptedResponse, writeScriptedPolicy, type AgentModel, type ScriptedPolicyWriter } from '../agent/index.ts';
+import { createAgentModel, scriptedResponse, type AgentModel } from '../agent/index.ts';
 import { AuthbenchError } from '../core/index.ts';
+import { goldPaths, requireGold } from '../goldstore/index.ts';
 import { parseModelRef, type ModelClientOptions, type ModelRef } from '../models/index.ts';
-import { goldPaths, readStoredGold } from '../oracle/index.ts';
-import type { Policy } from '../sandbox/policy/index.ts';
+import { allowAllPolicy, denyAllPolicy, type Policy } from '../sandbox/policy/index.ts';
 import type { Task } from '../task-format/index.ts';
+
+/** Baseline policy writers: no model, the same output every time. */
+export const SCRIPTED_POLICY_WRITERS = ['gold', 'allow-all', 'deny-all'] as const;
+export type ScriptedPolicyWriter = (typeof SCRIPTED_POLICY_WRITERS)[number];
 
 export function isScriptedPolicyWriter(name: string): name is ScriptedPolicyWriter {
   return (SCRIPTED_POLICY_WRITERS as readonly string[]).includes(name);
@@ -21,10 +25,9 @@ export function isScriptedPolicyWriter(name: string): name is ScriptedPolicyWrit
  * oracle can run); so scripted/gold scores macro F1 = 1 by construction.
  */
 export async function scriptedWriterPolicy(writer: ScriptedPolicyWriter, task: Task, oracleTracesDir: string): Promise<Policy> {
-  if (writer !== 'gold') return writeScriptedPolicy(writer, task, oracleTracesDir);
-  const paths = goldPaths(oracleTracesDir, task.id);
-  const gold = await readStoredGold(paths);
-  if (gold === undefined) throw new AuthbenchError('INVALID_ARGUMENT', `task ${task.id} has no gold yet`, { file: paths.gold, hint: `run: authbench gen-gold ${task.id}` });
+  if (writer === 'allow-all') return allowAllPolicy();
+  if (writer === 'deny-all') return denyAllPolicy();
+  const gold = await requireGold(goldPaths(oracleTracesDir, task.id));
   return { read: [...gold.required.read], write: [...gold.required.write], execute: [...gold.required.execute] };
 }
 

@@ -1,7 +1,10 @@
 /**
- * The plotting library, read from node_modules when a report is rendered so
- * the HTML carries it inline and needs no network when viewed. Vega-Lite
- * compiles the specs, Vega renders them, vega-embed wires both to a div.
+ * The page's scripts, read from disk when a report is rendered so the HTML
+ * carries them inline and needs no network when viewed: the plotting library
+ * from node_modules (Vega-Lite compiles the specs, Vega renders them,
+ * vega-embed wires both to a div), and the page's own script, viewer/viewer.js
+ * (embeds the plots, draws the trace viewer), exactly as it was type-checked
+ * and linted — it needs no build step.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -41,4 +44,14 @@ async function bundle(name: string, file: string): Promise<ScriptAsset> {
 
 export async function loadPlotAssets(): Promise<ScriptAsset[]> {
   return Promise.all(BUNDLES.map((b) => bundle(b.name, b.file)));
+}
+
+const VIEWER = new URL('./viewer/viewer.js', import.meta.url);
+
+export async function loadViewerScript(): Promise<string> {
+  try {
+    return await readFile(VIEWER, 'utf8');
+  } catch (e) {
+    throw new AuthbenchError('INTERNAL', 'cannot read the report page script', { file: fileURLToPath(VIEWER), cause: e });
+  }
 }

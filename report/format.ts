@@ -1,6 +1,6 @@
 /** Number and cell formatting shared by the terminal tables and the HTML. Pure. */
 import type { Verdict } from '../stats/index.ts';
-import type { Cell, EndpointEntry, GroupSummary, Interval } from './build.ts';
+import type { Cell, EndpointEntry, Interval } from './build.ts';
 
 export const NA_TEXT = 'N/A';
 
@@ -41,22 +41,4 @@ export function verdictLabel(verdict: Verdict | null, a: string, b: string): str
     case null:
       return 'no pairs';
   }
-}
-
-/** The rollout-group table, one header list and one row builder for the terminal and the HTML report. */
-export const GROUP_HEADERS = ['model', 'policy source', 'defense', 'label', 'rollouts', 'completed', 'sandbox tampered', 'validator tampered', 'agent error', 'infra errors'] as const;
-
-export function groupRow(g: GroupSummary): string[] {
-  return [
-    g.model,
-    g.policy_source,
-    g.defense_name,
-    g.defense,
-    String(g.rollouts),
-    String(g.outcomes.completed),
-    String(g.outcomes.sandbox_tampered),
-    String(g.outcomes.validator_surface_tampered),
-    String(g.outcomes.agent_error),
-    String(g.infra_errors),
-  ];
 }

@@ -4,12 +4,12 @@
  */
 import { join } from 'node:path';
 import { compareStrings, writeFileAtomic } from '../core/index.ts';
-import { loadPlotAssets, type ScriptAsset } from './assets.ts';
+import { loadPlotAssets, loadViewerScript, type ScriptAsset } from './assets.ts';
 import { buildReport, type ReportData, type ReportOptions } from './build.ts';
 import { rowsCsv } from './csv.ts';
 import { renderHtml } from './html.ts';
-import { loadJobs, readTraceLines, type LoadedJobs } from './load.ts';
-import { outcomeOf } from '../evaluation/index.ts';
+import { loadJobs, type LoadedJobs } from './load.ts';
+import { outcomeOf, readTrace } from '../evaluation/index.ts';
 import { defenseLabel, toRows, type LabelRule, type LoadedResult, type RowSet } from './rows.ts';
 import { traceView, unavailableTrace, type TraceMeta, type TraceView } from './trace-view.ts';
 
@@ -23,6 +23,8 @@ export interface GenerateOptions extends ReportOptions {
   maxTraces?: number;
   /** Injected in tests; default: read from node_modules. */
   assets?: readonly ScriptAsset[];
+  /** The page script; default: viewer/viewer.js. */
+  viewer?: string;
 }
 
 export interface GeneratedReport {
@@ -78,13 +80,13 @@ export async function loadTraceViews(loaded: readonly LoadedResult[], rule: Labe
   let inlined = 0;
   let capped = 0;
   for (const { item, meta } of ordered) {
-    const lines = inlined < max ? await readTraceLines(item.dir) : undefined;
-    if (lines === undefined) {
+    const trace = inlined < max ? await readTrace(item.dir) : undefined;
+    if (trace === undefined) {
       capped++;
       views.push(unavailableTrace(meta, `Not inlined: the report inlines ${max} traces at most.`));
-    } else if (lines === null) views.push(unavailableTrace(meta, 'This rollout wrote no trace (it ended before the episode ran).'));
+    } else if (trace === null) views.push(unavailableTrace(meta, 'This rollout wrote no trace (it ended before the episode ran).'));
     else {
-      views.push(traceView(meta, lines, join(item.dir, 'trace.jsonl.gz')));
+      views.push(traceView(meta, trace));
       inlined++;
     }
   }
@@ -100,7 +102,13 @@ export async function generateReport(jobDirs: readonly string[], options: Genera
   const csv = rowsCsv(loaded, rows.rule);
   const maxTraces = options.maxTraces ?? DEFAULT_MAX_TRACES;
   const { views, capped } = await loadTraceViews(loaded, rows.rule, maxTraces);
-  const html = renderHtml({ data, traces: views, traceCap: { max: maxTraces, capped }, assets: options.assets ?? (await loadPlotAssets()) });
+  const html = renderHtml({
+    data,
+    traces: views,
+    traceCap: { max: maxTraces, capped },
+    assets: options.assets ?? (await loadPlotAssets()),
+    viewer: options.viewer ?? (await loadViewerScript()),
+  });
   const out = options.out ?? defaultOutDir(jobDirs);
   const files = { html: join(out, 'report.html'), json: join(out, 'report.json'), csv: join(out, 'rows.csv') };
   await writeFileAtomic(files.json, `${JSON.stringify(data, null, 2)}\n`);

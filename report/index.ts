@@ -4,7 +4,7 @@
  * viewer (report.json, rows.csv, report.html).
  */
 export { defenseLabel, labelRule, rolloutMetricValues, toRows, NO_POLICY, type LabelRule, type LoadedResult, type ReportRow, type RowSet } from './rows.ts';
-export { JobConfigSchema, loadJob, loadJobs, readTraceLines, type JobConfig, type JobInfo, type LoadedJobs } from './load.ts';
+export { JobConfigSchema, loadJob, loadJobs, type JobConfig, type JobInfo, type LoadedJobs } from './load.ts';
 export {
   buildReport,
   comparePair,
@@ -27,9 +27,23 @@ export {
 } from './build.ts';
 export { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, PROPAGATION_METRICS, orderMetrics, stageMetrics } from './metric-sets.ts';
 export { csvField, rowsCsv, NA } from './csv.ts';
-export { cellText, endpointText, GROUP_HEADERS, groupRow, interval, num, verdictLabel, NA_TEXT } from './format.ts';
+export { cellText, endpointText, interval, num, verdictLabel, NA_TEXT } from './format.ts';
+export {
+  comparisonTable,
+  endpointsTable,
+  flaggedTable,
+  groupsTable,
+  infraTable,
+  jobsTable,
+  operatingPointsTable,
+  propagationTable,
+  stageTable,
+  staticF1Table,
+  type Detail,
+  type TextTable,
+} from './tables.ts';
 export { reportPlots, seriesName, type PlotSpec, type Spec } from './plots.ts';
-export { escapeHtml, renderHtml, scriptJson, SECTION_IDS, type HtmlInput } from './html.ts';
-export { loadPlotAssets, type ScriptAsset } from './assets.ts';
+export { renderHtml, SECTION_IDS, type HtmlInput } from './html.ts';
+export { loadPlotAssets, loadViewerScript, type ScriptAsset } from './assets.ts';
 export { clip, traceView, unavailableTrace, TRACE_CAPS, type ProposalView, type TraceMeta, type TraceView } from './trace-view.ts';
 export { defaultOutDir, generateReport, loadTraceViews, DEFAULT_MAX_TRACES, type GenerateOptions, type GeneratedReport } from './generate.ts';

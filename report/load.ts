@@ -5,7 +5,6 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { AuthbenchError, compareStrings, formatProblem, zodProblems } from '../core/index.ts';
 import { z } from 'zod';
 import { EvalConfigSchema, RolloutResultSchema } from '../evaluation/index.ts';
@@ -114,23 +113,4 @@ export async function loadJobs(dirs: readonly string[]): Promise<LoadedJobs> {
     results.push(...loaded.results);
   }
   return { jobs, results };
-}
-
-/**
- * The rollout's trace lines (trace.jsonl.gz), parsed; null when the rollout
- * has no trace (it failed before the episode). A trace that is there but
- * unreadable is a harness fault.
- */
-export async function readTraceLines(rolloutDir: string): Promise<unknown[] | null> {
-  const file = join(rolloutDir, 'trace.jsonl.gz');
-  if (!(await isFile(file))) return null;
-  try {
-    const text = gunzipSync(await readFile(file)).toString('utf8');
-    return text
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as unknown);
-  } catch (e) {
-    throw new AuthbenchError('TRACE_UNREADABLE', `cannot read ${file}`, { file, cause: e });
-  }
 }

@@ -1,10 +1,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RolloutResult } from '../evaluation/index.ts';
-import { generateReport, labelRule, loadJobs, readTraceLines, SECTION_IDS, toRows, traceView, type Cell, type GeneratedReport, type ReportData } from './index.ts';
+import { parseTrace, readTrace, type RolloutResult } from '../evaluation/index.ts';
+import { generateReport, labelRule, loadJobs, SECTION_IDS, toRows, traceView, type Cell, type GeneratedReport, type ReportData } from './index.ts';
 import { FIXTURE_MODEL, writeFixtureJob } from './test-support.ts';
+
+/** Traces of real rollouts (test/fixtures/traces): the current version, and version 1 from an older job. */
+const REAL_TRACES = ['v2-seccomp-denials-visible.jsonl.gz', 'v1-seccomp-denials-visible.jsonl.gz'];
 
 let root: string;
 let job: string;
@@ -159,10 +163,10 @@ describe('report.html (no browser)', () => {
 describe('trace view', () => {
   it('joins proposals, decisions, syscalls and commits, and marks taint', async () => {
     const dir = join(job, 'sec-a__gold__tool-boundary__a1');
-    const lines = await readTraceLines(dir);
-    expect(lines).not.toBeNull();
+    const trace = await readTrace(dir);
+    if (trace === null) throw new Error('the fixture rollout has no trace');
     const meta = { rollout_id: 'x', job, task_id: 'sec-a', stage: 'security', model: FIXTURE_MODEL, defense: 'tool-boundary', seed: 0, status: 'completed', outcome: 'completed', utility_success: true, attack_success: false, committed_harm: 0, end_reason: 'done', failed_tests: [], tampering: [] };
-    const view = traceView(meta, lines ?? [], 'trace');
+    const view = traceView(meta, trace);
     const [first, second] = view.proposals;
     expect(first).toMatchObject({ index: 0, tainted: true, outcome: 'executed', exit_code: 0, decision: { action: 'allow', rule_id: 'tool-boundary/allow' } });
     // The libc read is loader noise: counted, not listed.
@@ -179,9 +183,18 @@ describe('trace view', () => {
     expect(view.tainted_files).toEqual(['/app/out.txt']);
   });
 
-  it('refuses a trace whose graph lines do not validate', () => {
-    const meta = { rollout_id: 'x', job, task_id: 't', stage: 's', model: 'm', defense: 'd', seed: 0, status: 'completed', outcome: 'completed', utility_success: null, attack_success: null, committed_harm: null, end_reason: null, failed_tests: [], tampering: [] };
-    expect(() => traceView(meta, [{ type: 'graph_node', schema_version: 1, id: 'n', node_type: 'proposal', labels: [], attrs: {} }], 'bad.jsonl')).toThrow(/bad.jsonl line 1/);
+  it.each(REAL_TRACES)('shows every proposal of a real trace (%s), its seccomp refusals as denials', async (name) => {
+    const text = gunzipSync(await readFile(join(import.meta.dirname, '..', 'test', 'fixtures', 'traces', name))).toString('utf8');
+    const trace = parseTrace(text, name);
+    const meta = { rollout_id: trace.rollout_id, job, task_id: trace.task_id, stage: 'security', model: 'm', defense: 'd', seed: 0, status: 'completed', outcome: 'completed', utility_success: null, attack_success: null, committed_harm: null, end_reason: null, failed_tests: [], tampering: [] };
+    const view = traceView(meta, trace);
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { type: string; event?: { kind: string } });
+    expect(view.proposals).toHaveLength(lines.filter((l) => l.type === 'proposal').length);
+    expect(view.proposals.reduce((n, p) => n + p.syscalls_total, 0)).toBe(lines.filter((l) => l.type === 'syscall').length);
+    const seccomp = view.proposals.flatMap((p) => p.syscalls.filter((s) => s.kind === 'seccomp'));
+    expect(seccomp.length).toBe(lines.filter((l) => l.event?.kind === 'seccomp').length);
+    for (const s of seccomp) expect(s).toMatchObject({ denied: true, text: expect.stringMatching(/^seccomp refused \S+/) as unknown });
+    expect(view.proposals.some((p) => p.processes.length > 0 && p.decision !== null)).toBe(true);
   });
 });
 

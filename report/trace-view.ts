@@ -4,9 +4,11 @@
  * Pure. Traces can be large (thousands of syscalls), so what is inlined is
  * capped per rollout and every cap says how much it left out.
  */
-import { z } from 'zod';
-import { AuthbenchError, formatProblem, zodProblems } from '../core/index.ts';
-import { commandText, graphFromLines, isTainted, carriesSecret, type GraphNode, type NodeOf } from '../containment/index.ts';
+import { carriesSecret, commandText, isTainted, type GraphNode, type NodeOf } from '../containment/index.ts';
+import type { ProposalCore, RolloutTrace } from '../evaluation/index.ts';
+import type { ProposalView, SyscallView, TraceMeta, TraceView } from './viewer/view.ts';
+
+export type { ProposalView, SyscallView, TraceMeta, TraceView };
 
 export const TRACE_CAPS = {
   /** Proposals per rollout. */
@@ -19,121 +21,7 @@ export const TRACE_CAPS = {
   tainted_files: 40,
 } as const;
 
-const ProposalLineSchema = z
-  .object({
-    type: z.literal('proposal'),
-    turn: z.number().describe('1-based model call the proposal came from'),
-    id: z.string().describe('Tool call id'),
-    tool: z.string().describe('Tool name'),
-    args: z.unknown().describe('Tool arguments'),
-    valid: z.boolean().describe('Invalid proposals are never executed'),
-    invalid_reason: z.string().optional().describe('Why it is invalid'),
-    decision: z
-      .object({ action: z.string(), rule_id: z.string(), reason: z.string().optional() })
-      .optional()
-      .describe('The defense decision'),
-    result: z
-      .object({
-        exit_code: z.number().nullable(),
-        timed_out: z.boolean(),
-        stdout: z.string(),
-        stderr: z.string(),
-        denial_count: z.number(),
-        launcher_error: z.string().optional(),
-      })
-      .optional()
-      .describe('Present when the command was executed'),
-    skipped: z.string().optional().describe('Why an allowed proposal never ran'),
-  })
-  .describe('The trace viewer\'s reading of a `proposal` line (other fields are ignored)');
-
-const SyscallLineSchema = z
-  .object({
-    type: z.literal('syscall'),
-    command_id: z.string().describe('The proposal id the event belongs to'),
-    event: z
-      .object({
-        kind: z.string(),
-        op: z.string().optional(),
-        syscall: z.string().optional(),
-        path: z.string().optional(),
-        path2: z.string().optional(),
-        argv: z.array(z.string()).optional(),
-        address: z.string().optional(),
-        port: z.number().optional(),
-        errno: z.string().optional(),
-        denied: z.boolean().optional(),
-        raw: z.string().optional(),
-      })
-      .describe('The strace event'),
-  })
-  .describe('The trace viewer\'s reading of a `syscall` line');
-
-const AgentStepLineSchema = z.object({ type: z.literal('agent_step'), turn: z.number(), text: z.string() }).describe('The viewer\'s reading of an `agent_step` line');
-
-type SyscallEvent = z.infer<typeof SyscallLineSchema>['event'];
-
-export interface SyscallView {
-  text: string;
-  denied: boolean;
-  /** exec | file | network | other: how the viewer colours it. */
-  kind: string;
-}
-
-export interface ProposalView {
-  index: number;
-  turn: number;
-  id: string;
-  command: string;
-  valid: boolean;
-  invalid_reason: string | null;
-  decision: { action: string; rule_id: string; reason: string } | null;
-  /** What happened: executed, blocked, invalid, refused by the launcher, or skipped (why). */
-  outcome: string;
-  exit_code: number | null;
-  output: string;
-  tainted: boolean;
-  tainted_tokens: string[];
-  side_effecting: boolean | null;
-  processes: { exec: string; argv: string; tainted: boolean }[];
-  syscalls: SyscallView[];
-  syscalls_total: number;
-  syscalls_hidden: number;
-  commits: { text: string; tainted: boolean; secret: boolean }[];
-  denied_effects: string[];
-}
-
-export interface TraceMeta {
-  rollout_id: string;
-  job: string;
-  task_id: string;
-  stage: string;
-  model: string;
-  defense: string;
-  seed: number;
-  status: string;
-  /** How the rollout ended (completed, sandbox_tampered, …). */
-  outcome: string;
-  utility_success: boolean | null;
-  attack_success: boolean | null;
-  committed_harm: number | null;
-  end_reason: string | null;
-  /** Utility tests that did not pass (full output in the rollout's verifier/ folder). */
-  failed_tests: string[];
-  /** Evidence of tampering, one line each. */
-  tampering: string[];
-}
-
-export interface TraceView extends TraceMeta {
-  /** False when the rollout wrote no trace, or when the report's rollout cap left it out. */
-  available: boolean;
-  note: string | null;
-  sources: { kind: string; pattern: string }[];
-  messages: { turn: number; text: string }[];
-  proposals: ProposalView[];
-  tainted_files: string[];
-  caps: { proposals_total: number; proposals_shown: number; tainted_files_total: number; text_chars: number; syscalls_per_proposal: number };
-}
+type SyscallEvent = ProposalCore['events'][number];
 
 export function clip(text: string, max: number = TRACE_CAPS.text): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters]`;
@@ -158,40 +46,52 @@ const NOISE_PREFIXES = [
 ];
 
 /**
- * What the viewer lists: every denial, and otherwise successful execs,
- * changes, network sends and reads outside the runtime. Failed lookups
- * (ENOENT along PATH), access() probes and runtime files are counted only.
+ * What the viewer lists: every denial (seccomp refusals included), and
+ * otherwise successful execs, changes, network sends and reads outside the
+ * runtime. Failed lookups (ENOENT along PATH), access() probes, runtime files
+ * and process bookkeeping are counted only.
  */
 function notable(e: SyscallEvent): boolean {
-  if (e.denied === true) return true;
-  if (e.errno !== undefined) return false;
   switch (e.kind) {
-    case 'exec':
+    case 'seccomp':
       return true;
-    case 'network':
-      return e.op !== 'socket';
-    case 'file':
-      return e.op !== 'access' && e.path !== undefined && !NOISE_PREFIXES.some((p) => e.path?.startsWith(p) === true);
-    default:
+    case 'unparsed':
       return false;
+    case 'process':
+      return e.denied === true;
+    case 'exec':
+      return e.denied || e.errno === undefined;
+    case 'network':
+      return e.denied || (e.errno === undefined && e.op !== 'socket');
+    case 'file':
+      return e.denied || (e.errno === undefined && e.op !== 'access' && !NOISE_PREFIXES.some((p) => e.path.startsWith(p)));
   }
 }
 
-function outcomeText(e: SyscallEvent): string {
+function outcomeText(e: { errno?: string | undefined; denied?: boolean | undefined }): string {
   if (e.errno === undefined) return 'ok';
   return e.denied === true ? `DENIED ${e.errno}` : e.errno;
 }
 
-const RENDER: Record<string, (e: SyscallEvent) => string> = {
-  exec: (e) => `exec ${e.path ?? '?'} ${JSON.stringify(e.argv ?? [])}`,
-  file: (e) => `${e.op ?? e.syscall ?? 'file'} ${e.path ?? '?'}${e.path2 === undefined ? '' : ` -> ${e.path2}`}`,
-  network: (e) => `${e.op ?? 'network'} ${[e.address, e.port].filter((x) => x !== undefined).join(':')}`,
-};
+function eventText(e: SyscallEvent): string {
+  switch (e.kind) {
+    case 'exec':
+      return `exec ${e.path} ${JSON.stringify(e.argv)} → ${outcomeText(e)}`;
+    case 'file':
+      return `${e.op} ${e.path}${e.path2 === undefined ? '' : ` -> ${e.path2}`} → ${outcomeText(e)}`;
+    case 'network':
+      return `${e.op} ${[e.address, e.port].filter((x) => x !== undefined).join(':')} → ${outcomeText(e)}`;
+    case 'process':
+      return `${e.op}${e.target === undefined ? '' : ` ${e.target}`}${e.signal === undefined ? '' : ` ${e.signal}`} → ${outcomeText(e)}`;
+    case 'seccomp':
+      return `seccomp refused ${e.syscall}${e.detail === '' ? '' : ` (${e.detail})`} → DENIED ${e.errno}`;
+    case 'unparsed':
+      return `unparsed: ${e.raw}`;
+  }
+}
 
 export function renderSyscall(e: SyscallEvent): SyscallView {
-  const render = RENDER[e.kind];
-  const body = render === undefined ? `${e.kind} ${e.op ?? e.syscall ?? e.raw ?? ''}`.trim() : render(e);
-  return { text: clip(`${body} → ${outcomeText(e)}`, 300), denied: e.denied === true, kind: render === undefined ? 'other' : e.kind };
+  return { text: clip(eventText(e), 300), denied: e.kind !== 'unparsed' && e.denied === true, kind: e.kind };
 }
 
 type EffectLike = NodeOf<'commit'>['attrs']['effect'];
@@ -199,21 +99,6 @@ type EffectLike = NodeOf<'commit'>['attrs']['effect'];
 export function renderEffect(effect: EffectLike): string {
   if (effect.kind === 'network') return `${effect.op} ${effect.address}:${effect.port ?? '?'}`;
   return `${effect.op} ${effect.path}${effect.path2 === undefined ? '' : ` -> ${effect.path2}`}`;
-}
-
-function parseLine<T>(schema: z.ZodType<T>, raw: unknown, file: string, line: number): T {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success)
-    throw new AuthbenchError('TRACE_UNREADABLE', `${file} line ${line} is not a valid trace line`, {
-      file,
-      field: `line ${line}`,
-      details: zodProblems(parsed.error, file).map(formatProblem),
-    });
-  return parsed.data;
-}
-
-function lineType(raw: unknown): unknown {
-  return typeof raw === 'object' && raw !== null && 'type' in raw ? raw.type : undefined;
 }
 
 function byProposal<N extends { attrs: { proposal_index: number } }>(nodes: readonly N[]): Map<number, N[]> {
@@ -226,7 +111,7 @@ function byProposal<N extends { attrs: { proposal_index: number } }>(nodes: read
   return out;
 }
 
-function outcomeOf(p: z.infer<typeof ProposalLineSchema>): string {
+function outcomeOf(p: ProposalCore): string {
   if (!p.valid) return 'invalid';
   if (p.result?.launcher_error !== undefined) return 'refused by the launcher';
   if (p.result !== undefined) return p.result.timed_out ? 'executed (timed out)' : 'executed';
@@ -236,50 +121,35 @@ function outcomeOf(p: z.infer<typeof ProposalLineSchema>): string {
 }
 
 /**
- * The viewer's data for one rollout from its trace lines. `file` names the
- * trace in errors. Graph lines are optional (an unmeasured rollout has none):
- * then nothing is marked tainted and processes come from the exec events.
+ * The viewer's data for one rollout from its trace. The graph is optional (an
+ * unmeasured rollout has none): then nothing is marked tainted and processes
+ * come from the exec events.
  */
-export function traceView(meta: TraceMeta, lines: readonly unknown[], file: string): TraceView {
-  const graph = graphFromLines(lines, file);
+export function traceView(meta: TraceMeta, trace: RolloutTrace): TraceView {
+  const graph = trace.graph ?? { nodes: [], edges: [] };
   const nodes = (type: GraphNode['type']): GraphNode[] => graph.nodes.filter((n) => n.type === type);
   const proposalNodes = new Map<number, NodeOf<'proposal'>>();
   for (const n of nodes('proposal')) if (n.type === 'proposal') proposalNodes.set(n.attrs.proposal_index, n);
   const processes = byProposal(graph.nodes.filter((n): n is NodeOf<'process'> => n.type === 'process'));
   const commits = byProposal(graph.nodes.filter((n): n is NodeOf<'commit'> => n.type === 'commit'));
 
-  const proposals: z.infer<typeof ProposalLineSchema>[] = [];
-  const events = new Map<string, SyscallEvent[]>();
-  const messages: { turn: number; text: string }[] = [];
-  lines.forEach((raw, i) => {
-    const type = lineType(raw);
-    if (type === 'proposal') proposals.push(parseLine(ProposalLineSchema, raw, file, i + 1));
-    else if (type === 'syscall') {
-      const s = parseLine(SyscallLineSchema, raw, file, i + 1);
-      const list = events.get(s.command_id) ?? [];
-      list.push(s.event);
-      events.set(s.command_id, list);
-    } else if (type === 'agent_step') {
-      const step = parseLine(AgentStepLineSchema, raw, file, i + 1);
-      if (step.text.trim() !== '') messages.push({ turn: step.turn, text: clip(step.text) });
-    }
-  });
+  // Indexed over the whole rollout as the graph's proposal_index is (invalid proposals included).
+  const proposals = trace.steps.flatMap((s) => s.proposals.map((p) => ({ turn: s.turn, p })));
+  const messages = trace.steps.filter((s) => s.text.trim() !== '').map((s) => ({ turn: s.turn, text: clip(s.text) }));
 
-  const views = proposals.slice(0, TRACE_CAPS.proposals).map((p, index): ProposalView => {
+  const views = proposals.slice(0, TRACE_CAPS.proposals).map(({ turn, p }, index): ProposalView => {
     const node = proposalNodes.get(index);
-    // Ids are the model's; a repeated id would mix two commands' events, so the graph's own index decides when present.
-    const own = events.get(p.id) ?? [];
-    const shown = own.filter(notable);
+    const shown = p.events.filter(notable);
     const procs = processes.get(index);
     const output = p.result === undefined ? '' : [p.result.stdout, p.result.stderr].filter((s) => s !== '').join('\n');
     return {
       index,
-      turn: p.turn,
+      turn,
       id: p.id,
       command: clip(commandText(p)),
       valid: p.valid,
       invalid_reason: p.invalid_reason ?? null,
-      decision: p.decision === undefined ? null : { action: p.decision.action, rule_id: p.decision.rule_id, reason: p.decision.reason ?? '' },
+      decision: p.decision === undefined ? null : { action: p.decision.action, rule_id: p.decision.rule_id, reason: p.decision.reason },
       outcome: outcomeOf(p),
       exit_code: p.result?.exit_code ?? null,
       output: clip(output, 400),
@@ -288,11 +158,11 @@ export function traceView(meta: TraceMeta, lines: readonly unknown[], file: stri
       side_effecting: node?.attrs.classification.side_effecting ?? null,
       processes:
         procs === undefined
-          ? own.filter((e) => e.kind === 'exec' && e.errno === undefined).map((e) => ({ exec: e.path ?? '?', argv: clip((e.argv ?? []).join(' '), 200), tainted: false }))
+          ? p.events.flatMap((e) => (e.kind === 'exec' && e.errno === undefined ? [{ exec: e.path, argv: clip(e.argv.join(' '), 200), tainted: false }] : []))
           : procs.map((n) => ({ exec: n.attrs.exec ?? '(no exec)', argv: clip(n.attrs.argv.join(' '), 200), tainted: isTainted(n.labels) })),
       syscalls: shown.slice(0, TRACE_CAPS.syscalls).map(renderSyscall),
-      syscalls_total: own.length,
-      syscalls_hidden: own.length - Math.min(shown.length, TRACE_CAPS.syscalls),
+      syscalls_total: p.events.length,
+      syscalls_hidden: p.events.length - Math.min(shown.length, TRACE_CAPS.syscalls),
       commits: (commits.get(index) ?? []).map((c) => ({ text: renderEffect(c.attrs.effect), tainted: isTainted(c.labels), secret: carriesSecret(c.labels) })),
       denied_effects: (node?.attrs.denied_effects ?? []).map(renderEffect),
     };

@@ -1,6 +1,7 @@
 /**
  * Static scoring (product.md Appendix A): candidate snapshots of task images,
  * references from the spec or the derived gold set, and the pure scorer.
+ * Where a task's snapshot and gold are stored is goldstore/'s business.
  */
 export {
   AxisPatternsSchema,
@@ -38,12 +39,3 @@ export {
   type ScoreInput,
 } from './score.ts';
 export { ancestorListingCommand, candidatesFromImage, snapshotContainer, type ImageCandidatesOptions } from './from-image.ts';
-export {
-  loadTaskReference,
-  oracleFiles,
-  REFERENCE_SOURCES,
-  taskCandidates,
-  type ReferenceSource,
-  type TaskCandidates,
-  type TaskCandidatesOptions,
-} from './task.ts';

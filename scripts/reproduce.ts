@@ -30,7 +30,7 @@ import { ManifestSchema } from '../suite/index.ts';
 import { STAGES } from '../task-format/index.ts';
 import { clusterBootstrapCi, pairDifferences, pairRows, zeroEventUpperBound, formatCi } from '../stats/index.ts';
 import { generateReport, loadJobs, toRows, type ReportRow } from '../report/index.ts';
-import { outcomeOf } from '../evaluation/index.ts';
+import { outcomeOf, readEpisode } from '../evaluation/index.ts';
 
 const DEFENSES = ['none', 'prompt-only', 'structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'];
 const DEFENDED = ['structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'];
@@ -119,10 +119,10 @@ const jobs = await evaluate(ids, seeds, '', true);
  * proposal the command, the decision's action and rule and whether it was
  * rolled back.
  */
-function fingerprint(r: { dir: string; result: { duration_ms?: number; phases_ms?: unknown } & Record<string, unknown> }): string {
+async function fingerprint(r: { dir: string; result: { duration_ms?: number; phases_ms?: unknown } & Record<string, unknown> }): Promise<string> {
   const { duration_ms: _duration, phases_ms: _phases, ...result } = r.result;
-  const episode = JSON.parse(readFileSync(join(r.dir, 'episode.json'), 'utf8')) as { steps?: { proposals?: { args?: unknown; decision?: { action?: string; rule_id?: string }; rollback?: { restored?: boolean } }[] }[] };
-  const decisions = (episode.steps ?? []).flatMap((s) => (s.proposals ?? []).map((p) => [JSON.stringify(p.args ?? null), p.decision?.action, p.decision?.rule_id, p.rollback?.restored ?? null]));
+  const episode = await readEpisode(r.dir);
+  const decisions = (episode?.steps ?? []).flatMap((s) => s.proposals.map((p) => [JSON.stringify(p.args ?? null), p.decision?.action, p.decision?.rule_id, p.rollback?.restored ?? null]));
   return JSON.stringify({ result, decisions });
 }
 
@@ -185,7 +185,7 @@ if (!args['no-rerun']) {
   for (const r of rerun.results) {
     const key = `${r.result.model}|${r.result.rollout_id}`;
     const before = original.get(key);
-    if (before === undefined || fingerprint(before) !== fingerprint(r)) mismatched.push(key);
+    if (before === undefined || (await fingerprint(before)) !== (await fingerprint(r))) mismatched.push(key);
   }
   const expected = rerunIds.length * DEFENSES.length * MODELS.length;
   check(

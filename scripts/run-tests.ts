@@ -3,8 +3,10 @@
  * the unit project, and the Docker project (`--tier ci`: the sampled Docker
  * tier `make test` runs; `--tier full`: everything, for `make test-full`).
  * Closes with one plain summary line ("vitest: N passed, N failed, N skipped")
- * that any CI log reader understands, and the total wall time. Stops at the
- * first tier that fails (a type error makes every later tier's output noise).
+ * that any CI log reader understands, the infrastructure retries of the run
+ * (test/infra-retry.ts: each one named, never silently passed), and the total
+ * wall time. Stops at the first tier that fails (a type error makes every
+ * later tier's output noise).
  *   npx node scripts/run-tests.ts [--tier ci|full] [--only typecheck,lint,unit,docker] [vitest args…]
  */
 import { spawnSync } from 'node:child_process';
@@ -12,6 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { OUTPUT_KEY, type RetryReport } from '../test/infra-retry-reporter.ts';
 
 const { values: args, positionals } = parseArgs({
   options: {
@@ -38,6 +41,8 @@ interface JsonReport {
 
 const dir = mkdtempSync(join(tmpdir(), 'authbench-vitest-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
+/** Every infrastructure retry of every tier, as the retry helper printed it. */
+const retries: string[] = [];
 const times: string[] = [];
 const started = performance.now();
 let code = 0;
@@ -47,12 +52,24 @@ function seconds(ms: number): string {
   return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }
 
+/** The retry lines the reporter wrote for a tier; undefined when it wrote none (vitest never got that far). */
+function readRetries(file: string): string[] | undefined {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as RetryReport).retries;
+  } catch {
+    return undefined;
+  }
+}
+
 function tierStep(name: string, argv: string[], vitest: boolean): boolean {
   if (only !== undefined && !only.has(name)) return true;
   process.stdout.write(`\n== tier ${name} (${tier}) ==\n`);
   const t0 = performance.now();
   const report = join(dir, `${name}.json`);
-  const full = vitest ? [...argv, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...positionals] : argv;
+  const retryReport = join(dir, `${name}-retries.json`);
+  const full = vitest
+    ? [...argv, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, '--reporter=./test/infra-retry-reporter.ts', `--outputFile.${OUTPUT_KEY}=${retryReport}`, ...positionals]
+    : argv;
   const run = spawnSync('npx', full, { stdio: 'inherit', env: { ...process.env, AUTHBENCH_TEST_TIER: tier } });
   const ms = performance.now() - t0;
   let line = `tier ${name}: ${run.status === 0 ? 'ok' : `failed (exit ${String(run.status)})`} in ${seconds(ms)}`;
@@ -62,7 +79,10 @@ function tierStep(name: string, argv: string[], vitest: boolean): boolean {
       totals.passed += r.numPassedTests;
       totals.failed += r.numFailedTests;
       totals.skipped += r.numPendingTests + r.numTodoTests;
-      line = `tier ${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped in ${seconds(ms)}`;
+      const retried = readRetries(retryReport);
+      retries.push(...(retried ?? []));
+      const retryNote = retried === undefined ? 'infra retries unknown (no retry report)' : `${retried.length} infra ${retried.length === 1 ? 'retry' : 'retries'}`;
+      line = `tier ${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped, ${retryNote} in ${seconds(ms)}`;
       if (r.numTotalTests === 0) {
         line += ' (no test ran)';
         code = code === 0 ? 1 : code;
@@ -83,11 +103,13 @@ try {
     tierStep('typecheck', ['tsc', '--noEmit'], false) &&
     tierStep('lint', ['eslint', '.'], false) &&
     tierStep('unit', ['vitest', 'run', '--project', 'unit'], true) &&
-    tierStep('docker', ['vitest', 'run', '--project', 'docker'], true);
+    tierStep('docker', ['vitest', 'run', '--project', 'docker*'], true);
   if (!ok) process.stdout.write('\nstopped at the first tier that failed\n');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 process.stdout.write(`\n${times.join('\n')}\nwall time: ${seconds(performance.now() - started)} (tier ${tier})\n`);
 process.stdout.write(`vitest: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
+// Retried work passed or failed on its second attempt; either way the run's log names every retry.
+process.stdout.write(`infra retries: ${retries.length}${retries.map((l) => `\n  ${l}`).join('')}\n`);
 process.exit(code);

@@ -1,8 +1,9 @@
 /**
  * The module rules the README's architecture section states, checked: every
  * cross-module import goes through the module's index.ts, dependencies only
- * point the ways the table allows (nothing imports cli), and test-only
- * modules (`test-support.ts`) stay out of production code and barrels.
+ * point the ways the table allows (nothing imports cli), the table below
+ * allows nothing the README's table does not, and test-only modules
+ * (`test-support.ts`) stay out of production code and barrels.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize, relative } from 'node:path';
@@ -21,18 +22,19 @@ const ALLOWED: Record<string, readonly string[]> = {
   'task-format': ['core', 'sandbox/paths'],
   models: ['core'],
   gold: ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
-  score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format', 'taskenv'],
+  score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format'],
   taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
   validators: ['core', 'docker', 'sandbox/launcher', 'sandbox/paths', 'sandbox/trace', 'task-format', 'taskenv'],
-  evaluation: ['agent', 'containment', 'core', 'docker', 'oracle', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators', 'gold', 'policygen'],
-  oracle: ['core', 'docker', 'gold', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'score', 'task-format', 'taskenv', 'validators'],
-  agent: ['containment', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],
+  evaluation: ['agent', 'containment', 'core', 'docker', 'goldstore', 'policygen', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
+  oracle: ['core', 'docker', 'gold', 'goldstore', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format', 'taskenv', 'validators'],
+  goldstore: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
+  agent: ['containment', 'core', 'docker', 'models', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],
   stats: ['core'],
   suite: ['core', 'task-format'],
   report: ['containment', 'core', 'evaluation', 'stats'],
-  containment: ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
-  policygen: ['agent', 'core', 'docker', 'models', 'oracle', 'sandbox/compile', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
-  adversarial: ['agent', 'core', 'docker', 'evaluation', 'oracle', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
+  containment: ['core', 'sandbox/launcher', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
+  policygen: ['agent', 'core', 'docker', 'goldstore', 'models', 'sandbox/compile', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
+  adversarial: ['agent', 'core', 'docker', 'evaluation', 'goldstore', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
 
@@ -63,7 +65,44 @@ const edges = sourceFiles('.').flatMap((file) =>
   }),
 );
 
+/**
+ * The README's module table: module → what its "may import" cell allows. A cell lists modules,
+ * some with a parenthetical saying what for (dropped here); `sandbox/*` is every sandbox module;
+ * `everything below` (cli) and `nothing` (core) are read as such.
+ */
+function readmeTable(markdown: string, modules: readonly string[]): Map<string, readonly string[] | 'everything'> {
+  const out = new Map<string, readonly string[] | 'everything'>();
+  const lines = markdown.split('\n');
+  const header = lines.indexOf('| module | owns | may import |');
+  expect(header, 'the README has no module table').toBeGreaterThanOrEqual(0);
+  const end = lines.indexOf('', header);
+  for (const line of lines.slice(header + 2, end < 0 ? undefined : end)) {
+    const row = /^\| `([a-z/-]+?)\/?` \| .* \| ([^|]+) \|$/.exec(line);
+    if (row === null) continue;
+    const [, module = '', cell = ''] = row;
+    const allowed = cell.trim();
+    if (allowed === 'everything below') out.set(module, 'everything');
+    else if (allowed === 'nothing') out.set(module, []);
+    else {
+      const names = allowed.replace(/\([^)]*\)/g, '').split(',').map((n) => n.trim());
+      out.set(module, names.flatMap((n) => (n === 'sandbox/*' ? modules.filter((m) => m.startsWith('sandbox/')) : [n])));
+    }
+  }
+  return out;
+}
+
 describe('architecture', () => {
+  it('allows only what the README module table allows, for exactly its modules', () => {
+    const table = readmeTable(readFileSync('README.md', 'utf8'), Object.keys(ALLOWED));
+    expect(table.get('cli')).toBe('everything');
+    expect([...table.keys()].filter((m) => m !== 'cli').sort()).toEqual(Object.keys(ALLOWED).sort());
+    const beyond = Object.entries(ALLOWED).flatMap(([m, deps]) => {
+      const readme = table.get(m);
+      return deps.filter((d) => readme !== 'everything' && !(readme ?? []).includes(d)).map((d) => `${m} -> ${d}`);
+    });
+    expect(beyond).toEqual([]);
+  });
+
   it('finds the modules it checks', () => {
     const seen = new Set(edges.map((e) => e.from));
     for (const m of [...Object.keys(ALLOWED).filter((m) => m !== 'core'), 'cli']) expect(seen, m).toContain(m);

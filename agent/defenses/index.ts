@@ -16,7 +16,7 @@ export { decideStructuredGuard, STRUCTURED_GUARD_GUIDANCE, structuredGuardDefens
 export { taintOnlyDefense } from './taint-only.ts';
 export { decideIntentLedger, intentLedgerDefense } from './intent-ledger.ts';
 export { rollbackDefense } from './rollback.ts';
-export { HARNESS_SCRATCH, contextTainted, defenseTaintConfig, proposalTaint } from './taint.ts';
+export { contextTainted, proposalTaint } from './taint.ts';
 export { MAX_SNAPSHOT_BYTES, restoreSnapshot, snapshotRoots, takeSnapshot, type WorkspaceSnapshot } from './snapshot.ts';
 
 export const DEFENSE_NAMES = ['none', 'prompt-only', 'structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'] as const;

@@ -27,7 +27,7 @@
  * one, is never a scrub), and the restore's removals are the harness's own
  * static binary (snapshot.ts).
  */
-import { analyzeRollout, authorizedEffect, carriesSecret, changedPaths, classifyCommand, isTainted, type Effect, type TaintConfig } from '../../containment/index.ts';
+import { analyzeRollout, authorizedEffect, carriesSecret, changedPaths, classifyCommand, isTainted, rolloutTaintConfig, type Effect, type TaintConfig } from '../../containment/index.ts';
 import { AuthbenchError } from '../../core/index.ts';
 import { covers, isWithin } from '../../sandbox/paths/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
@@ -35,7 +35,7 @@ import type { Proposal, RollbackRecord } from '../schema.ts';
 import { decideIntentLedger } from './intent-ledger.ts';
 import { requirePolicy } from './require.ts';
 import { entryAfter, isTooLarge, readWorkspace, restoreSnapshot, snapshotRoots, takeSnapshot, type ContentRequest, type WorkspaceState } from './snapshot.ts';
-import { contextTainted, defenseTaintConfig, rolloutWith } from './taint.ts';
+import { contextTainted, rolloutWith } from './taint.ts';
 import type { Defense, DefenseContext, RunGuard } from './types.ts';
 
 const NAME = 'rollback';
@@ -125,7 +125,7 @@ function scrubbedEntries(after: WorkspaceState, roots: readonly string[], before
 }
 
 async function prepareRun(proposal: { args: { command: string } }, context: DefenseContext): Promise<RunGuard | undefined> {
-  const config = defenseTaintConfig(context.task);
+  const config = rolloutTaintConfig(context.task);
   if (!classifyCommand(proposal.args.command, { cwd: context.task.workdir }).side_effecting) return undefined;
   if (!contextTainted(context, config)) return undefined;
   const container = context.container;

@@ -5,10 +5,10 @@
  * runs under the policy. Tainted read-only commands run under a read-only
  * restriction of the policy, so a classifier miss still commits nothing.
  */
-import { classifyCommand, UNTRUSTED_PREFIX } from '../../containment/index.ts';
+import { classifyCommand, rolloutTaintConfig, UNTRUSTED_PREFIX } from '../../containment/index.ts';
 import { readOnlyPolicy } from './ledger.ts';
 import { requirePolicy } from './require.ts';
-import { contextTainted, defenseTaintConfig, proposalTaint } from './taint.ts';
+import { contextTainted, proposalTaint } from './taint.ts';
 import type { Defense } from './types.ts';
 
 const NAME = 'taint-only';
@@ -19,7 +19,7 @@ export const taintOnlyDefense: Defense = {
   guidance: () => undefined,
   execution: (ctx) => {
     const policy = requirePolicy(NAME, ctx);
-    const config = defenseTaintConfig(ctx.task);
+    const config = rolloutTaintConfig(ctx.task);
     if (!contextTainted(ctx, config)) return { kind: 'enforce', policy, implicit: ctx.implicit };
     return { kind: 'enforce', policy: readOnlyPolicy(policy, config.scratch_roots), implicit: ctx.implicit };
   },

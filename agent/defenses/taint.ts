@@ -1,27 +1,19 @@
 /**
  * The taint state a defense decides on, from containment's syscall-level
  * analysis of the episode so far: the rollout as the defense context holds it,
- * with the proposal being decided appended to the current turn.
+ * with the proposal being decided appended to the current turn. The taint
+ * configuration is containment's `rolloutTaintConfig`, the one measurement uses.
  */
 import {
+  rolloutTaintConfig,
   taintAt,
-  taintConfigFromTask,
   type ProposalInput,
   type ProposalTaint,
   type RolloutInput,
   type StepInput,
   type TaintConfig,
 } from '../../containment/index.ts';
-import { HARNESS_ROOT } from '../../sandbox/run/index.ts';
-import type { Task } from '../../task-format/index.ts';
 import type { DefenseContext, ProposalView } from './types.ts';
-
-/** Where the harness keeps its files inside the container: never an agent side effect (taint and metrics alike). */
-export const HARNESS_SCRATCH: readonly string[] = [HARNESS_ROOT];
-
-export function defenseTaintConfig(task: Pick<Task, 'instruction' | 'workdir' | 'authbench'>): TaintConfig {
-  return taintConfigFromTask(task, { extraScratch: HARNESS_SCRATCH });
-}
 
 /** The episode so far with `next` appended to the current turn, and the 0-based index `next` gets. Pure. */
 export function rolloutWith(context: Pick<DefenseContext, 'steps' | 'turn'>, next: ProposalInput): { input: RolloutInput; index: number } {
@@ -39,13 +31,13 @@ function pending(proposal: Pick<ProposalView, 'id' | 'args'>): ProposalInput {
 }
 
 /** Taint of the context and token provenance of `proposal`, as they are when it is decided. */
-export function proposalTaint(proposal: ProposalView, context: DefenseContext, config: TaintConfig = defenseTaintConfig(context.task)): ProposalTaint {
+export function proposalTaint(proposal: ProposalView, context: DefenseContext, config: TaintConfig = rolloutTaintConfig(context.task)): ProposalTaint {
   const { input, index } = rolloutWith(context, pending(proposal));
   return taintAt(input, index, config);
 }
 
 /** Does the model's context carry untrusted content (the label every proposal of this turn gets)? */
-export function contextTainted(context: DefenseContext, config: TaintConfig = defenseTaintConfig(context.task)): boolean {
+export function contextTainted(context: DefenseContext, config: TaintConfig = rolloutTaintConfig(context.task)): boolean {
   if (context.steps.length === 0) return false;
   return proposalTaint({ id: '(context)', tool: 'shell', args: { command: 'true' } }, context, config).tainted;
 }

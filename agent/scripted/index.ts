@@ -28,7 +28,6 @@ export {
   type ReplayEntry,
   type ReplayFile,
 } from './replay.ts';
-export { SCRIPTED_POLICY_WRITERS, writeScriptedPolicy, type ScriptedPolicyWriter } from './policy.ts';
 export { readTranscript, scriptedResponse, type PastCall, type TranscriptView } from './transcript.ts';
 
 export const SCRIPTED_MODELS = ['oracle', 'follow-injection', 'replay'] as const;

@@ -194,8 +194,7 @@ const command: CommandModule<object, EvalArgs> = {
           process.stdout.write(`policy writer: ${writer.costUsd === null ? 'cost unknown' : `$${writer.costUsd.toFixed(4)}`} over ${writer.generations} generation(s), each counted once\n`);
         }
       }
-      if (outcome.results.length > 0 && outcome.results.every((r) => r.status === 'infra_error')) {
-        // Nothing was measured: that is a failure of the run, never a result.
+      if (outcome.allInfra) {
         process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
         process.exitCode = 125;
       }

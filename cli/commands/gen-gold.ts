@@ -1,7 +1,7 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
-import { AuthbenchError, formatProblem, type Problem } from '../../core/index.ts';
-import type { GoldFile } from '../../gold/index.ts';
+import { AuthbenchError, formatProblem } from '../../core/index.ts';
+import type { GoldAction, TaskGoldReport } from '../../oracle/index.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { selectTasks } from '../select-tasks.ts';
@@ -23,24 +23,7 @@ interface GenGoldArgs {
   json: boolean;
 }
 
-type Action = 'written' | 'unchanged' | 'refused' | 'checked' | 'drift' | 'untrusted' | 'failed';
-
-interface Row {
-  task: string;
-  counts: { read: number; write: number; execute: number };
-  support: number;
-  flaky: number;
-  sufficient: boolean | undefined;
-  drift: 'none' | 'changed' | 'new';
-  action: Action;
-  diff?: string;
-  problems: Problem[];
-  minimal?: { necessary: number; notNeeded: number; budgetExhausted: boolean };
-  /** action `failed`: the infrastructure error (build, Docker, sandbox) that stopped this task; the others went on. */
-  error?: { code: string; message: string };
-}
-
-const count = (g: GoldFile, key: 'required' | 'support' | 'flaky'): number => g[key].read.length + g[key].write.length + g[key].execute.length;
+type Row = TaskGoldReport;
 
 const command: CommandModule<object, GenGoldArgs> = {
   command: 'gen-gold [task..]',
@@ -65,9 +48,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       .example('$0 gen-gold log-triage --runs 3 --minimize --write', 'Three runs, flaky entries, minimal set; accept drift'),
   handler: async (args) => {
     const { connectDocker } = await import('../../docker/index.ts');
-    const { buildTaskImage } = await import('../../taskenv/index.ts');
-    const { generateGold, goldPaths, readOverrides, readStoredGold, writeGoldArtifacts } = await import('../../oracle/index.ts');
-    const { diffGold, isDrift, renderGoldDiff } = await import('../../gold/index.ts');
+    const { genGold, goldActionOk } = await import('../../oracle/index.ts');
 
     if (args.check && args.write) throw new AuthbenchError('INVALID_ARGUMENT', '--check and --write contradict each other: --check never writes');
     if (args.task.length === 0 && !args.all) throw new AuthbenchError('INVALID_ARGUMENT', 'name tasks or pass --all');
@@ -76,81 +57,30 @@ const command: CommandModule<object, GenGoldArgs> = {
     const engine = await connectDocker();
     const progress = createProgress({ unit: 'tasks', enabled: !args.json });
     let finished = 0;
-    const failures: { task: string; error: AuthbenchError }[] = [];
-
-    const { mapPool } = await import('../../core/index.ts');
-    // One task's infrastructure failure (its image does not build, its sandbox fails) is reported
-    // in its row; the other tasks go on and what they derived is written as usual.
-    const derive = async (task: (typeof tasks)[number]): Promise<Row> => {
-      try {
-        return await deriveOne(task);
-      } catch (e) {
-        if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
-        failures.push({ task: task.id, error: e });
-        return { task: task.id, counts: { read: 0, write: 0, execute: 0 }, support: 0, flaky: 0, sufficient: undefined, drift: 'none', action: 'failed', problems: [], error: { code: e.code, message: e.message } };
-      }
-    };
-    const deriveOne = async (task: (typeof tasks)[number]): Promise<Row> => {
-      const paths = goldPaths(args['oracle-traces'], task.id);
-      const image = await buildTaskImage(engine, task);
-      const overrides = await readOverrides(paths);
-      const stored = await readStoredGold(paths);
-      const result = await generateGold(engine, task, image, {
-        runs: args.runs,
-        sufficiency: args.sufficiency,
-        minimize: args.minimize,
-        minimizeBudgetMs: args.budget * 1000,
-        ...(overrides === undefined ? {} : { overrides, overridesFile: paths.overrides }),
-        onProgress: (m) => progress.detail(chalk.dim(`  ${task.id}: ${m}`)),
-      });
-      const { gold } = result;
-      const diff = stored === undefined ? undefined : diffGold(stored, gold);
-      const drift: Row['drift'] = diff === undefined ? 'new' : isDrift(diff) ? 'changed' : 'none';
-      const untrusted = result.problems.some((p) => p.severity === 'error');
-      let action: Action;
-      if (untrusted) action = 'untrusted';
-      else if (args.check) action = drift === 'none' ? 'checked' : 'drift';
-      else if (drift === 'new' || args.write) action = 'written';
-      else if (drift === 'changed') action = 'refused';
-      else action = 'unchanged';
-      if (action === 'written') await writeGoldArtifacts(paths, gold, result.first.snapshot, result.first.rawTrace);
-      if (action === 'untrusted' || action === 'drift' || action === 'refused') process.exitCode = 1;
-      return {
-        task: task.id,
-        counts: { read: gold.required.read.length, write: gold.required.write.length, execute: gold.required.execute.length },
-        support: count(gold, 'support'),
-        flaky: count(gold, 'flaky'),
-        sufficient: result.sufficiency?.sufficient,
-        drift,
-        action,
-        ...(diff !== undefined && drift === 'changed' ? { diff: renderGoldDiff(diff, task.id) } : {}),
-        problems: result.problems,
-        ...(gold.minimal === undefined
-          ? {}
-          : {
-              minimal: {
-                necessary: count({ ...gold, required: gold.minimal.necessary }, 'required'),
-                notNeeded: count({ ...gold, required: gold.minimal.not_needed }, 'required'),
-                budgetExhausted: gold.minimal.budget_exhausted,
-              },
-            }),
-      };
-    };
     progress.update(0, tasks.length, `deriving ${tasks.length} task(s), ${args.concurrency} at a time`);
-    const rows: Row[] = await mapPool(tasks, args.concurrency, async (task) => {
-      const row = await derive(task);
-      finished += 1;
-      const ok = row.action === 'written' || row.action === 'unchanged' || row.action === 'checked';
-      progress.finish({ done: finished, total: tasks.length, line: itemLine(finished, tasks.length, ok, `${row.task}: ${row.action}`), keep: !ok, status: row.task });
-      return row;
+    const run = await genGold(engine, tasks, {
+      oracleTracesDir: args['oracle-traces'],
+      mode: args.check ? 'check' : args.write ? 'accept-drift' : 'keep',
+      runs: args.runs,
+      sufficiency: args.sufficiency,
+      minimize: args.minimize,
+      minimizeBudgetMs: args.budget * 1000,
+      concurrency: args.concurrency,
+      onProgress: (task, m) => progress.detail(chalk.dim(`  ${task}: ${m}`)),
+      onTaskDone: (row) => {
+        finished += 1;
+        const ok = goldActionOk(row.action);
+        progress.finish({ done: finished, total: tasks.length, line: itemLine(finished, tasks.length, ok, `${row.task}: ${row.action}`), keep: !ok, status: row.task });
+      },
     }).finally(() => progress.stop());
-    if (failures.length > 0) process.exitCode = 125;
+    const { tasks: rows, failures } = run;
+    if (run.status !== 'ok') process.exitCode = run.status === 'infra-failed' ? 125 : 1;
 
     if (args.json) {
       printJson({ tasks: rows });
       return;
     }
-    const actionCell: Record<Action, string> = {
+    const actionCell: Record<GoldAction, string> = {
       written: chalk.green('written'),
       unchanged: chalk.dim('unchanged'),
       checked: chalk.green('no drift'),

@@ -23,12 +23,11 @@ const exportCommand: CommandModule<object, ExportArgs> = {
       .example('$0 gold export log-triage --out tasks/log-triage/tests/permission_eval_spec.json', 'Replace the hand-written spec'),
   handler: async (args) => {
     const { loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
-    const { goldPaths, readStoredGold } = await import('../../oracle/index.ts');
+    const { goldPaths, requireGold } = await import('../../goldstore/index.ts');
     const { goldToSpec } = await import('../../gold/index.ts');
     const task = await loadTask(await resolveTaskRef(args.tasks, args.task));
     const paths = goldPaths(args['oracle-traces'], task.id);
-    const gold = await readStoredGold(paths);
-    if (gold === undefined) throw new AuthbenchError('INVALID_ARGUMENT', `task ${task.id} has no gold`, { file: paths.gold, hint: `run: authbench gen-gold ${task.id}` });
+    const gold = await requireGold(paths);
     const text = `${JSON.stringify(goldToSpec(gold, paths.gold), null, 2)}\n`;
     if (args.out === undefined) process.stdout.write(text);
     else await writeFile(args.out, text);
@@ -56,9 +55,8 @@ const importCommand: CommandModule<object, ImportArgs> = {
       .example('$0 gold import my-task', "Import the task's own spec"),
   handler: async (args) => {
     const { loadTask, resolveTaskRef, parseSpec } = await import('../../task-format/index.ts');
-    const { goldPaths, readStoredGold } = await import('../../oracle/index.ts');
-    const { serializeGold, specToGold } = await import('../../gold/index.ts');
-    const { writeFileAtomic } = await import('../../core/index.ts');
+    const { goldPaths, readStoredGold, writeGold } = await import('../../goldstore/index.ts');
+    const { specToGold } = await import('../../gold/index.ts');
     const task = await loadTask(await resolveTaskRef(args.tasks, args.task));
     const specFile = args.spec ?? task.files.specFile;
     if (specFile === undefined) throw new AuthbenchError('INVALID_ARGUMENT', `task ${task.id} has no tests/permission_eval_spec.json; pass --spec`);
@@ -70,7 +68,7 @@ const importCommand: CommandModule<object, ImportArgs> = {
     if (!args.force && (await readStoredGold(paths)) !== undefined) {
       throw new AuthbenchError('INVALID_ARGUMENT', `${paths.gold} exists; --force replaces it`, { file: paths.gold });
     }
-    await writeFileAtomic(paths.gold, serializeGold(specToGold(checked.spec, task.id)));
+    await writeGold(paths, specToGold(checked.spec, task.id));
     process.stderr.write(`imported ${specFile} → ${paths.gold}\n`);
   },
 };

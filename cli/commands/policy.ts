@@ -52,8 +52,7 @@ const command: CommandModule<object, PolicyArgs> = {
     const { loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { createPolicyWriter, generatePolicy } = await import('../../policygen/index.ts');
-    const { goldPaths, readStoredGold } = await import('../../oracle/index.ts');
-    const { loadCandidateSnapshot, referenceFromGold, scorePolicy } = await import('../../score/index.ts');
+    const { loadTaskBundle, staticScore } = await import('../../goldstore/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
 
@@ -97,13 +96,11 @@ const command: CommandModule<object, PolicyArgs> = {
     if (result.policy === undefined) await rm(out, { force: true });
     else await writeJsonAtomic(out, result.policy);
 
-    const paths = goldPaths(args['oracle-traces'], task.id);
-    const gold = await readStoredGold(paths);
-    const candidates = await loadCandidateSnapshot(paths.candidates);
-    const score: PolicyScore | null =
-      gold === undefined || candidates === undefined
-        ? null
-        : scorePolicy({ valid: result.parse.valid, problems: result.parse.problems, ...(result.policy === undefined ? {} : { policy: result.policy }) }, referenceFromGold(gold), candidates);
+    const score: PolicyScore | null = staticScore(await loadTaskBundle(task, args['oracle-traces']), {
+      valid: result.parse.valid,
+      problems: result.parse.problems,
+      ...(result.policy === undefined ? {} : { policy: result.policy }),
+    });
 
     const summary = {
       task: task.id,

@@ -1,7 +1,7 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
-import type { ReportData } from '../../report/index.ts';
+import type { ReportData, TextTable } from '../../report/index.ts';
 import { printJson, renderTable } from '../table.ts';
 
 interface ReportArgs {
@@ -32,24 +32,20 @@ export function parsePairs(values: readonly string[]): [string, string][] {
 
 const dim = (s: string): string => (s === 'N/A' ? chalk.dim(s) : s);
 
+/** A report table as aligned columns: the first left, numbers right, N/A dimmed. */
+function textTable(t: TextTable): string {
+  return renderTable(
+    t.headers.map((header, i) => ({ header, value: (r: readonly string[]) => dim(r[i] ?? ''), align: i === 0 ? ('left' as const) : ('right' as const) })),
+    t.rows,
+  );
+}
+
 async function printTables(data: ReportData): Promise<void> {
-  const { endpointText, groupRow, interval, num, seriesName, verdictLabel, ENDPOINT_METRICS, GROUP_HEADERS, PROPAGATION_METRICS } = await import('../../report/index.ts');
-  const series = (d: ReportData, defense: string, model: string): string => seriesName(defense, model, d.models.length > 1);
+  const { comparisonTable, endpointsTable, groupsTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
   const out = (s: string): boolean => process.stdout.write(s);
-  type Row = string[];
-  const table = (headers: readonly string[], rows: readonly Row[]): string =>
-    renderTable(
-      headers.map((header, i) => ({ header, value: (r: Row) => dim(r[i] ?? ''), align: i === 0 ? ('left' as const) : ('right' as const) })),
-      rows,
-    );
 
   out(chalk.bold('Rollouts\n'));
-  out(
-    table(
-      GROUP_HEADERS,
-      data.groups.map(groupRow),
-    ),
-  );
+  out(textTable(groupsTable(data)));
   for (const f of data.flagged.slice(0, 20)) out(chalk.magenta(`${f.outcome} ${f.job}/${f.rollout_id}: ${f.why}\n`));
   if (data.flagged.length > 20) out(chalk.magenta(`… ${data.flagged.length - 20} more flagged rollout(s): see report.html\n`));
   const unfinished = data.jobs.filter((j) => j.unfinished > 0);
@@ -58,81 +54,23 @@ async function printTables(data: ReportData): Promise<void> {
 
   for (const stage of data.stages) {
     out(chalk.bold(`\nStage ${stage.stage}`) + chalk.dim(' (mean over applicable rollouts; never pooled across stages)\n'));
-    const rows = data.models.flatMap((model) =>
-      data.defenses.flatMap((defense) => {
-        const mine = stage.cells.filter((c) => c.model === model && c.defense === defense);
-        const first = mine[0];
-        if (first === undefined) return [];
-        return [[series(data, defense, model), String(first.n + first.n_na), ...stage.primary.map((m) => num(mine.find((c) => c.metric === m)?.mean, 3))]];
-      }),
-    );
-    out(table(['defense', 'n', ...stage.primary], rows));
+    out(textTable(stageTable(data, stage, 'brief')));
   }
 
   out(chalk.bold('\nEndpoints') + chalk.dim(' (events/n; all zero: one-sided upper bound over clusters)\n'));
-  const endpointRows = data.models.flatMap((model) =>
-    data.defenses.flatMap((defense) => {
-      const mine = data.endpoints.filter((e) => e.model === model && e.defense === defense);
-      return [...new Set(mine.map((e) => e.stage))].map((stage) => [
-        series(data, defense, model),
-        stage ?? 'all',
-        ...ENDPOINT_METRICS.map((m) => {
-          const e = mine.find((x) => x.stage === stage && x.metric === m);
-          return e === undefined ? 'N/A' : endpointText(e);
-        }),
-      ]);
-    }),
-  );
-  out(table(['defense', 'stage', ...ENDPOINT_METRICS], endpointRows));
+  out(textTable(endpointsTable(data)));
 
   for (const pair of data.comparisons) {
     out(chalk.bold(`\n${pair.defense_a} (A) vs ${pair.defense_b} (B)`) + chalk.dim(' paired by scenario, model, seed; Δ = B − A; verdict from the cluster CI\n'));
-    out(
-      table(
-        ['metric', 'stage', 'pairs', 'mean A', 'mean B', 'Δ', 'pair CI', 'cluster CI', 'verdict'],
-        pair.rows.map((r) => [
-          r.metric,
-          r.stage,
-          String(r.n_pairs),
-          num(r.mean_a),
-          num(r.mean_b),
-          num(r.delta),
-          interval(r.pair_ci),
-          interval(r.cluster_ci),
-          verdictLabel(r.verdict, pair.defense_a, pair.defense_b),
-        ]),
-      ),
-    );
+    out(textTable(comparisonTable(pair)));
   }
 
   out(chalk.bold('\nPropagation') + chalk.dim(' (diagnostic: logged taint spread)\n'));
-  const strata = [...new Set(data.propagation.map((c) => JSON.stringify([c.model, c.defense, c.stage])))].sort();
-  if (strata.length === 0) out(chalk.dim('no rollout was measured (no trace graph)\n'));
-  else
-    out(
-    table(
-      ['defense', 'stage', ...PROPAGATION_METRICS],
-      strata.map((k) => {
-        const [model = '', defense = '', stage = ''] = JSON.parse(k) as string[];
-        return [series(data, defense, model), stage, ...PROPAGATION_METRICS.map((m) => num(data.propagation.find((c) => c.model === model && c.defense === defense && c.stage === stage && c.metric === m)?.mean, 3))];
-      }),
-    ),
-  );
+  const propagation = propagationTable(data, 'brief');
+  out(propagation.rows.length === 0 ? chalk.dim('no rollout was measured (no trace graph)\n') : textTable(propagation));
 
   out(chalk.bold('\nStatic F1') + chalk.dim(' (per axis, mean over distinct task policies)\n'));
-  out(
-    table(
-      ['policy', 'policies', 'invalid', 'read F1', 'write F1', 'execute F1', 'macro F1', 'SER'],
-      data.static_f1.map((e) => [
-        series(data, e.policy_source, e.model),
-        String(e.n),
-        String(e.invalid),
-        ...e.axes.map((a) => num(a.f1, 3)),
-        num(e.macro_f1, 3),
-        num(e.sensitive_exposure, 3),
-      ]),
-    ),
-  );
+  out(textTable(staticF1Table(data, 'brief')));
 }
 
 const command: CommandModule<object, ReportArgs> = {

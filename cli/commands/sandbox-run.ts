@@ -44,7 +44,7 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
     const { loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage, openTaskSandbox } = await import('../../taskenv/index.ts');
-    const { resolvePolicy, taskImplicit } = await import('../../oracle/index.ts');
+    const { resolvePolicy, taskImplicit } = await import('../../goldstore/index.ts');
     const { renderEvent } = await import('../../sandbox/trace/index.ts');
     const { renderFidelityReport } = await import('../../sandbox/compile/index.ts');
 

@@ -91,7 +91,8 @@ describe('authbench score', () => {
   it('--reference gold without a gold set says to run gen-gold', async () => {
     const { code, err } = await run(...base(), '--policy', file('gold.json'), '--reference', 'gold');
     expect(code).toBe(1);
-    expect(err).toContain('no gold set for task csv-sales-report');
+    expect(err).toContain('GOLD_MISSING');
+    expect(err).toContain('task csv-sales-report has no gold yet');
     expect(err).toContain('hint: run: authbench gen-gold csv-sales-report');
   });
 

@@ -2,7 +2,8 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { formatProblem } from '../../core/index.ts';
 import type { Problem } from '../../core/index.ts';
-import type { AxisScore, PolicyScore, ReferenceSource } from '../../score/index.ts';
+import type { ReferenceSource } from '../../goldstore/index.ts';
+import type { AxisScore, PolicyScore } from '../../score/index.ts';
 import { printJson, renderTable } from '../table.ts';
 import type { Column } from '../table.ts';
 
@@ -59,7 +60,8 @@ const command: CommandModule<object, ScoreArgs> = {
   handler: async (args) => {
     const { loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { loadPolicyFile } = await import('../../sandbox/policy/index.ts');
-    const { loadTaskReference, prepareScoring, scorePrepared, taskCandidates } = await import('../../score/index.ts');
+    const { loadTaskReference, taskCandidates } = await import('../../goldstore/index.ts');
+    const { prepareScoring, scorePrepared } = await import('../../score/index.ts');
 
     const task = await loadTask(await resolveTaskRef(args.tasks, args.task));
     const reference = await loadTaskReference(task, args.reference, args['oracle-traces']);

@@ -59,6 +59,7 @@ const listCommand: CommandModule<object, ListArgs> = {
       .example('$0 tasks list my-tasks --json', 'Machine-readable listing of another folder'),
   handler: async (args) => {
     const { checkTask, discoverTasks, STAGES, TASK_PATHS } = await import('../../task-format/index.ts');
+    const { goldPaths } = await import('../../goldstore/index.ts');
     const dirs = await tasksUnder(args.dir, (root) => discoverTasks(root, { collections: true }));
     const rows: ListRow[] = [];
     for (const dir of dirs) {
@@ -72,7 +73,7 @@ const listCommand: CommandModule<object, ListArgs> = {
         family: task?.authbench.family ?? null,
         dataset: task?.dataset ?? null,
         oracle: isFile(join(dir, TASK_PATHS.solveSh)),
-        gold: isFile(join(args['oracle-traces'], id, 'gold.json')),
+        gold: isFile(goldPaths(args['oracle-traces'], id).gold),
         attackValidator: isFile(join(dir, TASK_PATHS.attackValidator)),
         ...tally(problems),
       });

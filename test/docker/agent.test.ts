@@ -6,13 +6,14 @@
  * and the kernel stops it (with recorded denials) under tool-boundary + gold.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getDefense, runEpisode, scriptedModel, writeScriptedPolicy, EpisodeSchema, type DefenseName, type Episode } from '../../agent/index.ts';
+import { getDefense, runEpisode, scriptedModel, EpisodeSchema, type DefenseName, type Episode } from '../../agent/index.ts';
 import { mapPool } from '../../core/index.ts';
 import { connectDocker, type DockerEngine } from '../../docker/index.ts';
-import { taskImplicit } from '../../oracle/index.ts';
+import { resolvePolicy, taskImplicit } from '../../goldstore/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage, openTaskSandbox } from '../../taskenv/index.ts';
 import { runAttackValidator, runUtilityValidator } from '../../validators/index.ts';
+import { episodeInfra, retryInfraOnce } from '../infra-retry.ts';
 
 const tasks: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
 const sensitive = tasks.filter((t) => t.dataset === 'sensitive');
@@ -46,30 +47,38 @@ beforeAll(async () => {
       { task, model: 'follow-injection', defense: 'tool-boundary' },
     ]),
   ];
-  await mapPool(jobs, 3, async (job, i) => {
-    const { task } = job;
-    await using box = await openTaskSandbox(engine, task, images.get(task.id) ?? '', { runId: 'test-agent', pinCpu: i % 2 });
-    const episode = await runEpisode({
-      task,
-      session: box.session,
-      container: box.container,
-      model: await scriptedModel(job.model, task),
-      defense: getDefense(job.defense),
-      policy: await writeScriptedPolicy('gold', task, 'oracle-traces'),
-      implicit: taskImplicit(task),
-      commandTimeoutMs: 120_000,
-      episodeTimeoutMs: 300_000,
-    });
-    const utility = await runUtilityValidator(box.container, task);
-    const attack = task.files.attackValidator === undefined ? undefined : await runAttackValidator(box.container, task);
-    outcomes.set(key(job), {
-      episode,
-      utility: utility.passed,
-      utilityReason: utility.reason,
-      attack: attack?.passed,
-      attackReason: attack?.reason,
-    });
-  });
+  // A Docker hiccup (a thrown infrastructure error, or an episode that ended infra_error) is retried once and reported (test/infra-retry.ts).
+  await mapPool(jobs, 3, (job, i) =>
+    retryInfraOnce(
+      `agent ${key(job)}`,
+      async () => {
+        const { task } = job;
+        await using box = await openTaskSandbox(engine, task, images.get(task.id) ?? '', { runId: 'test-agent', pinCpu: i % 2 });
+        const episode = await runEpisode({
+          task,
+          session: box.session,
+          container: box.container,
+          model: await scriptedModel(job.model, task),
+          defense: getDefense(job.defense),
+          policy: (await resolvePolicy('gold', task, 'oracle-traces')).policy,
+          implicit: taskImplicit(task),
+          commandTimeoutMs: 120_000,
+          episodeTimeoutMs: 300_000,
+        });
+        const utility = await runUtilityValidator(box.container, task);
+        const attack = task.files.attackValidator === undefined ? undefined : await runAttackValidator(box.container, task);
+        outcomes.set(key(job), {
+          episode,
+          utility: utility.passed,
+          utilityReason: utility.reason,
+          attack: attack?.passed,
+          attackReason: attack?.reason,
+        });
+        return episode;
+      },
+      { infraResult: episodeInfra },
+    ),
+  );
 });
 
 afterAll(() => {

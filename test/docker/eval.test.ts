@@ -11,10 +11,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Episode } from '../../agent/index.ts';
 import { cleanManaged, connectDocker } from '../../docker/index.ts';
-import type { RolloutResult, SummaryRow } from '../../evaluation/index.ts';
+import { readEpisode, readTrace, TRACE_FILE, TRACE_LINE_TYPES, type RolloutResult, type SummaryRow } from '../../evaluation/index.ts';
 import { chatCompletion, startFakeOpenAiServer } from '../../models/test-support.ts';
+import { retryInfraOnce } from '../infra-retry.ts';
 
 const jobs = mkdtempSync(join(tmpdir(), 'authbench-eval-'));
 afterAll(() => rmSync(jobs, { recursive: true, force: true }));
@@ -27,8 +27,18 @@ interface EvalJson {
   summary: SummaryRow[];
 }
 
-function evalCli(args: string[]): { status: number | null; json: EvalJson; stderr: string } {
+interface EvalRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runEval(args: string[]): EvalRun {
   const r = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--json', ...args], { encoding: 'utf8', timeout: 600_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function parseEval(r: EvalRun): { status: number | null; json: EvalJson; stderr: string } {
   let json: EvalJson;
   try {
     json = JSON.parse(r.stdout) as EvalJson;
@@ -36,6 +46,39 @@ function evalCli(args: string[]): { status: number | null; json: EvalJson; stder
     throw new Error(`eval printed no JSON (exit ${String(r.status)}):\n${r.stderr.slice(-3000)}`);
   }
   return { status: r.status, json, stderr: r.stderr };
+}
+
+function evalCli(args: string[]): { status: number | null; json: EvalJson; stderr: string } {
+  return parseEval(runEval(args));
+}
+
+/** Why an eval run hit the infrastructure: it exited 125 (authbench's or Docker's fault), or rollouts ended infra_error. */
+function evalInfra(r: EvalRun): string | undefined {
+  if (r.status === 125) return `eval exited 125: ${r.stderr.trim().split('\n').at(-1) ?? ''}`;
+  let summary: SummaryRow[] = [];
+  try {
+    summary = (JSON.parse(r.stdout) as EvalJson).summary;
+  } catch {
+    return undefined;
+  }
+  const n = summary.reduce((a, row) => a + row.infraErrors, 0);
+  return n === 0 ? undefined : `${n} rollout(s) ended infra_error`;
+}
+
+/**
+ * evalCli for a long scripted job: a run that hit an infrastructure error is retried once from a
+ * fresh job folder, and the retry reported (test/infra-retry.ts); the retry's run is the result.
+ */
+async function evalCliRetried(job: string, args: string[]): Promise<{ status: number | null; json: EvalJson; stderr: string }> {
+  const run = await retryInfraOnce(
+    `eval ${job}`,
+    (attempt) => {
+      if (attempt === 2) rmSync(join(jobs, job), { recursive: true, force: true });
+      return Promise.resolve(runEval([...args, '--job-name', job]));
+    },
+    { infraResult: evalInfra },
+  );
+  return parseEval(run);
 }
 
 /** Async, for tests whose model server lives in this process (spawnSync would block it). */
@@ -61,8 +104,8 @@ function results(job: string): RolloutResult[] {
 }
 
 describe('eval with scripted models', () => {
-  it('scripted/oracle under its gold policy completes every bundled task', () => {
-    const r = evalCli(['--model', 'scripted/oracle', '--policy', 'gold', '--job-name', 'oracle', '-n', '3']);
+  it('scripted/oracle under its gold policy completes every bundled task', async () => {
+    const r = await evalCliRetried('oracle', ['--model', 'scripted/oracle', '--policy', 'gold', '-n', '3']);
     expect(r.status, r.stderr).toBe(0);
     const [row] = r.json.summary;
     expect(row).toMatchObject({ policy: 'gold', defense: 'tool-boundary', infraErrors: 0, tsrStandard: 1, tsrSensitive: 1, asr: 0 });
@@ -71,8 +114,8 @@ describe('eval with scripted models', () => {
     expect(all.every((x) => x.enforcement?.level === 'full' && (x.enforcement.landlock_abi ?? 0) >= 1)).toBe(true);
   });
 
-  it('scripted/follow-injection attacks when nothing defends and is stopped by the kernel under gold', () => {
-    const r = evalCli(['--model', 'scripted/follow-injection', '-i', 'sensitive-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '--job-name', 'inject', '-n', '3']);
+  it('scripted/follow-injection attacks when nothing defends and is stopped by the kernel under gold', async () => {
+    const r = await evalCliRetried('inject', ['--model', 'scripted/follow-injection', '-i', 'sensitive-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '-n', '3']);
     expect(r.status, r.stderr).toBe(0);
     const none = r.json.summary.find((s) => s.defense === 'none');
     const kernel = r.json.summary.find((s) => s.defense === 'tool-boundary');
@@ -92,14 +135,19 @@ describe('eval with scripted models', () => {
       expect(x.metrics?.taint_to_commit_rate, x.rollout_id).toBeGreaterThan(0);
       expect(x.metrics?.blast_radius_raw, x.rollout_id).toBeGreaterThan(0);
     }
-    const lines = gunzipSync(readFileSync(join(jobs, 'inject', harmed[0]?.rollout_id ?? '', 'trace.jsonl.gz'))).toString('utf8').trim().split('\n');
-    const types = new Set(lines.map((l) => (JSON.parse(l) as { type: string }).type));
-    for (const t of ['rollout', 'agent_step', 'proposal', 'syscall', 'episode_end', 'graph_node', 'graph_edge']) expect(types, t).toContain(t);
+    const dir = join(jobs, 'inject', harmed[0]?.rollout_id ?? '');
+    const lines = gunzipSync(readFileSync(join(dir, TRACE_FILE))).toString('utf8').trim().split('\n');
+    expect([...new Set(lines.map((l) => (JSON.parse(l) as { type: string }).type))].sort()).toEqual([...TRACE_LINE_TYPES].sort());
+    // Every line reads under the one schema, and the trace is the episode's only copy.
+    const trace = await readTrace(dir);
+    expect(trace?.episode?.steps.length).toBeGreaterThan(0);
+    expect(trace?.graph?.edges.length).toBeGreaterThan(0);
+    expect(readdirSync(dir)).not.toContain('episode.json');
   });
 });
 
 describe('eval with scripted/replay', () => {
-  it('plays every command in order, one per turn, whatever each observation says; --resume refuses a changed file', () => {
+  it('plays every command in order, one per turn, whatever each observation says; --resume refuses a changed file', async () => {
     const file = join(jobs, 'trajectory.json');
     writeFileSync(file, JSON.stringify(['echo one', { command: 'exit 3', timeout_sec: 30 }, 'echo probe > /etc/authbench-replay-probe', 'echo done']));
     const args = ['--model', 'scripted/replay', '--replay', file, '-i', 'log-triage', '--policy', 'gold', '--defense', 'tool-boundary', '--job-name', 'replay', '-n', '1'];
@@ -108,7 +156,8 @@ describe('eval with scripted/replay', () => {
     const [result] = results('replay');
     expect(result?.status).toBe('completed');
     expect(result?.totals).toMatchObject({ proposals: 4, executed: 4 });
-    const episode = JSON.parse(readFileSync(join(jobs, 'replay', result?.rollout_id ?? '', 'episode.json'), 'utf8')) as Episode;
+    const episode = await readEpisode(join(jobs, 'replay', result?.rollout_id ?? ''));
+    if (episode === undefined) throw new Error('the replay rollout wrote no trace');
     expect(episode.steps.map((s) => s.proposals.map((p) => (p.args as { command: string }).command))).toEqual([
       ['echo one'],
       ['exit 3'],

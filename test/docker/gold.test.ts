@@ -13,11 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapPool } from '../../core/index.ts';
 import { connectDocker, type BuildResult, type DockerEngine } from '../../docker/index.ts';
 import { diffGold, goldPolicy, isDrift, renderGoldDiff, type GoldFile } from '../../gold/index.ts';
-import { checkSufficiency, generateGold, goldPaths, readStoredGold, type Sufficiency } from '../../oracle/index.ts';
+import { goldPaths, readStoredGold } from '../../goldstore/index.ts';
+import { checkSufficiency, generateGold, type Sufficiency } from '../../oracle/index.ts';
 import { allowAllPolicy, denyAllPolicy } from '../../sandbox/policy/index.ts';
 import { loadCandidateSnapshot, referenceFromGold, scorePolicy } from '../../score/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage } from '../../taskenv/index.ts';
+import { retryInfraOnce } from '../infra-retry.ts';
 
 const tasks: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
 const stored = new Map<string, GoldFile>();
@@ -28,8 +30,9 @@ let engine: DockerEngine;
 
 beforeAll(async () => {
   engine = await connectDocker();
+  // Per task, one Docker hiccup (an infrastructure error) is retried once and reported (test/infra-retry.ts).
   for (const task of tasks) {
-    images.set(task.id, await buildTaskImage(engine, task));
+    images.set(task.id, await retryInfraOnce(`gold ${task.id}: build`, () => buildTaskImage(engine, task)));
     const gold = await readStoredGold(goldPaths('oracle-traces', task.id));
     if (gold !== undefined) stored.set(task.id, gold);
   }
@@ -38,10 +41,9 @@ beforeAll(async () => {
     const gold = stored.get(task.id);
     if (image === undefined || gold === undefined) return;
     // Sufficiency of the committed gold; the fresh derivation only needs the trace.
-    const [derived, sufficient] = await Promise.all([
-      generateGold(engine, task, image, { sufficiency: false }),
-      checkSufficiency(engine, task, image.tag, goldPolicy(gold)),
-    ]);
+    const [derived, sufficient] = await retryInfraOnce(`gold ${task.id}: derivation and sufficiency`, () =>
+      Promise.all([generateGold(engine, task, image, { sufficiency: false }), checkSufficiency(engine, task, image.tag, goldPolicy(gold))]),
+    );
     fresh.set(task.id, derived.gold);
     sufficiency.set(task.id, sufficient);
   });

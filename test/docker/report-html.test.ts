@@ -2,7 +2,8 @@
  * report.html in a real browser: headless Chromium loads the page from a
  * file (no server, no network), runs its inlined scripts, and we read the
  * DOM it ends with: every section is there, every plot container holds the
- * SVG Vega drew, and the trace viewer rendered proposals. Needs no Docker;
+ * SVG Vega drew, and the trace viewer rendered proposals — with markup in
+ * the job's path, every task id and a command staying text. Needs no Docker;
  * it lives in the serial project because a browser on a shared 2-core
  * machine is slow and heavy. Chromium comes from scripts/setup-host.sh: in
  * CI its absence fails the test; elsewhere it is skipped.
@@ -35,6 +36,9 @@ function onPath(name: string): string | undefined {
 }
 
 const chromium = onPath('chromium') ?? onPath('chromium-browser');
+
+/** Markup a hostile task id, job path or command would inject, were anything put into the page unescaped. */
+const MARK = '<img src=x onerror=alert(1)>';
 const inCi = readEnv(ENV.CI) !== undefined;
 
 /** The DOM after the page's scripts ran. Virtual time lets Vega's timers finish before the dump. */
@@ -65,7 +69,7 @@ describe.skipIf(!inCi && chromium === undefined)('report.html in headless Chromi
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'authbench-report-html-'));
-    const job = await writeFixtureJob(join(root, 'job'));
+    const job = await writeFixtureJob(join(root, `job${MARK}`), { mark: MARK });
     report = await generateReport([job], { out: join(root, 'out'), resamples: 300 });
     dom = await dumpDom(report.files.html, join(root, 'profile'));
   }, 300_000);
@@ -101,5 +105,16 @@ describe.skipIf(!inCi && chromium === undefined)('report.html in headless Chromi
     expect(viewer).toContain('write /app/out.txt');
     // Trace text stays text: the fixture's `<script>` output is escaped in the DOM.
     expect(viewer).not.toContain('<script>alert(1)</script>');
+  });
+
+  it('keeps hostile task ids, paths and commands as text after every script ran', () => {
+    const escaped = '&lt;img src=x onerror=alert(1)&gt;';
+    // No element was made from them anywhere in the page (the DOM would hold an <img>); script
+    // bodies are left out of the search (vega-embed's code mentions <img> in a string).
+    expect(dom.replaceAll(/<script\b[^>]*>[\s\S]*?<\/script>/g, '')).not.toMatch(/<img/i);
+    expect(dom).toContain(`<title>authbench report — ${join(root, 'job')}${escaped}</title>`);
+    const viewer = dom.slice(dom.indexOf('<section id="trace-viewer"'), dom.indexOf('<section id="how-to-read"'));
+    expect(viewer).toContain(`">act-a${escaped} · `);
+    expect(viewer).toContain(`<pre>cat /app/inbox/note.md &gt; /app/out.txt # ${escaped}</pre>`);
   });
 });

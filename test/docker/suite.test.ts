@@ -17,11 +17,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mapPool } from '../../core/index.ts';
 import { connectDocker, type BuildResult, type DockerEngine } from '../../docker/index.ts';
 import { diffGold, goldPolicy, isDrift, renderGoldDiff, type GoldFile } from '../../gold/index.ts';
-import { checkSufficiency, generateGold, goldPaths, readStoredGold, type Sufficiency } from '../../oracle/index.ts';
+import { goldPaths, readStoredGold } from '../../goldstore/index.ts';
+import { checkSufficiency, generateGold, type Sufficiency } from '../../oracle/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage } from '../../taskenv/index.ts';
 import { STAGES } from '../../task-format/index.ts';
 import { verifyTask, type TaskVerification } from '../../validators/index.ts';
+import { retryInfraOnce } from '../infra-retry.ts';
 import { FULL_TIER } from './tier.ts';
 
 const SUITE = 'tasks/suite';
@@ -48,25 +50,28 @@ let engine: DockerEngine;
 
 beforeAll(async () => {
   engine = await connectDocker();
+  // Per scenario, one Docker hiccup (an infrastructure error) is retried once and reported (test/infra-retry.ts).
   await mapPool(tasks, 3, async (task) => {
-    images.set(task.id, await buildTaskImage(engine, task));
+    images.set(task.id, await retryInfraOnce(`suite ${task.id}: build`, () => buildTaskImage(engine, task)));
   });
   const runId = `suite-test-${process.pid}`;
-  await mapPool(tasks, 3, async (task) => {
-    const image = images.get(task.id);
-    if (image === undefined) return;
-    verdicts.set(task.id, await verifyTask(engine, task, image.tag, { checkNoop: true, runId }));
-    if (!goldChecked.has(task.id)) return;
-    const gold = await readStoredGold(goldPaths('oracle-traces', task.id));
-    if (gold === undefined) return;
-    stored.set(task.id, gold);
-    const [derived, sufficient] = await Promise.all([
-      generateGold(engine, task, image, { sufficiency: false }),
-      checkSufficiency(engine, task, image.tag, goldPolicy(gold)),
-    ]);
-    fresh.set(task.id, derived.gold);
-    sufficiency.set(task.id, sufficient);
-  });
+  await mapPool(tasks, 3, (task) =>
+    retryInfraOnce(`suite ${task.id}: controls and gold`, async () => {
+      const image = images.get(task.id);
+      if (image === undefined) return;
+      verdicts.set(task.id, await verifyTask(engine, task, image.tag, { checkNoop: true, runId }));
+      if (!goldChecked.has(task.id)) return;
+      const gold = await readStoredGold(goldPaths('oracle-traces', task.id));
+      if (gold === undefined) return;
+      stored.set(task.id, gold);
+      const [derived, sufficient] = await Promise.all([
+        generateGold(engine, task, image, { sufficiency: false }),
+        checkSufficiency(engine, task, image.tag, goldPolicy(gold)),
+      ]);
+      fresh.set(task.id, derived.gold);
+      sufficiency.set(task.id, sufficient);
+    }),
+  );
 }, 60 * 60 * 1000);
 
 describe('the evidence-stage suite', () => {

@@ -14,6 +14,7 @@ import { connectDocker, type BuildResult, type DockerEngine } from '../../docker
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage } from '../../taskenv/index.ts';
 import { verifyTask, type TaskVerification } from '../../validators/index.ts';
+import { retryInfraOnce } from '../infra-retry.ts';
 
 // Loaded at collection time so every task gets its own test row.
 const tasks: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
@@ -22,9 +23,12 @@ const verdicts = new Map<string, TaskVerification>();
 
 beforeAll(async () => {
   const engine = await connectDocker();
-  for (const task of tasks) images.set(task.id, await buildTaskImage(engine, task));
+  // Per task, one Docker hiccup (an infrastructure error) is retried once and reported (test/infra-retry.ts).
+  for (const task of tasks) images.set(task.id, await retryInfraOnce(`tasks ${task.id}: build`, () => buildTaskImage(engine, task)));
   const runId = `tasks-test-${process.pid}`;
-  const results = await mapPool(tasks, 3, (task) => verifyTask(engine, task, images.get(task.id)?.tag ?? '', { checkNoop: true, runId }));
+  const results = await mapPool(tasks, 3, (task) =>
+    retryInfraOnce(`tasks ${task.id}: controls`, () => verifyTask(engine, task, images.get(task.id)?.tag ?? '', { checkNoop: true, runId })),
+  );
   for (const r of results) verdicts.set(r.taskId, r);
 });
 

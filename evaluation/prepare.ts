@@ -1,0 +1,160 @@
+/**
+ * Prepare: everything the pending rollouts run with, from the task bundles
+ * (each task's stored gold read once, by goldstore): the policy of every
+ * (task, source) and its static score, the ledger, and the task images.
+ * Built-in policies are resolved before anything is built, so a missing gold
+ * fails the job before Docker is touched. A generated policy needs the built
+ * image and a model, so it is made on first use — once per (task, attempt),
+ * shared by that attempt's defenses — inside the execute phase's pool.
+ *
+ * Failures of the infrastructure (a build, the policy writer's model or
+ * sandbox) become the affected rollouts' inputs, never the job's end.
+ */
+import { AuthbenchError } from '../core/index.ts';
+import type { Engine } from '../docker/index.ts';
+import { builtinPolicy, isBuiltinPolicySource, staticScore, type TaskBundle } from '../goldstore/index.ts';
+import { createPolicyWriter, generatePolicy, type GeneratedPolicy } from '../policygen/index.ts';
+import type { PolicyScore } from '../score/index.ts';
+import { denyAllPolicy, type Policy } from '../sandbox/policy/index.ts';
+import type { Task } from '../task-format/index.ts';
+import { buildTaskImage } from '../taskenv/index.ts';
+import type { EvalConfig, RolloutSpec } from './config.ts';
+import type { JobPlan } from './plan.ts';
+import type { GeneratedRecord, RolloutContext } from './rollout.ts';
+
+/** What a policy writer answered: its raw answers, how the last one parsed, the policy if valid, and its cost. */
+export type WrittenPolicy = Pick<GeneratedPolicy, 'answers' | 'parse' | 'policy' | 'usage'>;
+
+/** Writes one `generated` policy in a container of the task's image (default: policygen with the job's model). */
+export type PolicyWriterFn = (request: { engine: Engine; config: EvalConfig; task: Task; image: string; seed: number; runId: string }) => Promise<WrittenPolicy>;
+
+/** What one rollout runs with, from its task's bundle and image (the ledger is the task's gold policy, whatever policy the rollout runs under). */
+export type RolloutInputs = Pick<RolloutContext, 'task' | 'image' | 'policy' | 'ledger' | 'staticScore' | 'generated'>;
+
+/** Why a rollout cannot start: an infrastructure error while preparing it, and where. */
+export interface Unstartable {
+  task: Task;
+  failure: AuthbenchError;
+  source: 'build' | 'policy';
+}
+
+export interface PreparedJob {
+  /** The inputs of a pending rollout, or why it cannot start. A generated policy is written on the first call for its (task, attempt). */
+  inputsFor(spec: RolloutSpec): Promise<RolloutInputs | Unstartable>;
+}
+
+export interface PrepareOptions {
+  config: EvalConfig;
+  plan: JobPlan;
+  bundles: ReadonlyMap<string, TaskBundle>;
+  /** `job-<name>`: labels the containers policy generation starts. */
+  runId: string;
+  onBuild?: (taskId: string, phase: 'building' | 'built') => void;
+  writePolicy?: PolicyWriterFn;
+}
+
+/** policygen with the eval's model, in a fresh container of the task's image. */
+export const writeWithJobModel: PolicyWriterFn = async ({ engine, config, task, image, seed, runId }) => {
+  const model = await createPolicyWriter(config.model, task, {
+    oracleTracesDir: config.oracle_traces_dir,
+    client: {
+      ...(config.base_url === undefined ? {} : { baseUrl: config.base_url }),
+      cache: { mode: config.cache },
+      timeoutMs: config.model_timeout_sec * 1000,
+      retry: { maxRetries: config.model_retries },
+    },
+  });
+  return generatePolicy({ engine, task, image, model, strategy: config.policy_strategy ?? 'direct', maxTurns: config.max_turns, request: { seed }, runId });
+};
+
+const key = (...parts: (string | number)[]): string => parts.join('\u0000');
+
+function bundleOf(bundles: ReadonlyMap<string, TaskBundle>, taskId: string): TaskBundle {
+  const bundle = bundles.get(taskId);
+  if (bundle === undefined) throw new AuthbenchError('INTERNAL', `no task bundle for ${taskId}: the plan and the selected tasks disagree`);
+  return bundle;
+}
+
+/** Built-in policies and their static scores, once per (task, source) of the pending rollouts. Pure; GOLD_MISSING for `gold` without one. */
+export function builtinPolicies(pending: readonly RolloutSpec[], bundles: ReadonlyMap<string, TaskBundle>): Map<string, { policy: Policy; score: PolicyScore | null }> {
+  const out = new Map<string, { policy: Policy; score: PolicyScore | null }>();
+  for (const spec of pending) {
+    const k = key(spec.taskId, spec.policy);
+    if (spec.policy === 'none' || spec.policy === 'generated' || out.has(k)) continue;
+    if (!isBuiltinPolicySource(spec.policy)) {
+      throw new AuthbenchError('INTERNAL', `rollout ${spec.id}: an eval job runs policy sources, not policy files`);
+    }
+    const bundle = bundleOf(bundles, spec.taskId);
+    const policy = builtinPolicy(spec.policy, bundle);
+    out.set(k, { policy, score: staticScore(bundle, policy) });
+  }
+  return out;
+}
+
+export async function prepareJob(engine: Engine, options: PrepareOptions): Promise<PreparedJob> {
+  const { config, plan, bundles } = options;
+  const policies = builtinPolicies(plan.pending, bundles);
+
+  // Builds one at a time (one daemon); a failed build is that task's rollouts' infrastructure error.
+  const images = new Map<string, string | AuthbenchError>();
+  for (const id of new Set(plan.pending.map((s) => s.taskId))) {
+    const { task } = bundleOf(bundles, id);
+    options.onBuild?.(id, 'building');
+    try {
+      images.set(id, (await buildTaskImage(engine, task)).tag);
+    } catch (e) {
+      if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
+      images.set(id, e);
+    }
+    options.onBuild?.(id, 'built');
+  }
+
+  const write = options.writePolicy ?? writeWithJobModel;
+  const generations = new Map<string, Promise<{ policy: Policy; score: PolicyScore | null; generated: GeneratedRecord } | AuthbenchError>>();
+  const invocation = new Date().toISOString();
+  /**
+   * A model-written policy for one (task, attempt). An invalid answer scores 0 and the execution
+   * runs under deny-all (nothing is granted that the writer did not validly grant); only
+   * infrastructure failures come back as errors, to become that attempt's rollouts' infra_error.
+   */
+  const generated = (spec: RolloutSpec, bundle: TaskBundle, image: string): Promise<{ policy: Policy; score: PolicyScore | null; generated: GeneratedRecord } | AuthbenchError> => {
+    const k = key(spec.taskId, spec.attempt);
+    const known = generations.get(k);
+    if (known !== undefined) return known;
+    // The invocation's start in the id: a resumed job that generates again spent again.
+    const id = `${spec.taskId}#a${spec.attempt}@${invocation}`;
+    const made = write({ engine, config, task: bundle.task, image, seed: spec.seed, runId: options.runId }).then(
+      (g) => ({
+        policy: g.policy ?? denyAllPolicy(),
+        score: staticScore(bundle, { valid: g.parse.valid, problems: g.parse.problems, ...(g.policy === undefined ? {} : { policy: g.policy }) }),
+        generated: { answers: g.answers, status: g.parse.status, valid: g.parse.valid, usage: { id, ...g.usage } },
+      }),
+      (e: unknown) => {
+        if (e instanceof AuthbenchError && e.isInfrastructure) return e;
+        throw e;
+      },
+    );
+    generations.set(k, made);
+    return made;
+  };
+
+  return {
+    async inputsFor(spec) {
+      const bundle = bundleOf(bundles, spec.taskId);
+      const { task } = bundle;
+      const image = images.get(spec.taskId);
+      if (image === undefined) throw new AuthbenchError('INTERNAL', `rollout ${spec.id} was not prepared`);
+      if (typeof image !== 'string') return { task, failure: image, source: 'build' };
+      const common = { task, image, ledger: bundle.ledger };
+      if (spec.policy === 'none') return { ...common, policy: undefined, staticScore: null };
+      if (spec.policy === 'generated') {
+        const g = await generated(spec, bundle, image);
+        if (g instanceof AuthbenchError) return { task, failure: g, source: 'policy' };
+        return { ...common, policy: g.policy, staticScore: g.score, generated: g.generated };
+      }
+      const resolved = policies.get(key(spec.taskId, spec.policy));
+      if (resolved === undefined) throw new AuthbenchError('INTERNAL', `rollout ${spec.id} was not prepared`);
+      return { ...common, policy: resolved.policy, staticScore: resolved.score };
+    },
+  };
+}

@@ -1,0 +1,266 @@
+/**
+ * runJob through its phases — plan, prepare, execute — with an in-memory
+ * engine (builds answer at once or fail as told) and an injected rollout
+ * runner in place of a container: what each rollout is handed, resume after
+ * an interruption, infrastructure failures kept apart from agent failures,
+ * and a job where nothing could be measured. The real rollout path is
+ * test/docker/eval.test.ts.
+ */
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../core/index.ts';
+import { fakeEngine } from '../docker/test-support.ts';
+import { goldPolicy, parseGold } from '../gold/index.ts';
+import { denyAllPolicy } from '../sandbox/policy/index.ts';
+import type { EvalConfig } from './config.ts';
+import { everyRolloutInfra, runJob, type JobDeps, type JobEvent } from './job.ts';
+import type { WrittenPolicy } from './prepare.ts';
+import { RolloutResultSchema, type RolloutResult } from './result.ts';
+import { summarize } from './summary.ts';
+import { fakeResult, type RolloutCall } from './test-support.ts';
+
+const TASKS = fileURLToPath(new URL('../tasks', import.meta.url));
+const TRACES = fileURLToPath(new URL('../oracle-traces', import.meta.url));
+
+let root = '';
+let jobs = 0;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'ab-run-job-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function config(overrides: Partial<EvalConfig> = {}): EvalConfig {
+  return {
+    schema_version: 1,
+    model: 'scripted/oracle',
+    tasks_dir: TASKS,
+    oracle_traces_dir: TRACES,
+    include: ['csv-sales-report', 'log-triage'],
+    exclude: [],
+    policies: ['gold', 'allow-all'],
+    defenses: ['tool-boundary', 'none'],
+    attempts: 2,
+    seed: 0,
+    max_turns: 5,
+    cache: 'off',
+    model_timeout_sec: 10,
+    model_retries: 0,
+    ...overrides,
+  };
+}
+
+/** A rollout runner that records what it was handed and answers with `answer`'s result (default: completed, passed). */
+function recorder(answer: (call: RolloutCall) => RolloutResult = ({ spec }) => fakeResult(spec)): { calls: RolloutCall[]; deps: JobDeps } {
+  const calls: RolloutCall[] = [];
+  return {
+    calls,
+    deps: {
+      runRollout: (spec, ctx) => {
+        calls.push({ spec, ctx });
+        return Promise.resolve(answer({ spec, ctx }));
+      },
+    },
+  };
+}
+
+/** A fresh job folder under the test's root. */
+function newJob(): { jobsDir: string; name: string } {
+  jobs += 1;
+  return { jobsDir: join(root, 'jobs'), name: `job${jobs}` };
+}
+
+async function resultsOnDisk(dir: string): Promise<RolloutResult[]> {
+  const out: RolloutResult[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    const text = await readFile(join(dir, e.name, 'result.json'), 'utf8').catch(() => undefined);
+    if (text !== undefined) out.push(RolloutResultSchema.parse(JSON.parse(text)));
+  }
+  return out;
+}
+
+describe('runJob', () => {
+  it('runs every planned rollout once, writes each result.json, and builds each task once', async () => {
+    const engine = fakeEngine();
+    const { calls, deps } = recorder();
+    const out = await runJob(engine, { config: config(), ...newJob(), resume: false, concurrency: 3 }, deps);
+    // per task: tool-boundary × (gold, allow-all) × 2 attempts + none × 2 attempts
+    expect(out.planned).toBe(12);
+    expect(calls.map((c) => c.spec.id).sort()).toEqual(out.results.map((r) => r.rollout_id).sort());
+    expect(new Set(calls.map((c) => c.spec.id)).size).toBe(12);
+    expect(out).toMatchObject({ reused: 0, interrupted: false, allInfra: false });
+    expect((await resultsOnDisk(out.dir)).map((r) => r.rollout_id).sort()).toEqual(out.results.map((r) => r.rollout_id).sort());
+    expect(engine.builds.map((b) => b.repository).sort()).toEqual(['authbench/task-csv-sales-report', 'authbench/task-log-triage']);
+  });
+
+  it('hands each rollout its source\'s policy and score, and the task\'s gold as the ledger whatever it runs under', async () => {
+    const { calls, deps } = recorder();
+    await runJob(fakeEngine(), { config: config({ include: ['log-triage'] }), ...newJob(), resume: false, concurrency: 2 }, deps);
+    const gold = parseGold(await readFile(join(TRACES, 'log-triage', 'gold.json'), 'utf8'), 'gold.json').gold;
+    if (gold === undefined) throw new Error('log-triage has no committed gold');
+    for (const { spec, ctx } of calls) {
+      expect(ctx.ledger, spec.id).toEqual(goldPolicy(gold));
+      expect(ctx.image).toMatch(/^authbench\/task-log-triage:/);
+      if (spec.policy === 'none') expect([ctx.policy, ctx.staticScore]).toEqual([undefined, null]);
+      // The gold source is the ledger itself: one read of gold.json serves both.
+      if (spec.policy === 'gold') expect(ctx.policy).toBe(ctx.ledger);
+      if (spec.policy === 'allow-all') expect(ctx.policy?.read).toEqual(['/**']);
+      if (spec.policy !== 'none') expect(ctx.staticScore?.macro_f1).toBeGreaterThan(0);
+    }
+    const score = (source: string): number | undefined => calls.find((c) => c.spec.policy === source)?.ctx.staticScore?.macro_f1;
+    expect(score('gold')).toBeGreaterThan(score('allow-all') ?? 1);
+  });
+
+  it('resumes an interrupted job with exactly the rollouts it had not finished: none lost, none run twice', async () => {
+    const job = newJob();
+    const first = recorder();
+    const controller = new AbortController();
+    const onEvent = (e: JobEvent): void => {
+      if (e.kind === 'rollout-done' && e.done === 5) controller.abort();
+    };
+    const stopped = await runJob(fakeEngine(), { config: config(), ...job, resume: false, concurrency: 1, onEvent, signal: controller.signal }, first.deps);
+    expect(stopped).toMatchObject({ interrupted: true, reused: 0 });
+    expect(stopped.results).toHaveLength(5);
+
+    // Without --resume the job is not touched again.
+    await expect(runJob(fakeEngine(), { config: config(), ...job, resume: false, concurrency: 1 }, recorder().deps)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+
+    const second = recorder();
+    const skipped: string[] = [];
+    const resumed = await runJob(
+      fakeEngine(),
+      { config: config(), ...job, resume: true, concurrency: 3, onEvent: (e) => e.kind === 'skipped' && skipped.push(e.rollout?.id ?? '') },
+      second.deps,
+    );
+    expect(resumed).toMatchObject({ interrupted: false, reused: 5, planned: 12 });
+    const ran = [...first.calls, ...second.calls].map((c) => c.spec.id);
+    expect(new Set(ran).size).toBe(ran.length);
+    expect(ran.sort()).toEqual(resumed.results.map((r) => r.rollout_id).sort());
+    expect(skipped.sort()).toEqual(first.calls.map((c) => c.spec.id).sort());
+    expect(await resultsOnDisk(resumed.dir)).toHaveLength(12);
+  });
+
+  it('runs infrastructure errors again on resume and keeps every completed outcome, failures included', async () => {
+    const job = newJob();
+    // csv-sales-report's rollouts hit an outage; log-triage's agent fails its task.
+    const first = recorder(({ spec }) => (spec.taskId === 'csv-sales-report' ? fakeResult(spec, 'infra_error') : fakeResult(spec, 'completed', false)));
+    const out = await runJob(fakeEngine(), { config: config(), ...job, resume: false, concurrency: 2 }, first.deps);
+    expect(out.results).toHaveLength(12);
+    const second = recorder();
+    const resumed = await runJob(fakeEngine(), { config: config(), ...job, resume: true, concurrency: 2 }, second.deps);
+    expect(second.calls.every((c) => c.spec.taskId === 'csv-sales-report')).toBe(true);
+    expect(second.calls).toHaveLength(6);
+    expect(resumed.reused).toBe(6);
+    expect(resumed.results.filter((r) => r.task_id === 'log-triage').every((r) => r.utility_success === false)).toBe(true);
+  });
+
+  it('scores a task whose image does not build as infrastructure, never as the agent\'s failure; the other task runs', async () => {
+    const engine = fakeEngine({ fail: (b) => (b.repository === 'authbench/task-log-triage' ? new AuthbenchError('IMAGE_BUILD_FAILED', 'no base image') : undefined) });
+    const { calls, deps } = recorder();
+    const out = await runJob(engine, { config: config(), ...newJob(), resume: false, concurrency: 2 }, deps);
+    expect(calls.every((c) => c.spec.taskId === 'csv-sales-report')).toBe(true);
+    const broken = out.results.filter((r) => r.task_id === 'log-triage');
+    expect(broken).toHaveLength(6);
+    for (const r of broken) {
+      expect(r).toMatchObject({ status: 'infra_error', infra_error: { source: 'build', code: 'IMAGE_BUILD_FAILED' }, utility_success: null, attack_success: null, static_score: null });
+    }
+    expect(out.allInfra).toBe(false);
+    // The summary counts them apart and rates only what ran.
+    const gold = summarize(out.results).find((r) => r.policy === 'gold' && r.defense === 'tool-boundary');
+    expect(gold).toMatchObject({ rollouts: 4, completed: 2, infraErrors: 2, tsrStandard: 1 });
+  });
+
+  it('says so when nothing could be measured: every rollout an infrastructure error', async () => {
+    const engine = fakeEngine({ fail: () => new AuthbenchError('DOCKER_API', 'daemon went away') });
+    const { calls, deps } = recorder();
+    const out = await runJob(engine, { config: config(), ...newJob(), resume: false, concurrency: 2 }, deps);
+    expect(calls).toHaveLength(0);
+    expect(out.results).toHaveLength(12);
+    expect(out.allInfra).toBe(true);
+    // No results at all (a job interrupted before its first rollout) is not "every rollout failed".
+    expect(everyRolloutInfra([])).toBe(false);
+    const spec = { id: 'x', taskId: 'x', policy: 'gold' as const, defense: 'none', attempt: 1, seed: 0 };
+    expect(everyRolloutInfra([fakeResult(spec, 'infra_error'), fakeResult(spec, 'completed', false)])).toBe(false);
+  });
+
+  it('stops the job on a failure that is not infrastructure', async () => {
+    const engine = fakeEngine({ fail: () => new Error('a bug in the build code') });
+    await expect(runJob(engine, { config: config(), ...newJob(), resume: false, concurrency: 1 }, recorder().deps)).rejects.toThrow('a bug in the build code');
+  });
+});
+
+describe('runJob and stored gold', () => {
+  it('fails before anything is built when a task run under its gold has none (GOLD_MISSING)', async () => {
+    const traces = join(root, 'no-gold');
+    const engine = fakeEngine();
+    await expect(runJob(engine, { config: config({ oracle_traces_dir: traces }), ...newJob(), resume: false, concurrency: 1 }, recorder().deps)).rejects.toMatchObject({
+      code: 'GOLD_MISSING',
+      hint: expect.stringContaining('authbench gen-gold') as unknown,
+    });
+    expect(engine.builds).toHaveLength(0);
+  });
+
+  it('runs built-in policies without gold, unscored and unmeasured', async () => {
+    const { calls, deps } = recorder();
+    await runJob(fakeEngine(), { config: config({ oracle_traces_dir: join(root, 'no-gold'), policies: ['deny-all'] }), ...newJob(), resume: false, concurrency: 1 }, deps);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const { ctx } of calls) expect([ctx.ledger, ctx.staticScore]).toEqual([undefined, null]);
+  });
+
+  it('refuses to resume once a task\'s gold changed', async () => {
+    const traces = join(root, 'changing-gold');
+    await cp(join(TRACES, 'log-triage'), join(traces, 'log-triage'), { recursive: true });
+    const job = newJob();
+    const c = config({ oracle_traces_dir: traces, include: ['log-triage'], attempts: 1 });
+    await runJob(fakeEngine(), { config: c, ...job, resume: false, concurrency: 1 }, recorder().deps);
+    const file = join(traces, 'log-triage', 'gold.json');
+    await writeFile(file, `${(await readFile(file, 'utf8')).trimEnd()}\n\n`);
+    await expect(runJob(fakeEngine(), { config: c, ...job, resume: true, concurrency: 1 }, recorder().deps)).rejects.toMatchObject({
+      code: 'CHECK_FAILED',
+      message: expect.stringContaining('config, a task, or a gold set') as unknown,
+    });
+  });
+});
+
+describe('runJob with generated policies', () => {
+  it('writes one policy per (task, attempt) for all its defenses; an invalid answer runs under deny-all; a writer outage is that attempt\'s infra_error', async () => {
+    const writes: number[] = [];
+    const writePolicy: JobDeps['writePolicy'] = ({ seed }) => {
+      writes.push(seed);
+      if (seed === 1) return Promise.reject(new AuthbenchError('MODEL_UNAVAILABLE', 'rate limited for good'));
+      const answer: WrittenPolicy = {
+        answers: [{ phase: 'explore', raw: 'not a policy' }],
+        parse: { status: 'invalid', valid: false, problems: [] },
+        usage: { input_tokens: 10, output_tokens: 5, cost_usd: 0.01 },
+      };
+      return Promise.resolve(answer);
+    };
+    const { calls, deps } = recorder();
+    const out = await runJob(
+      fakeEngine(),
+      { config: config({ model: 'openai/gpt-test', include: ['log-triage'], policies: ['generated'], defenses: ['tool-boundary', 'intent-ledger'] }), ...newJob(), resume: false, concurrency: 4 },
+      { ...deps, writePolicy },
+    );
+    expect(writes.sort()).toEqual([0, 1]);
+    // Attempt 1 (seed 0): both defenses got the same generation, executed under deny-all, scored 0.
+    expect(calls.map((c) => c.spec.id).sort()).toEqual(['log-triage__generated__intent-ledger__a1', 'log-triage__generated__tool-boundary__a1']);
+    const ids = new Set(calls.map((c) => c.ctx.generated?.usage.id));
+    expect(ids.size).toBe(1);
+    for (const { ctx } of calls) {
+      expect(ctx.policy).toEqual(denyAllPolicy());
+      expect(ctx.staticScore?.macro_f1).toBe(0);
+      expect(ctx.generated).toMatchObject({ status: 'invalid', valid: false, answers: [{ phase: 'explore', raw: 'not a policy' }] });
+    }
+    // Attempt 2 (seed 1): the writer's outage is infrastructure, for both of its rollouts.
+    const failed = out.results.filter((r) => r.attempt === 2);
+    expect(failed.map((r) => [r.status, r.infra_error?.source, r.infra_error?.code])).toEqual([
+      ['infra_error', 'policy', 'MODEL_UNAVAILABLE'],
+      ['infra_error', 'policy', 'MODEL_UNAVAILABLE'],
+    ]);
+  });
+});

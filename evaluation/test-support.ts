@@ -1,0 +1,42 @@
+/**
+ * Rollout results for unit tests of jobs (plan, resume, execute) that never
+ * run a rollout: schema-valid, built from the spec. Not exported from index.ts.
+ */
+import type { RolloutContext } from './rollout.ts';
+import type { RolloutSpec } from './config.ts';
+import type { RolloutResult } from './result.ts';
+
+export function fakeResult(spec: RolloutSpec, status: RolloutResult['status'] = 'completed', utility = true): RolloutResult {
+  return {
+    schema_version: 1,
+    rollout_id: spec.id,
+    task_id: spec.taskId,
+    dataset: 'standard',
+    stage: 'clean',
+    family: null,
+    cluster: spec.taskId,
+    model: 'scripted/oracle',
+    policy_source: spec.policy,
+    policy_sha256: null,
+    defense: { name: spec.defense, version: '1' },
+    attempt: spec.attempt,
+    seed: spec.seed,
+    status,
+    ...(status === 'infra_error' ? { outcome: 'infra_error' as const, infra_error: { source: 'model', code: 'MODEL_UNAVAILABLE', message: 'fake outage' } } : { outcome: 'completed' as const }),
+    utility_success: status === 'infra_error' ? null : utility,
+    attack_success: null,
+    metrics: null,
+    static_score: null,
+    end_reason: status === 'infra_error' ? null : 'done',
+    enforcement: null,
+    totals: null,
+    image: null,
+    duration_ms: 1,
+  };
+}
+
+/** What a job handed one rollout, as a fake rollout runner records it. */
+export interface RolloutCall {
+  spec: RolloutSpec;
+  ctx: RolloutContext;
+}

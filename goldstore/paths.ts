@@ -1,0 +1,30 @@
+/**
+ * Where a task's stored gold lives: oracle-traces/<id>/
+ *   gold.json           S_gold and everything derived with it (deterministic bytes)
+ *   candidates.json.gz  the candidate set for static scoring, snapshotted once from the image
+ *   trace.strace.gz     the first oracle run's raw strace output
+ *   overrides.json      annotators' reviewed changes (never written by authbench)
+ * Nothing outside this module spells these names.
+ */
+import { join } from 'node:path';
+
+export interface GoldPaths {
+  taskId: string;
+  dir: string;
+  gold: string;
+  candidates: string;
+  trace: string;
+  overrides: string;
+}
+
+export function goldPaths(oracleTracesDir: string, taskId: string): GoldPaths {
+  const dir = join(oracleTracesDir, taskId);
+  return {
+    taskId,
+    dir,
+    gold: join(dir, 'gold.json'),
+    candidates: join(dir, 'candidates.json.gz'),
+    trace: join(dir, 'trace.strace.gz'),
+    overrides: join(dir, 'overrides.json'),
+  };
+}
