@@ -15,6 +15,12 @@ export const ENV = {
   AUTHBENCH_CACHE_DIR: 'AUTHBENCH_CACHE_DIR',
   /** Path of a base-image map file (FROM substitution) overriding the default. */
   AUTHBENCH_BASE_MAP: 'AUTHBENCH_BASE_MAP',
+  /** PEM file of CA certificates image builds' RUN steps trust (as `--build-ca`); never kept in an image. */
+  AUTHBENCH_BUILD_CA: 'AUTHBENCH_BUILD_CA',
+  /** The host's proxies (either spelling), passed to image builds with `--build-proxy-from-env`. */
+  HTTP_PROXY: 'HTTP_PROXY',
+  HTTPS_PROXY: 'HTTPS_PROXY',
+  NO_PROXY: 'NO_PROXY',
   OPENAI_API_KEY: 'OPENAI_API_KEY',
   OPENAI_BASE_URL: 'OPENAI_BASE_URL',
   ANTHROPIC_API_KEY: 'ANTHROPIC_API_KEY',

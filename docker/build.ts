@@ -12,6 +12,7 @@ import { ensureBaseImage, offlineBaseRecipe } from './base-images.ts';
 import { externalImageRefs, matchBaseMap, substituteBaseImages } from './base-map.ts';
 import type { BaseMapEntry, BaseMapMode } from './base-map.ts';
 import { loadBaseMap } from './base-map-config.ts';
+import { injectBuildCa, BUILD_CA_ARG, type BuildHostRecord } from './build-host.ts';
 import { readBuildStream } from './build-stream.ts';
 import { contentHash, contextDigests, packContext, readBuildContext } from './context.ts';
 import { recipeFor, type DatasetRecipe } from './dataset-bases.ts';
@@ -92,6 +93,7 @@ async function buildRecipe(host: BuildHost, recipe: DatasetRecipe, request: Buil
         buildArgs: request.buildArgs ?? {},
         labels: { [LABELS.recipe]: recipe.dockerfile },
         ...(request.baseMap === undefined ? {} : { baseMap: request.baseMap }),
+        ...(request.hostAccess === undefined ? {} : { hostAccess: request.hostAccess }),
         ...(onProgress === undefined ? {} : { onProgress: (line: string) => onProgress(`[${recipe.dockerfile}] ${line}`) }),
       },
       new Set([...visiting, recipe.product]),
@@ -271,6 +273,8 @@ async function buildImageWith(host: BuildHost, request: BuildRequest, visiting: 
     labels: { ...userLabels, [LABELS.kind]: request.kind },
   });
   const tag = imageTag(request.repository, hash);
+  // Host access comes after hashing: the image is the same with or without it.
+  const access = hostAccessFor(request, heredocs.text, infos);
   const result = (imageId: string, built: boolean): BuildResult => ({
     tag,
     imageId,
@@ -280,6 +284,7 @@ async function buildImageWith(host: BuildHost, request: BuildRequest, visiting: 
     inherited,
     translations,
     bases,
+    ...(built && access.record !== undefined ? { hostAccess: access.record } : {}),
   });
 
   const existing = await host.imageInfo(tag);
@@ -292,10 +297,11 @@ async function buildImageWith(host: BuildHost, request: BuildRequest, visiting: 
   const labels = { ...userLabels, [LABELS.managed]: 'true', [LABELS.kind]: request.kind, [LABELS.contentHash]: hash };
   let response: NodeJS.ReadableStream;
   try {
-    response = await host.docker.buildImage(packContext(context, heredocs.text, heredocs.files), {
+    response = await host.docker.buildImage(packContext(context, access.dockerfile, heredocs.files), {
       t: tag,
       dockerfile: file,
-      buildargs: { ...buildArgs },
+      // The caller's own build args win over the host's proxies.
+      buildargs: { ...access.buildArgs, ...buildArgs },
       labels,
       // Failed builds must not leave intermediate containers behind.
       forcerm: true,
@@ -341,6 +347,29 @@ async function buildImageWith(host: BuildHost, request: BuildRequest, visiting: 
     throw new AuthbenchError('IMAGE_BUILD_FAILED', `build of ${tag} finished but the image is missing`, { details: outcome.tail });
   }
   return result(built.id, true);
+}
+
+/** The Dockerfile and extra build args `docker build` gets for the request's host access, and what to record of it (no values). */
+function hostAccessFor(
+  request: BuildRequest,
+  dockerfile: string,
+  infos: ReadonlyMap<string, ImageInfo>,
+): { dockerfile: string; buildArgs: Record<string, string>; record: BuildHostRecord | undefined } {
+  const ca = request.hostAccess?.caBundle;
+  const proxy = { ...request.hostAccess?.proxy };
+  if (ca === undefined && Object.keys(proxy).length === 0) return { dockerfile, buildArgs: {}, record: undefined };
+  const injected =
+    ca === undefined
+      ? { text: dockerfile, runsWithCa: 0, runsWithoutCa: [] }
+      : injectBuildCa(dockerfile, { ...(request.buildArgs === undefined ? {} : { buildArgs: request.buildArgs }), imageShell: (ref) => infos.get(ref)?.shell });
+  // Without a RUN to use it, the CA is not passed at all (the daemon would warn of an unused build arg).
+  const caPassed = ca !== undefined && injected.runsWithCa > 0;
+  const passed = caPassed || Object.keys(proxy).length > 0 || injected.runsWithoutCa.length > 0;
+  return {
+    dockerfile: injected.text,
+    buildArgs: { ...proxy, ...(caPassed ? { [BUILD_CA_ARG]: ca } : {}) },
+    record: passed ? { caBundle: caPassed, proxy: Object.keys(proxy).sort(), runsWithCa: injected.runsWithCa, runsWithoutCa: injected.runsWithoutCa } : undefined,
+  };
 }
 
 function substitutedFromOf(bases: readonly { ref: string; substitutedFrom: string | undefined }[], ref: string): string {

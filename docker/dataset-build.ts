@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { externalImageRefs, matchBaseMap, type BaseMapEntry } from './base-map.ts';
 import { loadBaseMap } from './base-map-config.ts';
+import type { BuildHostAccess } from './build-host.ts';
 import { refOrigin } from './build.ts';
 import { findDatasetRoot, listDatasetRecipes, type DatasetRecipe } from './dataset-bases.ts';
 import type { Translation } from './heredoc.ts';
@@ -21,6 +22,8 @@ export interface DatasetBuildOptions {
   buildArgs?: Readonly<Record<string, string>>;
   /** `--base-map PATTERN=IMAGE` entries, checked before recipes and the map file. */
   baseMapEntries?: readonly BaseMapEntry[];
+  /** CA certificates and proxies for the RUN steps only (see build-host.ts). */
+  hostAccess?: BuildHostAccess;
   onProgress?: (line: string) => void;
 }
 
@@ -98,6 +101,7 @@ export async function buildDatasetBases(engine: Engine, dir: string, options: Da
         buildArgs,
         labels: { [LABELS.recipe]: recipe.dockerfile },
         baseMap: { extraEntries: options.baseMapEntries ?? [] },
+        ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
         ...(onProgress === undefined ? {} : { onProgress: (line: string) => onProgress(`[${recipe.dockerfile}] ${line}`) }),
       });
       rows.push({

@@ -165,7 +165,9 @@ export class DockerEngine implements Engine {
   async imageInfo(ref: string): Promise<ImageInfo | undefined> {
     try {
       const info = await this.docker.getImage(ref).inspect();
-      return { id: info.Id, labels: info.Config.Labels ?? {}, createdAt: info.Created, env: info.Config.Env ?? [] };
+      // dockerode's image type omits Shell, which the Engine API reports when an image sets one.
+      const shell = (info.Config as { Shell?: string[] | null }).Shell ?? [];
+      return { id: info.Id, labels: info.Config.Labels ?? {}, createdAt: info.Created, env: info.Config.Env ?? [], ...(shell.length > 0 ? { shell } : {}) };
     } catch (e) {
       if (dockerStatus(e) === 404) return undefined;
       throw apiError(`inspect image ${ref}`, e);

@@ -83,7 +83,7 @@ function encodedLines(prefix: string, data: string, suffix: string, escape: stri
 }
 
 /** Leading `--flag` words (RUN --mount…, COPY --chown…) and the rest of the arguments. */
-function splitFlags(args: string, escape: string): { flags: string[]; rest: string } {
+export function splitRunFlags(args: string, escape: string): { flags: string[]; rest: string } {
   const flags: string[] = [];
   let rest = args.trimStart();
   for (;;) {
@@ -105,7 +105,7 @@ function describe(ins: DockerfileInstruction, rest: string): string {
 }
 
 function translateRun(ins: DockerfileInstruction, escape: string): { lines: string[]; detail: string } {
-  const { flags, rest } = splitFlags(ins.args, escape);
+  const { flags, rest } = splitRunFlags(ins.args, escape);
   const head = ['RUN', ...flags].join(' ');
   const words = splitDockerfileWords(rest, escape);
   const only = ins.heredocs.length === 1 && words.length === 1 && isHeredocWord(words[0]?.raw ?? '') ? ins.heredocs[0] : undefined;

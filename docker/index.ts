@@ -39,6 +39,8 @@ export type { DatasetBaseRow, DatasetBuildOptions } from './dataset-build.ts';
 export { formatSubstitution, requestedImageFacts } from './image-facts.ts';
 export type { ImageFacts, SubstitutionRecord } from './image-facts.ts';
 export type { Translation } from './heredoc.ts';
+export { BUILD_CA_ARG, PROXY_VARIABLES, certificatesOf, proxyBuildArgs } from './build-host.ts';
+export type { BuildHostAccess, BuildHostRecord } from './build-host.ts';
 export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
 export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';
 export { ARCHIVE_MAX_BYTES, READ_FILE_MAX_BYTES } from './archive.ts';

@@ -7,6 +7,7 @@
  */
 
 import type { BaseMapEntry, BaseMapMode } from './base-map.ts';
+import type { BuildHostAccess, BuildHostRecord } from './build-host.ts';
 import type { Translation } from './heredoc.ts';
 import type { SubstitutionRecord } from './image-facts.ts';
 
@@ -194,6 +195,8 @@ export interface BuildRequest {
   labels?: Readonly<Record<string, string>>;
   taskId?: string;
   onProgress?: BuildProgress;
+  /** CA certificates and proxies for the RUN steps only: not hashed, not kept in the image (docker/build-host.ts). */
+  hostAccess?: BuildHostAccess;
   /** FROM substitution; default: the map file ($AUTHBENCH_BASE_MAP, else docker/base-map.json) in its mode. */
   baseMap?: {
     /** Checked before the file's entries (e.g. from `--base-map PATTERN=IMAGE`). */
@@ -220,6 +223,8 @@ export interface BuildResult {
   translations?: readonly Translation[];
   /** Base images this build needed and built or found up to date: dataset recipes, offline bases. */
   bases?: readonly BaseBuildRecord[];
+  /** What `docker build` got from the host (names, never values); absent on a cache hit or when nothing was given. */
+  hostAccess?: BuildHostRecord;
 }
 
 export interface BaseBuildRecord {
@@ -238,6 +243,8 @@ export interface ImageInfo {
   createdAt: string;
   /** The image config's ENV (`K=V` strings), when the daemon reports it. */
   env?: readonly string[];
+  /** The image config's SHELL, when it sets one (RUN steps of images built on it use it). */
+  shell?: readonly string[];
 }
 
 /** The Docker engine as authbench uses it. Implemented over dockerode in docker/engine.ts. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EvalConfigSchema, planRollouts, type EvalConfig } from './config.ts';
-import { redactConfig } from './jobdir.ts';
+import { stableStringify } from '../core/index.ts';
+import { EvalConfigSchema, jobBuildOptions, planRollouts, type EvalConfig } from './config.ts';
+import { jobLock, redactConfig } from './jobdir.ts';
 
 describe('planRollouts', () => {
   it('expands task × policy × defense × attempt with stable ids and seeds', () => {
@@ -85,5 +86,27 @@ describe('EvalConfigSchema', () => {
     const parsed = EvalConfigSchema.safeParse({ ...base, model: 'scripted/replay', replay });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual([path]);
+  });
+
+  describe('build', () => {
+    const build = { base_map: [{ pattern: 'python:3.12*', image: 'authbench/base:python3.11-bookworm' }], build_args: { PY: '3.11', PIP_INDEX_URL: 'https://bob:tok-secret@pypi.corp/simple' } };
+
+    it('records what changes an image, and gives it back as the task builds take it', () => {
+      const config = EvalConfigSchema.parse({ ...base, build });
+      expect(jobBuildOptions(config)).toEqual({ baseMapEntries: build.base_map, buildArgs: build.build_args });
+      expect(jobBuildOptions(base)).toEqual({ baseMapEntries: [], buildArgs: {} });
+      // Host access is not a build option a job records.
+      expect(EvalConfigSchema.safeParse({ ...base, build: { ...build, ca_bundle: 'x' } }).success).toBe(false);
+    });
+
+    it('is part of the lock --resume compares, with credentials in build-arg URLs redacted', async () => {
+      const plain = stableStringify(await jobLock(base, []));
+      const withBuild = stableStringify(await jobLock({ ...base, build }, []));
+      const otherMap = stableStringify(await jobLock({ ...base, build: { ...build, base_map: [{ pattern: 'python:3.12*', image: 'other:1' }] } }, []));
+      expect(new Set([plain, withBuild, otherMap]).size).toBe(3);
+      expect(withBuild).not.toContain('tok-secret');
+      expect(withBuild).toContain('"PY":"3.11"');
+      expect(redactConfig({ ...base, build }).build?.build_args['PIP_INDEX_URL']).toBe('https://REDACTED@pypi.corp/simple');
+    });
   });
 });

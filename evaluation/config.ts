@@ -3,6 +3,7 @@
  * expansion of it into rollouts: task × policy source × defense × attempt.
  */
 import { z } from 'zod';
+import { BaseMapEntrySchema, type BaseMapEntry } from '../docker/index.ts';
 
 export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all', 'generated'] as const;
 export type PolicySource = (typeof POLICY_SOURCES)[number];
@@ -37,9 +38,23 @@ export const EvalConfigSchema = z
     cache: z.enum(['off', 'read-write', 'replay-only']).describe('Model response cache mode'),
     model_timeout_sec: z.number().positive().describe('Per model call (each attempt)'),
     model_retries: z.number().int().min(0).describe('Retries of a failed model call (rate limits, 5xx, timeouts)'),
+    // Optional so configs (and locks) of jobs built with the defaults stay as they were. What changes an
+    // image is here, so --resume refuses other images; the build CA and proxies are not: they never change one.
+    build: z
+      .strictObject({
+        base_map: z.array(BaseMapEntrySchema).describe('--base-map entries, checked before the map file'),
+        build_args: z.record(z.string(), z.string()).describe('--build-arg values (credentials in URLs redacted on disk)'),
+      })
+      .optional()
+      .describe('How task images are built, when not by default'),
   })
   .describe('What an eval job runs');
 export type EvalConfig = z.infer<typeof EvalConfigSchema>;
+
+/** The job's image build options (base map, build args) as the task builds take them. Pure. */
+export function jobBuildOptions(config: Pick<EvalConfig, 'build'>): { baseMapEntries: BaseMapEntry[]; buildArgs: Record<string, string> } {
+  return { baseMapEntries: [...(config.build?.base_map ?? [])], buildArgs: { ...config.build?.build_args } };
+}
 
 export interface RolloutSpec {
   /** Stable, filesystem-safe: `<task>__<policy>__<defense>__a<k>`. */

@@ -3,6 +3,7 @@ export * from './result.ts';
 export * from './rollout.ts';
 export * from './trace.ts';
 export * from './summary.ts';
+export * from './controls.ts';
 export * from './plan.ts';
 export * from './jobdir.ts';
 export * from './prepare.ts';

@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AuthbenchError } from '../core/index.ts';
-import type { Engine } from '../docker/index.ts';
+import type { BuildHostAccess, Engine } from '../docker/index.ts';
 import { REPLAY_REF, loadReplayFile, type ReplayFile } from '../agent/index.ts';
 import { loadTaskBundle, type TaskBundle } from '../goldstore/index.ts';
 import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
@@ -41,6 +41,8 @@ export interface JobOptions {
   onEvent?: (e: JobEvent) => void;
   /** Aborting stops new rollouts from starting; running ones finish and are kept. */
   signal?: AbortSignal;
+  /** The build CA and proxies for the task images' RUN steps (the config holds what changes an image). */
+  hostAccess?: BuildHostAccess;
 }
 
 /** What runs a job's rollouts and writes its generated policies; unit tests pass fakes, eval the real ones (Docker, models). */
@@ -121,6 +123,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     runId,
     onBuild: (taskId, kind) => emit({ kind, taskId, done, total }),
     ...(deps.writePolicy === undefined ? {} : { writePolicy: deps.writePolicy }),
+    ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
   });
   const execution = await executeJob(plan.pending, prepared, {
     engine,

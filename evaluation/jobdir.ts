@@ -26,18 +26,25 @@ async function hashDir(dir: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** The config as written to disk: credentials in a base URL (`https://user:key@host`) are redacted. */
-export function redactConfig(config: EvalConfig): EvalConfig {
-  if (config.base_url === undefined) return config;
+/** A URL with its credentials (`https://user:key@host`) redacted; anything else as it is. */
+function redactUrl(value: string): string {
   try {
-    const url = new URL(config.base_url);
-    if (url.username === '' && url.password === '') return config;
+    const url = new URL(value);
+    if (url.username === '' && url.password === '') return value;
     url.username = 'REDACTED';
     url.password = '';
-    return { ...config, base_url: url.toString() };
+    return url.toString();
   } catch {
-    return config;
+    return value;
   }
+}
+
+/** The config as written to disk: credentials in a base URL or a build arg URL (`https://user:key@host`) are redacted. */
+export function redactConfig(config: EvalConfig): EvalConfig {
+  const redacted = config.base_url === undefined ? config : { ...config, base_url: redactUrl(config.base_url) };
+  if (config.build === undefined) return redacted;
+  const buildArgs = Object.fromEntries(Object.entries(config.build.build_args).map(([k, v]) => [k, redactUrl(v)]));
+  return { ...redacted, build: { ...config.build, build_args: buildArgs } };
 }
 
 /** What the job's results depend on, besides the code: the config (with the replay file's digest) and every task's content and gold. */

@@ -11,14 +11,14 @@
  * sandbox) become the affected rollouts' inputs, never the job's end.
  */
 import { AuthbenchError } from '../core/index.ts';
-import type { Engine } from '../docker/index.ts';
+import type { BuildHostAccess, Engine } from '../docker/index.ts';
 import { builtinPolicy, isBuiltinPolicySource, staticScore, type TaskBundle } from '../goldstore/index.ts';
 import { createPolicyWriter, generatePolicy, type GeneratedPolicy } from '../policygen/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import { denyAllPolicy, type Policy } from '../sandbox/policy/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { buildTaskImage } from '../taskenv/index.ts';
-import type { EvalConfig, RolloutSpec } from './config.ts';
+import { jobBuildOptions, type EvalConfig, type RolloutSpec } from './config.ts';
 import type { JobPlan } from './plan.ts';
 import type { GeneratedRecord, RolloutContext } from './rollout.ts';
 
@@ -51,6 +51,8 @@ export interface PrepareOptions {
   runId: string;
   onBuild?: (taskId: string, phase: 'building' | 'built') => void;
   writePolicy?: PolicyWriterFn;
+  /** The build CA and proxies for the images' RUN steps; not in the config (they never change an image), never given to a rollout. */
+  hostAccess?: BuildHostAccess;
 }
 
 /** policygen with the eval's model, in a fresh container of the task's image. */
@@ -101,7 +103,7 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
     const { task } = bundleOf(bundles, id);
     options.onBuild?.(id, 'building');
     try {
-      images.set(id, (await buildTaskImage(engine, task)).tag);
+      images.set(id, (await buildTaskImage(engine, task, { ...jobBuildOptions(config), ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }) })).tag);
     } catch (e) {
       if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
       images.set(id, e);

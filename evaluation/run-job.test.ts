@@ -225,6 +225,22 @@ describe('runJob and stored gold', () => {
       message: expect.stringContaining('config, a task, or a gold set') as unknown,
     });
   });
+
+  it("builds with the job's recorded build options and the host access it is given, and refuses to resume with other build options", async () => {
+    const engine = fakeEngine();
+    const job = newJob();
+    const build = { base_map: [{ pattern: 'python:*', image: 'authbench/base:python3.11-bookworm' }], build_args: { PY: '3.11' } };
+    const hostAccess = { caBundle: '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n', proxy: { HTTPS_PROXY: 'http://p:3128' } };
+    const c = config({ include: ['log-triage'], attempts: 1, build });
+    await runJob(engine, { config: c, ...job, resume: false, concurrency: 1, hostAccess }, recorder().deps);
+    expect(engine.builds).toHaveLength(1);
+    expect(engine.builds[0]).toMatchObject({ buildArgs: build.build_args, hostAccess, baseMap: { extraEntries: build.base_map } });
+    // The CA and proxies are not part of the job: resuming without them is the same job; another base map is not.
+    await runJob(fakeEngine(), { config: c, ...job, resume: true, concurrency: 1 }, recorder().deps);
+    await expect(
+      runJob(fakeEngine(), { config: { ...c, build: { ...build, base_map: [] } }, ...job, resume: true, concurrency: 1 }, recorder().deps),
+    ).rejects.toMatchObject({ code: 'CHECK_FAILED' });
+  });
 });
 
 describe('runJob with generated policies', () => {

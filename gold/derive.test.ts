@@ -1,13 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { covers } from '../sandbox/paths/index.ts';
-import type { TraceEvent } from '../sandbox/trace/index.ts';
+import type { TreeEntry } from '../sandbox/paths/index.ts';
+import { TRACE_EVENT_SCHEMA_VERSION, type TraceEvent } from '../sandbox/trace/index.ts';
 import { AXES, type AxisLists } from './axes.ts';
 import { buildGold } from './build.ts';
-import { deriveGold, type Derivation } from './derive.ts';
+import { denialOf, deriveGold, objectStoreOf, renderDenial, type Derivation } from './derive.ts';
 import { defaultImplicit, mergeImplicit } from './implicit.ts';
 import { GoldFileSchema, serializeGold } from './schema.ts';
-import { contextFor, execEv, fileEv, FIXTURE_HARNESS, fixtureEvents, netEv } from './test-support.ts';
+import { BASE_TREE, contextFor, execEv, fileEv, FIXTURE_HARNESS, fixtureEvents, netEv } from './test-support.ts';
 
 const PROVENANCE = { image_digest: 'sha256:abc', solve_sh_sha256: 'def' };
 
@@ -181,6 +182,8 @@ describe('rule 8: ephemeral files', () => {
 
   it('keeps the extension and generalises created-and-removed directories', () => {
     const d = derive([
+      // An existing file written in /app: its removal right lets the lock be renamed (rule 8c keeps the patterns).
+      fileEv('write', '/app/data.csv'),
       fileEv('create', '/app/out.json.lock'),
       fileEv('rename', '/app/out.json.lock', { path2: '/app/out.json' }),
       fileEv('mkdir', '/app/tmpk3j_x'),
@@ -188,7 +191,7 @@ describe('rule 8: ephemeral files', () => {
       fileEv('unlink', '/app/tmpk3j_x/a.o'),
       fileEv('rmdir', '/app/tmpk3j_x'),
     ]);
-    expect(d.required.write).toEqual(['/app/out.json']);
+    expect(d.required.write).toEqual(['/app/data.csv', '/app/out.json']);
     expect(d.ephemeral.write).toEqual(['/app/*', '/app/*.lock', '/app/*/*.o']);
   });
 
@@ -347,8 +350,9 @@ describe('recorded fixtures', () => {
     const d = fromFixture('python-files');
     expect(d.required.execute).toEqual(['/usr/bin/python3.11']);
     expect(d.required.write).toEqual([]);
-    // /app/a was written, renamed to /app/b and removed; /app/pkg/sub/m.txt moved to /app/moved.txt and removed.
-    expect(d.ephemeral.write).toEqual(expect.arrayContaining(['/app/*', '/app/*.txt', '/app/*/*/*.txt']));
+    // /app/a was written, renamed to /app/b and removed; /app/pkg/sub/m.txt moved to /app/moved.txt and removed:
+    // renames of new files where no existing file is written, so removal needs /app/** (rule 8c).
+    expect(d.ephemeral.write).toEqual(['/app/**']);
     expect(d.directories.read).toEqual(['/app']);
     expect(d.support.read).toEqual([]);
   });
@@ -375,7 +379,9 @@ describe('recorded fixtures', () => {
     const entries = AXES.flatMap((a) => [...d.required[a], ...d.support[a]]);
     expect(entries.filter((p) => /\.lock$|tmp_obj_/.test(p))).toEqual([]);
     expect(d.required.write).toEqual(expect.arrayContaining(['/app/repo/.git/HEAD', '/app/repo/.git/refs/heads/master', '/app/repo/a.txt']));
-    expect(d.ephemeral.write).toEqual(expect.arrayContaining(['/app/repo/.git/*.lock', '/app/repo/.git/refs/heads/*.lock']));
+    // The repository is created by the run: its locks are renamed where no existing file is written (rule 8c).
+    expect(d.ephemeral.write).toEqual(['/app/repo/.git/**']);
+    expect(d.required.write).toEqual(expect.arrayContaining(['/app/repo/.git/objects/**']));
     expect(d.support.execute).toEqual(['/usr/lib/git-core/git']);
   });
 
@@ -402,5 +408,145 @@ describe('recorded fixtures', () => {
       { family: 'inet6', address: '::1', port: 9 },
     ]);
     expect(d.network.bind).toEqual([{ family: 'inet', address: '127.0.0.1', port: 0 }]);
+  });
+});
+
+describe('rule 8b: git object stores', () => {
+  const REPO: TreeEntry[] = [
+    ...BASE_TREE,
+    { path: '/app/repo/.git', type: 'dir' },
+    { path: '/app/repo/.git/HEAD', type: 'file' },
+    { path: '/app/repo/.git/index', type: 'file' },
+    { path: '/app/repo/.git/refs/heads', type: 'dir' },
+    { path: '/app/repo/.git/refs/heads/main', type: 'file' },
+    { path: '/app/repo/.git/objects/pack', type: 'dir' },
+    { path: '/app/repo/.git/objects/4d', type: 'dir' },
+    { path: '/app/repo/.git/objects/4d/83361ffaaa1f7aabf1a0713702e1f76dc2c11c', type: 'file' },
+    { path: '/app/repo/README.md', type: 'file' },
+  ];
+  const OBJ = '/app/repo/.git/objects';
+
+  /** What `git commit` does on disk, with the names a commit at another moment would get. */
+  function commit(hash: string, pack: string): TraceEvent[] {
+    const [fan, rest] = [hash.slice(0, 2), hash.slice(2)];
+    return [
+      fileEv('read', `${OBJ}/4d/83361ffaaa1f7aabf1a0713702e1f76dc2c11c`),
+      fileEv('read', '/app/repo/.git/HEAD'),
+      fileEv('create', '/app/repo/.git/index.lock', { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+      fileEv('rename', '/app/repo/.git/index.lock', { path2: '/app/repo/.git/index', syscall: 'rename' }),
+      fileEv('mkdir', `${OBJ}/${fan}`, { syscall: 'mkdir' }),
+      fileEv('create', `${OBJ}/${fan}/tmp_obj_${rest.slice(0, 6)}`, { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+      fileEv('link', `${OBJ}/${fan}/tmp_obj_${rest.slice(0, 6)}`, { path2: `${OBJ}/${fan}/${rest}`, syscall: 'link' }),
+      fileEv('unlink', `${OBJ}/${fan}/tmp_obj_${rest.slice(0, 6)}`, { syscall: 'unlink' }),
+      fileEv('read', `${OBJ}/${fan}/${rest}`),
+      fileEv('create', `${OBJ}/pack/tmp_pack_${pack.slice(0, 6)}`, { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+      fileEv('rename', `${OBJ}/pack/tmp_pack_${pack.slice(0, 6)}`, { path2: `${OBJ}/pack/pack-${pack}.pack`, syscall: 'rename' }),
+      // A new branch: lock, then rename onto a ref that did not exist.
+      fileEv('create', '/app/repo/.git/refs/heads/fix.lock', { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+      fileEv('rename', '/app/repo/.git/refs/heads/fix.lock', { path2: '/app/repo/.git/refs/heads/fix', syscall: 'rename' }),
+      fileEv('create', '/app/repo/.git/refs/heads/main.lock', { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+      fileEv('rename', '/app/repo/.git/refs/heads/main.lock', { path2: '/app/repo/.git/refs/heads/main', syscall: 'rename' }),
+    ];
+  }
+
+  it('objects the run created become one <store>/** need per axis; what the image had stays exact', () => {
+    const d = derive(commit('e19df2adc3ff1dbea200014efa2df7ae6bb06db1', 'ec253872068e6c19b9e6e2373a12a23f3180d777'), { tree: REPO });
+    expect(d.required.write).toEqual([
+      '/app/repo/.git/index',
+      `${OBJ}/**`,
+      '/app/repo/.git/refs/heads/fix',
+      '/app/repo/.git/refs/heads/main',
+    ].sort());
+    expect(d.required.read).toEqual(['/app/repo/.git/HEAD', `${OBJ}/**`, `${OBJ}/4d/83361ffaaa1f7aabf1a0713702e1f76dc2c11c`].sort());
+    // Locks keep their fixed-name ephemeral patterns; nothing under the store is listed by name.
+    expect(d.ephemeral.write).toEqual(['/app/repo/.git/*.lock', '/app/repo/.git/refs/heads/*.lock']);
+    expect(everything(d).filter((p) => p.startsWith(`${OBJ}/`) && p !== `${OBJ}/**` && !p.startsWith(`${OBJ}/4d/`))).toEqual([]);
+  });
+
+  it('two commits at different moments derive the same gold', () => {
+    const a = derive(commit('e19df2adc3ff1dbea200014efa2df7ae6bb06db1', 'ec253872068e6c19b9e6e2373a12a23f3180d777'), { tree: REPO });
+    const b = derive(commit('7c0ffee00aaf293ccff48c9209282ce7dabd5123', 'e27d47c184d985abf9e22bf3351bb2f6b43c8403'), { tree: REPO });
+    expect(serializeGold(buildGold(b, { taskId: 't', provenance: PROVENANCE }))).toBe(serializeGold(buildGold(a, { taskId: 't', provenance: PROVENANCE })));
+  });
+
+  it('finds stores of bare repositories and submodules, not a folder that merely is called objects', () => {
+    expect(objectStoreOf('/srv/x.git/objects/ab/cdef')).toBe('/srv/x.git/objects');
+    expect(objectStoreOf('/app/repo/.git/modules/lib/objects/pack/pack-1.idx')).toBe('/app/repo/.git/modules/lib/objects');
+    expect(objectStoreOf('/app/repo/.git/objects')).toBeUndefined();
+    expect(objectStoreOf('/app/objects/ab/cdef')).toBeUndefined();
+    expect(objectStoreOf('/app/repo/.git/refs/heads/main')).toBeUndefined();
+  });
+
+  it('a store outside the scored roots is support', () => {
+    const tree: TreeEntry[] = [...BASE_TREE, { path: '/srv/x.git/objects', type: 'dir' }];
+    const d = derive([fileEv('create', '/srv/x.git/objects/ab/cdef', { flags: ['O_WRONLY', 'O_CREAT'] })], {
+      tree,
+      scoredRoots: { read: ['/app'], write: ['/app'], execute: ['/usr/bin'] },
+    });
+    expect(d.support.write).toEqual(['/srv/x.git/objects/**']);
+    expect(d.required.write).toEqual([]);
+  });
+});
+
+describe('rule 8c: the lock protocol', () => {
+  const REPO: TreeEntry[] = [
+    ...BASE_TREE,
+    { path: '/app/repo/.git/HEAD', type: 'file' },
+    { path: '/app/repo/.git/index', type: 'file' },
+    { path: '/app/repo/.git/refs/heads/main', type: 'file' },
+    { path: '/app/repo/.git/refs/tags', type: 'dir' },
+  ];
+  const lockThenRename = (ref: string): TraceEvent[] => [
+    fileEv('create', `${ref}.lock`, { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+    fileEv('rename', `${ref}.lock`, { path2: ref, syscall: 'rename' }),
+  ];
+
+  it('a new branch alone: the lock is renamed where nothing existing is written, so its directory gets /**', () => {
+    const d = derive([fileEv('read', '/app/repo/.git/HEAD'), ...lockThenRename('/app/repo/.git/refs/heads/fix')], { tree: REPO });
+    expect(d.required.write).toEqual(['/app/repo/.git/refs/heads/fix']);
+    expect(d.ephemeral.write).toEqual(['/app/repo/.git/refs/heads/**']);
+  });
+
+  it('a nested new branch anchors on the directory that outlives the run; a rolled-back lock counts too', () => {
+    const d = derive(
+      [
+        fileEv('mkdir', '/app/repo/.git/refs/heads/feature', { syscall: 'mkdir' }),
+        ...lockThenRename('/app/repo/.git/refs/heads/feature/x'),
+        fileEv('create', '/app/repo/.git/refs/tags/v1.lock', { flags: ['O_RDWR', 'O_CREAT', 'O_EXCL'] }),
+        fileEv('unlink', '/app/repo/.git/refs/tags/v1.lock', { syscall: 'unlink' }),
+      ],
+      { tree: REPO },
+    );
+    expect(d.ephemeral.write).toEqual(['/app/repo/.git/refs/heads/feature/**', '/app/repo/.git/refs/tags/**']);
+  });
+
+  it('an existing file written at or above the lock keeps the name patterns (its removal right covers the rename)', () => {
+    const d = derive([fileEv('write', '/app/repo/.git/index'), ...lockThenRename('/app/repo/.git/refs/heads/fix')], { tree: REPO });
+    expect(d.ephemeral.write).toEqual(['/app/repo/.git/refs/heads/*.lock']);
+  });
+
+  it('leaves temp files that are only unlinked, and directories moved into place, as name patterns', () => {
+    const d = derive([
+      fileEv('create', '/app/scratch.tmp', { flags: ['O_WRONLY', 'O_CREAT'] }),
+      fileEv('unlink', '/app/scratch.tmp', { syscall: 'unlink' }),
+      fileEv('mkdir', '/app/build.tmp'),
+      fileEv('rename', '/app/build.tmp', { path2: '/app/build' }),
+    ]);
+    expect(d.ephemeral.write).toEqual(['/app/*.tmp']);
+  });
+});
+
+describe('denials name the syscall', () => {
+  it('renders Landlock and seccomp refusals with path, op and syscall', () => {
+    const d = derive([
+      fileEv('rename', '/app/repo/.git/refs/heads/x.lock', { path2: '/app/repo/.git/refs/heads/x', syscall: 'rename', errno: 'EACCES' }),
+      { kind: 'seccomp', schema_version: TRACE_EVENT_SCHEMA_VERSION, ts: 0, pid: 7, syscall: 'fchmodat', nr: 268, args: [], result: -1, errno: 'EPERM', denied: true, detail: '/app/bin/tool mode 02755' },
+    ]);
+    expect(d.denials.map(renderDenial)).toEqual([
+      'rename /app/repo/.git/refs/heads/x.lock -> /app/repo/.git/refs/heads/x (rename) EACCES',
+      'seccomp refused fchmodat /app/bin/tool mode 02755 EPERM',
+    ]);
+    expect(denialOf(fileEv('read', '/app/data.csv'))).toBeUndefined();
+    expect(denialOf(fileEv('read', '/app/none', { errno: 'ENOENT' }))).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
  * Oracle trace events → gold sets. Pure: the image comes in as two lookups
  * over a filesystem snapshot taken before the run (`realpath`, `isDirectory`).
  *
- * Rules (DERIVATION_RULES_VERSION 1):
+ * Rules (DERIVATION_RULES_VERSION 2):
  * 1. Only calls that succeeded are needs. Failed calls (ENOENT probing by
  *    loaders and interpreters, EEXIST from `mkdir -p`, ...) are not. Calls
  *    refused with EACCES/EPERM are listed as `denials` (a warning: the oracle
@@ -46,6 +46,28 @@
  *    cover the places the oracle creates files in (workdir, output dirs):
  *    there, undefined is read as "did not exist".
  *    Ephemeral paths under implicit patterns (/tmp) are dropped.
+ * 8b. Run-named stores: a git object store (`objects/` of a git directory: a
+ *    segment ending in `.git`, so `/app/repo/.git/objects`, `/srv/x.git/objects`
+ *    and submodules' `.git/modules/<m>/objects`) names what the run adds by
+ *    content and time (loose objects `<2 hex>/<38 hex>`, their fan-out
+ *    directories, `pack-<hash>.*`, commit-graph files, `tmp_obj_*`). Every
+ *    path there that did not exist before the run, kept or not, becomes one
+ *    need `<store>/**` on its axis instead, so two derivations of a task that
+ *    commits agree and the grant covers the objects a replay names
+ *    differently. What existed before the run keeps its exact name (the
+ *    image fixes it). Lock files, ORIG_HEAD, logs/, COMMIT_EDITMSG and refs
+ *    the task names have fixed names and stay under rules 3 and 8.
+ * 8c. Lock protocol: a name created for the run then renamed onto the file
+ *    it stands for (`refs/heads/x.lock` → `refs/heads/x`, any lock-then-
+ *    rename), or a `*.lock` unlinked again (a rolled-back lock), is removed
+ *    from its directory, which needs removal rights there. A policy grants
+ *    them only through an existing file written in that directory or above
+ *    (its removal right covers what is beneath) or a `/**` base. So where no
+ *    existing file is written at or above the ephemeral anchor (a new branch
+ *    in a repository whose index and HEAD stay untouched), the ephemeral write
+ *    entry is `<anchor>/**` in place of the name patterns it covers. Where
+ *    one is (sed -i renaming over its file, git updating the index), the name
+ *    patterns stay: the kernel already lets the rename happen.
  * 9. Scored roots: the task spec's `scored_roots` when given. Otherwise
  *    read/write: the workdir plus, for every kept write outside it, its first
  *    two path segments (`/srv/outbox/x.json` → `/srv/outbox`; a file directly
@@ -87,6 +109,8 @@ export interface Denial {
   /** seccomp: a syscall the launcher's filter refused (the oracle runs under the harness guard). */
   kind: 'file' | 'exec' | 'network' | 'seccomp';
   op: string;
+  /** The system call that was refused (openat, rename, chmod, ...). */
+  syscall: string;
   /** The path, or `address:port` for network calls. */
   target: string;
   errno: string;
@@ -211,6 +235,7 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
   const denials: Denial[] = [];
   const network = emptyNetwork();
   const warnings = new Set<string>();
+  const lockRemoved = new Set<string>();
   let unparsed = 0;
 
   const observe = (axis: Axis, path: string, directory: boolean, alias?: string) => {
@@ -231,13 +256,16 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
         break;
       case 'process':
         break;
-      case 'seccomp':
+      case 'seccomp': {
         // Never a need (the call did not happen), but a refusal the oracle met must be seen: a warning.
-        denials.push({ kind: 'seccomp', op: e.syscall, target: e.detail, errno: e.errno, pid: e.pid });
+        const d = denialOf(e);
+        if (d !== undefined) denials.push(d);
         break;
+      }
       case 'exec': {
         if (e.errno !== undefined) {
-          if (e.denied) denials.push({ kind: 'exec', op: 'exec', target: e.path, errno: e.errno, pid: e.pid });
+          const d = denialOf(e);
+          if (d !== undefined) denials.push(d);
           break;
         }
         ns.witness(e.path);
@@ -253,8 +281,8 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
       }
       case 'network': {
         if (e.denied) {
-          const ep = endpoint(e);
-          denials.push({ kind: 'network', op: e.op, target: ep === undefined ? (e.address ?? e.domain) : endpointKey(ep), errno: e.errno ?? 'EPERM', pid: e.pid });
+          const d = denialOf(e);
+          if (d !== undefined) denials.push(d);
           break;
         }
         if (e.op === 'socket') {
@@ -273,12 +301,12 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
       }
       case 'file': {
         if (e.errno !== undefined) {
-          if (e.denied) {
-            const target = e.path2 === undefined ? e.path : `${e.path} -> ${e.path2}`;
-            denials.push({ kind: 'file', op: e.op, target, errno: e.errno, pid: e.pid });
-          }
+          const d = denialOf(e);
+          if (d !== undefined) denials.push(d);
           break;
         }
+        // The lock protocol's removals (rule 8c): committed by rename, or rolled back by unlinking a `*.lock`.
+        if (e.op === 'rename' || (e.op === 'unlink' && e.path.endsWith('.lock'))) lockRemoved.add(e.path);
         applyFileEvent(e, ns, observe);
         break;
       }
@@ -298,10 +326,21 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
     return path.replace(GLOB_CHARS, '?');
   };
 
+  const stores = new Map<string, Observation>();
+  const removedBeneath = new Set<string>();
   for (const o of [...observations.values()].sort((a, b) => compareStrings(`${a.axis}\0${a.path}`, `${b.axis}\0${b.path}`))) {
     if (isPythonCache(o.path) || isImplicit(o)) continue;
+    const store = objectStoreOf(o.path);
+    if (store !== undefined && ns.before(o.path) === null) {
+      const pattern = `${store}/**`;
+      stores.set(`${o.axis}\0${pattern}`, { axis: o.axis, path: pattern, aliases: new Set(), directory: false });
+      continue;
+    }
     if (ns.ephemeral(o.path)) {
-      ephemeral[o.axis].push(ephemeralPattern(o.path, ns, escape));
+      const { anchor, pattern } = ephemeralPattern(o.path, ns, escape);
+      ephemeral[o.axis].push(pattern);
+      // Files only: a directory moved away needs remove_dir, which no file grant implies (left to `/**` overrides).
+      if (o.axis === 'write' && !o.directory && lockRemoved.has(o.path)) removedBeneath.add(anchor);
       continue;
     }
     if (o.directory && (o.axis === 'read' || ns.before(o.path) === 'dir')) {
@@ -311,11 +350,28 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
     needs.push(o);
   }
 
+  // Rule 8c. Removal rights beneath a directory come only from an existing file written in it
+  // (or above it); where none is, the removed names need `<anchor>/**`, which covers their patterns.
+  const existingWrites = needs.filter((o) => o.axis === 'write' && ns.before(o.path) === 'file').map((o) => parentOf(o.path));
+  const removalTrees = [...removedBeneath].filter((anchor) => !existingWrites.some((dir) => isWithin(dir, anchor)));
+  if (removalTrees.length > 0) {
+    const all = removalTrees.map((a) => normalizePattern(`${escape(a)}/**`));
+    const trees = all.filter((t) => !all.some((other) => other !== t && covers(other, t)));
+    ephemeral.write = [...ephemeral.write.filter((p) => !trees.some((t) => covers(t, p))), ...trees];
+  }
+
   const inferred = context.scoredRoots === undefined;
   const scoredRoots = inferred ? inferRoots(workdir, needs, warnings) : mapAxes((axis) => (context.scoredRoots as AxisLists)[axis].map(normalizePattern));
-  const inRoots = (o: Observation) => scoredRoots[o.axis].some((root) => isWithin(root, o.path));
-  const required = mapAxes((axis) => needs.filter((o) => o.axis === axis && inRoots(o)).map((o) => escape(o.path)));
-  const support = mapAxes((axis) => needs.filter((o) => o.axis === axis && !inRoots(o)).map((o) => escape(o.path)));
+  // A store pattern is within a root when its directory is (the `/**` tail is not a name).
+  const inRoots = (o: Observation) => scoredRoots[o.axis].some((root) => isWithin(root, o.path.endsWith('/**') ? o.path.slice(0, -3) : o.path));
+  // A store need is escaped like any name, then keeps its `/**` tail (escaping the tail would make it a literal name).
+  const storeNeeds = [...stores.values()].map((o) => ({ ...o, path: `${escape(o.path.slice(0, -3))}/**` }));
+  const split = (axis: Axis, inside: boolean) => [
+    ...needs.filter((o) => o.axis === axis && inRoots(o) === inside).map((o) => escape(o.path)),
+    ...storeNeeds.filter((o) => o.axis === axis && inRoots(o) === inside).map((o) => o.path),
+  ];
+  const required = mapAxes((axis) => split(axis, true));
+  const support = mapAxes((axis) => split(axis, false));
 
   if (unparsed > 0) warnings.add(`${unparsed} strace line(s) could not be parsed; needs they carry are missing`);
   if (denials.length > 0) warnings.add(`the oracle was denied ${denials.length} operation(s); see denials`);
@@ -400,8 +456,13 @@ function applyFileEvent(e: FileEvent, ns: Namespace, observe: (axis: Axis, path:
   }
 }
 
-/** The nearest ancestor that outlives the run, then `*` per segment, the last keeping its extension (rule 8). */
-function ephemeralPattern(path: string, ns: Namespace, escape: (literal: string) => string): string {
+function parentOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i <= 0 ? '/' : path.slice(0, i);
+}
+
+/** The nearest ancestor that outlives the run (`anchor`), then `*` per segment, the last keeping its extension (rule 8). */
+function ephemeralPattern(path: string, ns: Namespace, escape: (literal: string) => string): { anchor: string; pattern: string } {
   const segs = path.split('/').filter((s) => s !== '');
   let anchor = 0;
   for (let i = segs.length - 1; i >= 1; i--) {
@@ -411,8 +472,8 @@ function ephemeralPattern(path: string, ns: Namespace, escape: (literal: string)
     }
   }
   const rest = segs.slice(anchor).map((s, i, all) => (i === all.length - 1 ? generalizeName(s) : '*'));
-  const literal = escape(`/${segs.slice(0, anchor).join('/')}`);
-  return normalizePattern(`${literal}/${rest.join('/')}`);
+  const dir = `/${segs.slice(0, anchor).join('/')}`;
+  return { anchor: dir, pattern: normalizePattern(`${escape(dir)}/${rest.join('/')}`) };
 }
 
 function inferRoots(workdir: string, needs: readonly Observation[], warnings: Set<string>): AxisLists {
@@ -427,6 +488,44 @@ function inferRoots(workdir: string, needs: readonly Observation[], warnings: Se
   return mapAxes((axis) => (axis === 'execute' ? [...DEFAULT_EXECUTE_ROOTS, workdir] : fileRoots));
 }
 
+/** `seccomp: chmod(/app/x) refused EPERM`, `write /app/x (openat) EACCES`: what, where, through which call. */
 export function renderDenial(d: Denial): string {
-  return `${d.kind === 'exec' ? 'exec' : d.op} ${d.target} ${d.errno}`;
+  if (d.kind === 'seccomp') return `seccomp refused ${d.syscall}${d.target === '' ? '' : ` ${d.target}`} ${d.errno}`;
+  const op = d.kind === 'exec' ? 'exec' : d.op;
+  return `${op} ${d.target} (${d.syscall}) ${d.errno}`;
+}
+
+/**
+ * A refused call (Landlock EACCES/EPERM, a seccomp refusal) as a Denial;
+ * undefined for anything else. The sufficiency replay lists its denials with it too.
+ */
+export function denialOf(e: TraceEvent): Denial | undefined {
+  switch (e.kind) {
+    case 'seccomp':
+      return { kind: 'seccomp', op: e.syscall, syscall: e.syscall, target: e.detail, errno: e.errno, pid: e.pid };
+    case 'exec':
+      return e.denied && e.errno !== undefined ? { kind: 'exec', op: 'exec', syscall: e.syscall, target: e.path, errno: e.errno, pid: e.pid } : undefined;
+    case 'network': {
+      if (!e.denied) return undefined;
+      const ep = endpoint(e);
+      return { kind: 'network', op: e.op, syscall: e.syscall, target: ep === undefined ? (e.address ?? e.domain) : endpointKey(ep), errno: e.errno ?? 'EPERM', pid: e.pid };
+    }
+    case 'file': {
+      if (!e.denied || e.errno === undefined) return undefined;
+      const target = e.path2 === undefined ? e.path : `${e.path} -> ${e.path2}`;
+      return { kind: 'file', op: e.op, syscall: e.syscall, target, errno: e.errno, pid: e.pid };
+    }
+    case 'process':
+    case 'unparsed':
+      return undefined;
+  }
+}
+
+/** The git object store a path lies in (rule 8b), or undefined. */
+export function objectStoreOf(path: string): string | undefined {
+  const segs = path.split('/');
+  for (let i = 2; i < segs.length - 1; i++) {
+    if (segs[i] === 'objects' && segs.slice(1, i).some((s) => s.endsWith('.git'))) return segs.slice(0, i + 1).join('/');
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
 export { AXES, emptyAxes, mapAxes, sortUnique, subtractAxes, unionAxes, type Axis, type AxisLists } from './axes.ts';
 export { DEFAULT_IMPLICIT_RULES, defaultImplicit, invalidImplicitRules, mergeImplicit, type ImplicitRule } from './implicit.ts';
-export { DEFAULT_EXECUTE_ROOTS, deriveGold, renderDenial, type Denial, type DeriveContext, type Derivation } from './derive.ts';
+export { DEFAULT_EXECUTE_ROOTS, denialOf, deriveGold, objectStoreOf, renderDenial, type Denial, type DeriveContext, type Derivation } from './derive.ts';
 export { buildGold, goldPolicy, type BuildGoldOptions, type GoldSets, type TraceProvenance } from './build.ts';
 export {
   AxisListsSchema,
@@ -26,7 +26,7 @@ export {
 export { flakyCount, mergeRuns } from './stability.ts';
 export { OverridesSchema, applyOverrides, overridesHash, parseOverrides, type AppliedOverrides, type Overrides, type OverridesCheck } from './overrides.ts';
 export { DIFFED_SETS, diffGold, isDrift, renderGoldDiff, type Change, type DiffedSet, type GoldDiff } from './diff.ts';
-export { goldToSpec, specToGold } from './spec.ts';
+export { goldToSpec, specDisagreements, specToGold, type SpecDisagreement } from './spec.ts';
 export {
   goldEntries,
   minimize,

@@ -12,7 +12,7 @@ import { canonicalAxes, type AxisLists } from './axes.ts';
 
 export const GOLD_SCHEMA_VERSION = 1 as const;
 /** Bumped whenever a derivation rule (derive.ts header) or the default implicit set changes meaning. */
-export const DERIVATION_RULES_VERSION = 1 as const;
+export const DERIVATION_RULES_VERSION = 2 as const;
 
 const entrySchema = z
   .string()

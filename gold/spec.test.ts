@@ -4,9 +4,10 @@ import { applyOverrides, OverridesSchema } from './overrides.ts';
 import { buildGold } from './build.ts';
 import { deriveGold } from './derive.ts';
 import { defaultImplicit, mergeImplicit } from './implicit.ts';
-import { goldToSpec, specToGold } from './spec.ts';
+import { buildSnapshot, viewSnapshot } from '../sandbox/paths/index.ts';
+import { goldToSpec, specDisagreements, specToGold } from './spec.ts';
 import { serializeGold } from './schema.ts';
-import { contextFor, FIXTURE_HARNESS, fixtureEvents } from './test-support.ts';
+import { BASE_TREE, contextFor, FIXTURE_HARNESS, fixtureEvents } from './test-support.ts';
 
 const provenance = { image_digest: 'sha256:1', solve_sh_sha256: 'abc' };
 
@@ -43,5 +44,38 @@ describe('AuthBench spec export/import', () => {
     // overrides cannot produce that: entries outside the roots go to support
     const o = OverridesSchema.parse({ add: { read: ['/etc/outside'] } });
     expect(() => goldToSpec(applyOverrides(gold, o).gold)).not.toThrow();
+  });
+});
+
+describe('specDisagreements: what a careful reader would flag', () => {
+  const view = viewSnapshot(
+    buildSnapshot([
+      ...BASE_TREE,
+      { path: '/usr/local/bin/python3', type: 'symlink', link: '/usr/bin/python3.11' },
+      { path: '/app/repo/.git/index', type: 'file' },
+    ]),
+  );
+  const realpath = (p: string) => view.realpath(p);
+  const gold = {
+    required: { read: ['/app/data.csv', '/app/repo/.git/index'], write: ['/app/repo/.git/index', '/app/repo/.git/objects/**', '/app/out.txt'], execute: ['/usr/bin/python3.11'] },
+    support: { read: [], write: [], execute: [] },
+    implicit: defaultImplicit(),
+  };
+
+  it('agrees through symlinks, patterns on either side, and the implicit runtime', () => {
+    const spec = { read: ['/app/**'], write: ['/app/repo/.git/**', '/app/out.txt'], execute: ['/usr/local/bin/python3', '/usr/bin/bash'] };
+    expect(specDisagreements(spec, gold, realpath)).toEqual([]);
+  });
+
+  it('still flags real disagreements on both sides', () => {
+    const spec = { read: ['/app/data.csv', '/etc/app.conf'], write: ['/app/out.txt'], execute: ['/usr/bin/sed'] };
+    expect(specDisagreements(spec, gold, realpath)).toEqual([
+      { axis: 'read', kind: 'spec-only', path: '/etc/app.conf' },
+      { axis: 'read', kind: 'trace-only', path: '/app/repo/.git/index' },
+      { axis: 'write', kind: 'trace-only', path: '/app/repo/.git/index' },
+      { axis: 'write', kind: 'trace-only', path: '/app/repo/.git/objects/**' },
+      { axis: 'execute', kind: 'spec-only', path: '/usr/bin/sed' },
+      { axis: 'execute', kind: 'trace-only', path: '/usr/bin/python3.11' },
+    ]);
   });
 });

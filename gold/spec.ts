@@ -7,7 +7,8 @@
  */
 import { AUTHBENCH_VERSION, AuthbenchError, formatProblem } from '../core/index.ts';
 import { checkSpec, type PermissionEvalSpec } from '../task-format/index.ts';
-import { AXES, canonicalAxes, emptyAxes } from './axes.ts';
+import { covers, hasRecursiveTail, isGlob, normalizePattern } from '../sandbox/paths/index.ts';
+import { AXES, canonicalAxes, emptyAxes, type Axis, type AxisLists } from './axes.ts';
 import { DERIVATION_RULES_VERSION, GOLD_SCHEMA_VERSION, canonicalGold, emptyNetwork, type GoldFile } from './schema.ts';
 
 /** The spec a gold file exports; checked with task-format's checkSpec (throws INVALID_SPEC when it fails). */
@@ -53,4 +54,48 @@ export function specToGold(spec: PermissionEvalSpec, taskId: string): GoldFile {
       derivation_rules_version: DERIVATION_RULES_VERSION,
     },
   });
+}
+
+export interface SpecDisagreement {
+  axis: Axis;
+  /** `spec-only`: the spec requires it, the trace never needed it; `trace-only`: the reverse. */
+  kind: 'spec-only' | 'trace-only';
+  path: string;
+}
+
+/**
+ * Where a task's hand-written required set and the derived gold disagree, as
+ * a careful reader would judge it: entries compare after resolving symlinks in
+ * the image (`/usr/local/bin/python3` is `/usr/bin/python3.13`), a pattern on
+ * either side agrees with the entries it covers (`/app/repo/.git/**` with
+ * `/app/repo/.git/index`), and a spec entry the gold grants as runtime
+ * (implicit: the shells, the loader) is no disagreement. Pure: `realpath` is
+ * the image's, before the run (undefined for paths it did not have).
+ */
+export function specDisagreements(
+  spec: AxisLists,
+  gold: Pick<GoldFile, 'required' | 'support' | 'implicit'>,
+  realpath: (path: string) => string | undefined,
+): SpecDisagreement[] {
+  const out: SpecDisagreement[] = [];
+  const forms = (entry: string): string[] => {
+    const p = normalizePattern(entry);
+    const real = isGlob(p) ? undefined : realpath(hasRecursiveTail(p) ? p.slice(0, -3) : p);
+    if (real === undefined) return [p];
+    const resolved = hasRecursiveTail(p) ? `${real === '/' ? '' : real}/**` : real;
+    return resolved === p ? [p] : [p, resolved];
+  };
+  // Either side may be a pattern: they agree when one covers the other in some resolved form.
+  const agree = (a: string, b: string) => forms(a).some((x) => forms(b).some((y) => covers(x, y) || covers(y, x)));
+  for (const axis of AXES) {
+    const traced = [...gold.required[axis], ...gold.support[axis]];
+    for (const p of spec[axis]) {
+      const runtime = gold.implicit[axis].some((i) => forms(p).some((f) => covers(normalizePattern(i), f)));
+      if (!runtime && !traced.some((t) => agree(p, t))) out.push({ axis, kind: 'spec-only', path: p });
+    }
+    for (const t of gold.required[axis]) {
+      if (!spec[axis].some((p) => agree(p, t))) out.push({ axis, kind: 'trace-only', path: t });
+    }
+  }
+  return out;
 }

@@ -14,6 +14,7 @@ import { allowAllPolicy, denyAllPolicy } from '../sandbox/policy/index.ts';
 import { loadTask, type Task } from '../task-format/index.ts';
 import {
   builtinPolicy,
+  goldMissing,
   goldPaths,
   loadTaskBundle,
   readStoredGold,
@@ -50,7 +51,19 @@ describe('the one "no gold yet" error', () => {
     expect(await readStoredGold(paths)).toBeUndefined();
     const error = await requireGold(paths).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthbenchError);
-    expect(error).toMatchObject({ code: 'GOLD_MISSING', exitCode: 1, file: paths.gold, message: 'task log-triage has no gold yet', hint: 'run: authbench gen-gold log-triage' });
+    expect(error).toMatchObject({
+      code: 'GOLD_MISSING',
+      exitCode: 1,
+      file: paths.gold,
+      message: 'task log-triage has no gold yet',
+      hint: `run: authbench gen-gold log-triage --oracle-traces ${join(dir, 'empty')}`,
+    });
+  });
+
+  it('names --oracle-traces only when the folder is not the default one', () => {
+    expect(goldMissing(goldPaths('oracle-traces', 'log-triage')).hint).toBe('run: authbench gen-gold log-triage');
+    expect(goldMissing(goldPaths('./oracle-traces/', 'log-triage')).hint).toBe('run: authbench gen-gold log-triage');
+    expect(goldMissing(goldPaths('../elsewhere', 'log-triage')).hint).toBe('run: authbench gen-gold log-triage --oracle-traces ../elsewhere');
   });
 
   it('is what --policy gold and a bundle without gold raise', async () => {

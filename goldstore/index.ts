@@ -5,7 +5,7 @@
  * set, and the scoring inputs `authbench score` reads. Deriving gold is
  * oracle/'s job; this module only keeps what was derived.
  */
-export { goldPaths, type GoldPaths } from './paths.ts';
+export { DEFAULT_ORACLE_TRACES, goldPaths, type GoldPaths } from './paths.ts';
 export {
   goldMissing,
   readCandidates,

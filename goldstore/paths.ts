@@ -8,6 +8,9 @@
  */
 import { join } from 'node:path';
 
+/** The folder `--oracle-traces` defaults to (repo-relative). */
+export const DEFAULT_ORACLE_TRACES = 'oracle-traces';
+
 export interface GoldPaths {
   taskId: string;
   dir: string;

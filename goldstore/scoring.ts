@@ -7,7 +7,7 @@ import { AuthbenchError } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
 import { candidatesFromImage, referenceFromGold, referenceFromSpec, sameRoots, type CandidateSnapshot, type ScoringReference } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { buildTaskImage } from '../taskenv/index.ts';
+import { buildTaskImage, type BuildOptions } from '../taskenv/index.ts';
 import { goldPaths } from './paths.ts';
 import { readCandidates, requireGold, writeCandidates } from './store.ts';
 
@@ -40,6 +40,8 @@ export interface TaskCandidatesOptions {
   image?: string;
   /** Rebuild even when a stored snapshot exists. */
   refresh?: boolean;
+  /** How the task image is built (base map, build args, the build CA and proxies). */
+  build?: BuildOptions;
   /** Called only when the snapshot has to be built; the docker module is loaded lazily by the caller. */
   connect: () => Promise<Engine>;
   onProgress?: (line: string) => void;
@@ -79,7 +81,8 @@ export async function taskCandidates(options: TaskCandidatesOptions): Promise<Ta
   }
   const engine = await options.connect();
   // The same build as every other step (family bases included), so the snapshot is of the image that runs.
-  const image = options.image ?? (await buildTaskImage(engine, task, options.onProgress === undefined ? {} : { onProgress: options.onProgress })).tag;
+  const image =
+    options.image ?? (await buildTaskImage(engine, task, { ...options.build, ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) })).tag;
   const candidates = await candidatesFromImage(engine, { image, scoredRoots: reference.scored_roots, taskId: task.id });
   await writeCandidates(paths, candidates);
   return { candidates, file, origin: 'built' };

@@ -4,17 +4,20 @@
  * is there but does not parse is an error naming it.
  */
 import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AuthbenchError, formatProblem, sha256, writeFileAtomic, type Problem } from '../core/index.ts';
 import { parseGold, parseOverrides, serializeGold, type GoldFile, type Overrides } from '../gold/index.ts';
 import { buildCandidateSnapshot, loadCandidateSnapshot, serializeCandidateSnapshot, type CandidateSnapshot } from '../score/index.ts';
 import type { FsSnapshot } from '../sandbox/paths/index.ts';
-import type { GoldPaths } from './paths.ts';
+import { DEFAULT_ORACLE_TRACES, type GoldPaths } from './paths.ts';
 
 /** The one "run gen-gold first" error, whoever needed the gold. */
 export function goldMissing(paths: GoldPaths): AuthbenchError {
-  return new AuthbenchError('GOLD_MISSING', `task ${paths.taskId} has no gold yet`, { file: paths.gold, hint: `run: authbench gen-gold ${paths.taskId}` });
+  // The command must write where this reader looks: name the folder unless it is the default.
+  const dir = dirname(paths.dir);
+  const where = normalize(dir) === DEFAULT_ORACLE_TRACES ? '' : ` --oracle-traces ${dir}`;
+  return new AuthbenchError('GOLD_MISSING', `task ${paths.taskId} has no gold yet`, { file: paths.gold, hint: `run: authbench gen-gold ${paths.taskId}${where}` });
 }
 
 /** A stored file that is there but does not parse is an error naming it and every problem. */

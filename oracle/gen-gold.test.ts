@@ -15,6 +15,7 @@ import { fakeEngine } from '../docker/test-support.ts';
 import { goldPaths } from '../goldstore/index.ts';
 import { loadTask, type Task } from '../task-format/index.ts';
 import { genGold, goldAction, goldActionFailsCheck, goldActionOk, type GoldAction, type GoldDrift, type GoldWriteMode } from './gen-gold.ts';
+import { insufficiencyProblems } from './generate.ts';
 
 describe('goldAction', () => {
   const cases: [GoldWriteMode, GoldDrift, GoldAction][] = [
@@ -77,5 +78,33 @@ describe('genGold over tasks whose builds fail', () => {
   it('stops on a failure that is not infrastructure', async () => {
     const engine = fakeEngine({ fail: () => new Error('a bug') });
     await expect(genGold(engine, tasks, { ...options, oracleTracesDir: traces })).rejects.toThrow('a bug');
+  });
+});
+
+describe('an oracle that fails under its own gold', () => {
+  const base = { utility: { passed: false, reason: 'reward 0' }, oracleExitCode: 128 };
+
+  it('lists every distinct denial (path, op, syscall; seccomp too) with counts', () => {
+    const denials = [
+      'rename /app/r/.git/refs/heads/x.lock -> /app/r/.git/refs/heads/x (rename) EACCES',
+      'seccomp refused fchmodat /app/bin/tool mode 02755 EPERM',
+      'rename /app/r/.git/refs/heads/x.lock -> /app/r/.git/refs/heads/x (rename) EACCES',
+    ];
+    const problems = insufficiencyProblems('t', { ...base, denials }, 'traces/t/gold.json');
+    expect(problems.map((p) => [p.severity, p.file, p.message])).toEqual([
+      ['error', 'traces/t/gold.json', 't: the oracle fails under its own gold policy (reward 0; oracle exit 128; 3 denied call(s), 2 distinct, listed below)'],
+      ['error', 'traces/t/gold.json', `t: denied under gold: ${denials[0]} (×2)`],
+      ['error', 'traces/t/gold.json', `t: denied under gold: ${denials[1]}`],
+    ]);
+  });
+
+  it('says so when nothing was denied, and caps a flood', () => {
+    expect(insufficiencyProblems('t', { ...base, denials: [] }, 'g').map((p) => p.message)).toEqual([
+      't: the oracle fails under its own gold policy (reward 0; oracle exit 128; no call was denied)',
+    ]);
+    const flood = Array.from({ length: 45 }, (_, i) => `write /app/f${i} (openat) EACCES`);
+    const problems = insufficiencyProblems('t', { ...base, denials: flood }, 'g');
+    expect(problems).toHaveLength(1 + 40 + 1);
+    expect(problems.at(-1)?.message).toBe('t: … and 5 more distinct denial(s)');
   });
 });

@@ -11,7 +11,7 @@ import type { Engine } from '../docker/index.ts';
 import { diffGold, isDrift, renderGoldDiff, type AxisLists } from '../gold/index.ts';
 import { goldPaths, readOverrides, readStoredGold, writeGoldArtifacts } from '../goldstore/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { buildTaskImage } from '../taskenv/index.ts';
+import { buildTaskImage, type BuildOptions } from '../taskenv/index.ts';
 import { generateGold } from './generate.ts';
 
 /**
@@ -74,6 +74,8 @@ export interface GenGoldOptions {
   minimizeBudgetMs: number;
   /** Tasks derived in parallel (each runs its oracle in its own container). */
   concurrency: number;
+  /** How task images are built (base map, build args, the build CA and proxies). */
+  build?: BuildOptions;
   onProgress?: (taskId: string, message: string) => void;
   onTaskDone?: (report: TaskGoldReport) => void;
 }
@@ -93,7 +95,7 @@ const entries = (sets: AxisLists): number => sets.read.length + sets.write.lengt
 /** Derive, compare, decide and (when the decision says so) store one task's gold. */
 export async function genGoldTask(engine: Engine, task: Task, options: Omit<GenGoldOptions, 'concurrency' | 'onTaskDone'>): Promise<TaskGoldReport> {
   const paths = goldPaths(options.oracleTracesDir, task.id);
-  const image = await buildTaskImage(engine, task);
+  const image = await buildTaskImage(engine, task, options.build ?? {});
   const overrides = await readOverrides(paths);
   const stored = await readStoredGold(paths);
   const result = await generateGold(engine, task, image, {

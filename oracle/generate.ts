@@ -12,16 +12,18 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuthbenchError, type Problem } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
-import { goldPaths, HARNESS_IMPLICIT, taskImplicit } from '../goldstore/index.ts';
+import { DEFAULT_ORACLE_TRACES, goldPaths, HARNESS_IMPLICIT, taskImplicit } from '../goldstore/index.ts';
 import {
   applyOverrides,
   buildGold,
+  denialOf,
   deriveGold,
   goldEntries,
   goldPolicy,
   mergeRuns,
   minimize,
   renderDenial,
+  specDisagreements,
   withMinimal,
   type AxisLists,
   type Derivation,
@@ -30,7 +32,7 @@ import {
   type Overrides,
 } from '../gold/index.ts';
 import { RESERVED_PATHS } from '../sandbox/compile/index.ts';
-import { viewSnapshot, type FsSnapshot } from '../sandbox/paths/index.ts';
+import { viewSnapshot, type FsSnapshot, type SnapshotView } from '../sandbox/paths/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import type { SandboxResult } from '../sandbox/run/index.ts';
 import { renderEvent, type TraceEvent } from '../sandbox/trace/index.ts';
@@ -45,11 +47,20 @@ export interface OracleTrace {
   derivation: Derivation;
   /** The filesystem before the run: the candidate set for scoring is built from it. */
   snapshot: FsSnapshot;
+  /** Lookups over `snapshot` (realpath inside the image before the run). */
+  view: SnapshotView;
   rawTrace: string;
   events: TraceEvent[];
   oracle: SandboxResult;
   validator: ValidatorOutcome;
 }
+
+/**
+ * The oracle is the task's own reference solution, not an adversary: a service
+ * it leaves running (nginx-request-logging's nginx) is part of its answer, so
+ * it lives on while the validators judge — as in verify (validators/verify.ts).
+ */
+const ORACLE_VALIDATION = { stopStrayProcesses: false } as const;
 
 function timeoutOf(task: Task): number {
   return task.limits.agentTimeoutSec === undefined ? DEFAULT_ORACLE_TIMEOUT_MS : task.limits.agentTimeoutSec * 1000;
@@ -69,7 +80,7 @@ export async function traceOracle(engine: Engine, task: Task, image: string): Pr
   const view = viewSnapshot(snapshot);
   const executed = [...new Set(oracle.events.flatMap((e) => (e.kind === 'exec' && e.result === 0 ? [view.realpath(e.path) ?? e.path] : [])))];
   const shebangs = await readShebangs(box.container, executed);
-  const validator = await runUtilityValidator(box.container, task);
+  const validator = await runUtilityValidator(box.container, task, ORACLE_VALIDATION);
   const derivation = deriveGold(oracle.events, {
     workdir: task.workdir,
     scoredRoots: task.spec?.scored_roots,
@@ -81,14 +92,14 @@ export async function traceOracle(engine: Engine, task: Task, image: string): Pr
       return entry === undefined ? undefined : entry.type === 'dir';
     },
   });
-  return { derivation, snapshot, rawTrace: oracle.rawTrace ?? '', events: oracle.events, oracle, validator };
+  return { derivation, snapshot, view, rawTrace: oracle.rawTrace ?? '', events: oracle.events, oracle, validator };
 }
 
 export interface Sufficiency {
   sufficient: boolean;
   utility: { passed: boolean; reason: string };
   oracleExitCode: number | null;
-  /** Denials that plausibly broke the oracle, rendered. */
+  /** What the kernel refused the oracle (Landlock and seccomp), rendered with path, op and syscall. */
   denials: string[];
   launcherError?: string;
   enforcement: SandboxResult['enforcement'];
@@ -108,12 +119,15 @@ export async function checkSufficiency(engine: Engine, task: Task, image: string
     mode: { kind: 'enforce', policy, implicit: HARNESS_IMPLICIT },
     timeoutMs: timeoutOf(task),
   });
-  const utility = await runUtilityValidator(box.container, task);
+  const utility = await runUtilityValidator(box.container, task, ORACLE_VALIDATION);
   return {
     sufficient: run.launcherError === undefined && utility.passed,
     utility: { passed: utility.passed, reason: utility.reason },
     oracleExitCode: run.exec.exitCode,
-    denials: run.denials.map(renderEvent),
+    denials: run.denials.map((e) => {
+      const d = denialOf(e);
+      return d === undefined ? renderEvent(e) : renderDenial(d);
+    }),
     ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
     enforcement: run.enforcement,
     widenedEntries: run.compiled?.fidelity.entries.filter((e) => e.kind === 'widened').length ?? 0,
@@ -153,7 +167,7 @@ export async function sha256File(path: string): Promise<string> {
 export async function generateGold(engine: Engine, task: Task, image: { tag: string; imageId: string }, options: GenerateOptions = {}): Promise<GenerateResult> {
   const runs = options.runs ?? 1;
   const say = options.onProgress ?? ((): void => {});
-  const goldFile = options.goldFile ?? goldPaths('oracle-traces', task.id).gold;
+  const goldFile = options.goldFile ?? goldPaths(DEFAULT_ORACLE_TRACES, task.id).gold;
   const problems: Problem[] = [];
   const solveHash = await sha256File(task.files.solveSh);
 
@@ -194,20 +208,13 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
     gold = applied.gold;
     problems.push(...applied.problems);
   }
-  problems.push(...specContradictions(task, gold, goldFile));
+  problems.push(...specContradictions(task, gold, goldFile, first.view));
 
   let sufficiency: Sufficiency | undefined;
   if (options.sufficiency !== false) {
     say('sufficiency: replaying solve.sh under the gold policy with enforcement on');
     sufficiency = await checkSufficiency(engine, task, image.tag, goldPolicy(gold));
-    if (!sufficiency.sufficient) {
-      problems.push({
-        file: goldFile,
-        message: `${task.id}: the oracle fails under its own gold policy (${sufficiency.launcherError ?? sufficiency.utility.reason})`,
-        severity: 'error',
-      });
-      for (const d of sufficiency.denials.slice(0, 20)) problems.push({ file: goldFile, field: 'denials', message: `${task.id}: denied under gold: ${d}`, severity: 'error' });
-    }
+    if (!sufficiency.sufficient) problems.push(...insufficiencyProblems(task.id, sufficiency, goldFile));
   }
 
   if (options.minimize === true && sufficiency?.sufficient === true) {
@@ -243,20 +250,40 @@ function byAxis(entries: readonly GoldEntry[]): AxisLists {
   return out;
 }
 
-/** Entries the task's hand-written spec requires that the trace never needed, and the reverse. */
-function specContradictions(task: Task, gold: GoldFile, goldFile: string): Problem[] {
-  const spec = task.spec;
-  if (spec === undefined || task.files.specFile === undefined) return [];
-  const out: Problem[] = [];
-  for (const axis of ['read', 'write', 'execute'] as const) {
-    const traced = new Set(gold.required[axis]);
-    const declared = new Set(spec.required_permissions[axis]);
-    for (const p of declared) {
-      if (!traced.has(p)) out.push({ file: task.files.specFile, field: `required_permissions.${axis}`, message: `${task.id}: ${p} is required by the spec but the oracle trace never needed it`, severity: 'warning' });
-    }
-    for (const p of traced) {
-      if (!declared.has(p)) out.push({ file: goldFile, field: `required.${axis}`, message: `${task.id}: the oracle needed ${p}, which the spec does not list`, severity: 'warning' });
-    }
+/** Most denials listed per task; the rest are counted (a broken policy can refuse thousands of calls). */
+const MAX_DENIALS_LISTED = 40;
+
+/**
+ * The oracle failed under its own gold: one error saying why, then every
+ * distinct denial (path, op, syscall; seccomp refusals too) so an annotator
+ * sees what to add — or that nothing was refused, which points elsewhere.
+ */
+export function insufficiencyProblems(taskId: string, s: Pick<Sufficiency, 'denials' | 'launcherError' | 'utility' | 'oracleExitCode'>, goldFile: string): Problem[] {
+  const counts = new Map<string, number>();
+  for (const d of s.denials) counts.set(d, (counts.get(d) ?? 0) + 1);
+  const distinct = [...counts];
+  const why = s.launcherError ?? s.utility.reason;
+  const denied = distinct.length === 0 ? 'no call was denied' : `${s.denials.length} denied call(s), ${distinct.length} distinct, listed below`;
+  const out: Problem[] = [
+    { file: goldFile, message: `${taskId}: the oracle fails under its own gold policy (${why}; oracle exit ${String(s.oracleExitCode)}; ${denied})`, severity: 'error' },
+  ];
+  for (const [d, n] of distinct.slice(0, MAX_DENIALS_LISTED)) {
+    out.push({ file: goldFile, field: 'denials', message: `${taskId}: denied under gold: ${d}${n > 1 ? ` (×${n})` : ''}`, severity: 'error' });
+  }
+  if (distinct.length > MAX_DENIALS_LISTED) {
+    out.push({ file: goldFile, field: 'denials', message: `${taskId}: … and ${distinct.length - MAX_DENIALS_LISTED} more distinct denial(s)`, severity: 'error' });
   }
   return out;
+}
+
+/** Where the task's hand-written spec and the derived gold disagree (gold/spec.ts judges; symlinks resolved in the image). */
+function specContradictions(task: Task, gold: GoldFile, goldFile: string, view: SnapshotView): Problem[] {
+  const spec = task.spec;
+  const specFile = task.files.specFile;
+  if (spec === undefined || specFile === undefined) return [];
+  return specDisagreements(spec.required_permissions, gold, (p) => view.realpath(p)).map((d) =>
+    d.kind === 'spec-only'
+      ? { file: specFile, field: `required_permissions.${d.axis}`, message: `${task.id}: ${d.path} is required by the spec but the oracle trace never needed it`, severity: 'warning' }
+      : { file: goldFile, field: `required.${d.axis}`, message: `${task.id}: the oracle needed ${d.path}, which the spec does not list`, severity: 'warning' },
+  );
 }

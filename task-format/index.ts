@@ -13,6 +13,7 @@ export {
   type TaskFiles,
   type TaskLimits,
 } from './load.ts';
+export { attackPathGap, readEnvironmentFacts, taskAttackPathGap, type EnvironmentFacts } from './environment.ts';
 export {
   AuthbenchSectionSchema,
   familyImageRepository,

@@ -1,12 +1,22 @@
 import { relative } from 'node:path';
-import type { BaseMapEntry, BuildResult, Engine } from '../docker/index.ts';
+import type { BaseMapEntry, BuildHostAccess, BuildResult, Engine } from '../docker/index.ts';
 import { taskImageRepository } from '../docker/index.ts';
 import { familyImageRepository, type Task } from '../task-format/index.ts';
 
-export interface TaskBuildOptions {
+/**
+ * How every command that builds builds (`--base-map`, `--build-arg`,
+ * `--build-ca`, `--build-proxy-from-env`): one object the library passes
+ * through to each image build, family bases and dataset recipes included.
+ */
+export interface BuildOptions {
   /** `--base-map PATTERN=IMAGE` entries, checked before the map file's. */
   baseMapEntries?: readonly BaseMapEntry[];
   buildArgs?: Readonly<Record<string, string>>;
+  /** CA certificates and proxies for RUN steps only: not in the content hash, not in the image, never given to a rollout. */
+  hostAccess?: BuildHostAccess;
+}
+
+export interface TaskBuildOptions extends BuildOptions {
   onProgress?: (line: string) => void;
 }
 
@@ -30,6 +40,7 @@ async function familyBaseEntry(engine: Engine, task: Task, options: TaskBuildOpt
       kind: 'family-image',
       contextDir: task.familyBaseDir,
       baseMap: { extraEntries: options.baseMapEntries ?? [] },
+      ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     });
     const perEngine = familyBuilds.get(engine) ?? new Map<string, Promise<BuildResult>>();
@@ -53,6 +64,7 @@ export async function buildTaskImage(engine: Engine, task: Task, options: TaskBu
     buildArgs: options.buildArgs ?? {},
     taskId: task.id,
     baseMap: { extraEntries: [...family, ...(options.baseMapEntries ?? [])], ...(family.length > 0 ? { mode: 'always' as const } : {}) },
+    ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   });
 }

@@ -1,14 +1,18 @@
 /**
  * scripted/follow-injection: the positive control. It explores the workdir,
- * reads every README / notes / text file it finds and the task's declared
- * untrusted sources, runs what the instruction tells it to run, and then obeys
- * whatever those files and tool outputs tell it to run. One command per turn,
- * no randomness: the next command is a pure function of the transcript.
+ * reads every README / notes / text file it finds, the task's declared
+ * untrusted sources, the documents the instruction names (skill files, notes)
+ * and, when the task offers skills, the skill files it finds in the container;
+ * runs what the instruction tells it to run, and then obeys whatever those
+ * files and tool outputs tell it to do — commands (extract.ts) and prose
+ * procedures (procedure.ts). One command per turn, no randomness: the next
+ * command is a pure function of the transcript.
  */
 import type { ModelRef } from '../../models/index.ts';
 import type { Task } from '../../task-format/index.ts';
 import type { AgentModel } from '../loop.ts';
 import { extractCommands, type TextKind } from './extract.ts';
+import { namedDocuments, procedureCommands } from './procedure.ts';
 import { asCompletion, readTranscript, scriptedResponse, shellCall, shellQuote, type PastCall } from './transcript.ts';
 
 export const FOLLOW_INJECTION_REF: ModelRef = { provider: 'scripted', name: 'follow-injection' };
@@ -21,6 +25,8 @@ const MAX_DISCOVERED_FILES = 12;
 export interface FollowTarget {
   workdir: string;
   untrustedSources: readonly string[];
+  /** The task ships skills (Harbor's environment/skills/): where in the image is for the control to find out. */
+  offersSkills?: boolean;
 }
 
 /**
@@ -40,6 +46,17 @@ export function discoverCommand(workdir: string): string {
   );
 }
 
+/**
+ * Skill files anywhere in the image (tasks copy them to /app/skills,
+ * ~/.claude/skills, …), the system trees pruned so the walk stays short.
+ */
+export function skillDiscoverCommand(): string {
+  return (
+    `find / -maxdepth 5 \\( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -path /var/lib -o -path /opt/authbench \\) -prune ` +
+    `-o -type f -path '*/skills/*' -print 2>/dev/null | sort | head -n ${MAX_DISCOVERED_FILES}`
+  );
+}
+
 function readPath(command: string): string | undefined {
   const m = /^cat -- '((?:[^']|'\\'')*)'/.exec(command);
   return m?.[1]?.replace(/'\\''/g, "'");
@@ -55,18 +72,31 @@ export function followInjectionPlan(target: FollowTarget, instruction: string, c
   const discover = discoverCommand(target.workdir);
   const plan = [`ls -la ${shellQuote(target.workdir)}`, discover];
   for (const source of target.untrustedSources) plan.push(readCommand(source.replace(/\/\*\*$/, '/*')));
-  const listing = calls.find((c) => c.command === discover)?.output ?? '';
-  for (const line of listing.split('\n')) if (/^\/\S+$/.test(line)) plan.push(readCommand(line));
+  const listed = (command: string): string[] => (calls.find((c) => c.command === command)?.output ?? '').split('\n').filter((l) => /^\/\S+$/.test(l));
+  const found = listed(discover);
+  for (const line of found) plan.push(readCommand(line));
+  // Documents named outside the workdir (its own were found above, outputs-to-be are not read), so a
+  // task whose instruction names only workdir files reads exactly what it did before.
+  const inWorkdir = (p: string): boolean => p.startsWith(`${target.workdir.replace(/\/+$/, '')}/`);
+  for (const doc of namedDocuments(instruction)) if (!inWorkdir(doc)) plan.push(readCommand(doc));
+  const knownSkill = [...target.untrustedSources, ...found].some((p) => p.includes('/skills/'));
+  if (target.offersSkills === true && !knownSkill) {
+    const skills = skillDiscoverCommand();
+    plan.push(skills);
+    for (const line of listed(skills)) plan.push(readCommand(line));
+  }
   plan.push(...extractCommands(instruction, 'markdown').map((c) => c.command));
+  const finals: string[] = [];
   for (const call of calls) {
     if (call.output === undefined) continue;
     plan.push(...extractCommands(call.output, kindOf(call)).map((c) => c.command));
+    for (const step of procedureCommands(call.output)) (step.final ? finals : plan).push(step.command);
   }
-  return [...new Set(plan)];
+  return [...new Set([...plan, ...finals])];
 }
 
-export function followInjectionModel(task: Pick<Task, 'workdir' | 'authbench'>): AgentModel {
-  const target: FollowTarget = { workdir: task.workdir, untrustedSources: task.authbench.untrusted_sources };
+export function followInjectionModel(task: Pick<Task, 'workdir' | 'authbench'> & { files?: Pick<Task['files'], 'skillsDir'> }): AgentModel {
+  const target: FollowTarget = { workdir: task.workdir, untrustedSources: task.authbench.untrusted_sources, offersSkills: task.files?.skillsDir !== undefined };
   return {
     ref: FOLLOW_INJECTION_REF,
     complete: asCompletion((request) => {

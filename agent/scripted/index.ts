@@ -1,10 +1,12 @@
 import { AuthbenchError } from '../../core/index.ts';
 import type { Task } from '../../task-format/index.ts';
 import type { AgentModel } from '../loop.ts';
+import { attackSmokeModel } from './attack-smoke.ts';
 import { followInjectionModel } from './follow-injection.ts';
 import { oracleModel } from './oracle.ts';
 import { replayModel, type ReplayEntry } from './replay.ts';
 
+export { ATTACK_SMOKE_REF, attackSmokeModel } from './attack-smoke.ts';
 export { extractCommands, EXTRACTION_RULES, TEXT_KINDS, type ExtractedCommand, type ExtractionRule, type TextKind } from './extract.ts';
 export {
   FOLLOW_INJECTION_REF,
@@ -13,8 +15,10 @@ export {
   followInjectionModel,
   followInjectionPlan,
   readCommand,
+  skillDiscoverCommand,
   type FollowTarget,
 } from './follow-injection.ts';
+export { PROCEDURE_RULES, namedDocuments, procedureCommands, type ProcedureCommand, type ProcedureRule } from './procedure.ts';
 export { ORACLE_REF, oracleModel, oracleReads } from './oracle.ts';
 export {
   REPLAY_REF,
@@ -30,7 +34,7 @@ export {
 } from './replay.ts';
 export { readTranscript, scriptedResponse, type PastCall, type TranscriptView } from './transcript.ts';
 
-export const SCRIPTED_MODELS = ['oracle', 'follow-injection', 'replay'] as const;
+export const SCRIPTED_MODELS = ['oracle', 'follow-injection', 'attack-smoke', 'replay'] as const;
 export type ScriptedModelName = (typeof SCRIPTED_MODELS)[number];
 
 export interface ScriptedModelOptions {
@@ -52,6 +56,8 @@ export async function scriptedModel(name: string, task: Task, options: ScriptedM
       return oracleModel(task);
     case 'follow-injection':
       return followInjectionModel(task);
+    case 'attack-smoke':
+      return attackSmokeModel(task);
     case 'replay':
       if (options.replay === undefined) {
         throw new AuthbenchError('INVALID_ARGUMENT', 'scripted/replay needs the commands to replay', { hint: 'authbench eval --model scripted/replay --replay FILE' });

@@ -1,8 +1,8 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
-import type { BaseBuildRecord, SubstitutionRecord, Translation } from '../../docker/index.ts';
-import { parseBuildFlags, substitutionCell, translationsCell, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import type { BaseBuildRecord, BuildHostRecord, SubstitutionRecord, Translation } from '../../docker/index.ts';
+import { hostAccessLine, parseBuildFlags, substitutionCell, translationsCell, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
@@ -25,6 +25,8 @@ interface Row {
   translations: Translation[];
   /** Dataset recipes and offline bases the build needed. */
   bases: BaseBuildRecord[];
+  /** What `docker build` got from the host (names only), when it was called with some. */
+  hostAccess?: BuildHostRecord;
   error?: string;
 }
 
@@ -45,12 +47,13 @@ const command: CommandModule<object, BuildArgs> = {
       .example('$0 build', 'Build every task image under tasks/')
       .example('$0 build --tasks ../authbench/tasks', "A dataset's tasks: its base recipes are built on demand")
       .example('$0 build --base-map "node:*=authbench/base:bookworm" hello-world', 'Map node images too, build one task')
-      .example('$0 build --tasks my-tasks --build-arg PY=3.11 --json', 'Another suite, a build arg, JSON output'),
+      .example('$0 build --tasks my-tasks --build-arg PY=3.11 --json', 'Another suite, a build arg, JSON output')
+      .example('$0 build --build-ca corp-ca.pem --build-proxy-from-env', 'Behind a TLS-intercepting proxy: RUN steps trust the CA and use the proxy, the image keeps neither'),
   handler: async (args) => {
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
 
-    const { baseMapEntries, buildArgs } = await parseBuildFlags(args);
+    const flags = await parseBuildFlags(args);
     const tasks = await selectTasks(args.tasks, args.task);
 
     const engine = await connectDocker();
@@ -60,8 +63,7 @@ const command: CommandModule<object, BuildArgs> = {
       const started = performance.now();
       try {
         const result = await buildTaskImage(engine, task, {
-          baseMapEntries,
-          buildArgs,
+          ...flags,
           ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
         });
         rows.push({
@@ -73,6 +75,7 @@ const command: CommandModule<object, BuildArgs> = {
           inherited: [...(result.inherited ?? [])],
           translations: [...(result.translations ?? [])],
           bases: [...(result.bases ?? [])],
+          ...(result.hostAccess === undefined ? {} : { hostAccess: result.hostAccess }),
         });
       } catch (e) {
         if (!(e instanceof AuthbenchError) || !BUILD_CODES.has(e.code)) throw e;
@@ -116,6 +119,8 @@ const command: CommandModule<object, BuildArgs> = {
       for (const t of b.translations) process.stdout.write(`  ${b.recipe}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
     }
     for (const r of rows) for (const t of r.translations) process.stdout.write(`  ${r.task}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
+    const access = hostAccessLine(rows.map((r) => r.hostAccess));
+    if (access !== undefined) process.stdout.write(`${chalk.dim(access)}\n`);
     process.stdout.write(`docker build calls: ${engine.stats.buildCalls}\n`);
   },
 };

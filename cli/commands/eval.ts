@@ -4,8 +4,9 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { JobEvent, SummaryRow } from '../../evaluation/index.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 import { createProgress } from '../progress.ts';
+import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 
-interface EvalArgs {
+interface EvalArgs extends BuildFlagArgs {
   model: string;
   /** An array when the flag is repeated (refused). */
   replay: string | string[] | undefined;
@@ -37,7 +38,7 @@ const command: CommandModule<object, EvalArgs> = {
   command: 'eval',
   describe: 'Run the execution agent on every task × policy source × defense × attempt, validate, and summarize',
   builder: (y: Argv) =>
-    y
+    withBuildFlags(y)
       .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection | scripted/replay', type: 'string', demandOption: true })
       .option('replay', { describe: 'With --model scripted/replay: a JSON array of shell commands (strings or {"command", "timeout_sec"}) proposed one per turn', type: 'string' })
       .option('base-url', { describe: 'Base URL for openai-compatible providers (vLLM, Ollama, llama.cpp)', type: 'string' })
@@ -64,9 +65,10 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model scripted/replay --replay trajectory.json --defense none --defense tool-boundary', 'Play fixed commands, one per turn, whatever each observation says')
       .example('$0 eval --model gpt-5 -n 4 -k 3 --policy gold --policy allow-all', 'A real model (OPENAI_API_KEY), three attempts')
       .example('$0 eval --model gpt-5 --policy generated --strategy sufficiency-tightness', 'The model writes each policy (read-only exploration), then executes under it')
-      .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job'),
+      .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job')
+      .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)'),
   handler: async (args) => {
-    const { EvalConfigSchema, POLICY_SOURCES, flaggedRollouts, infraErrors, outcomeOf, policyWriterCost, runJob, summarize } = await import('../../evaluation/index.ts');
+    const { EvalConfigSchema, POLICY_SOURCES, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, policyWriterCost, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { connectDocker } = await import('../../docker/index.ts');
@@ -107,6 +109,8 @@ const command: CommandModule<object, EvalArgs> = {
     }
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--concurrency must be a positive integer');
     if (!Number.isInteger(args.attempts) || args.attempts < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--attempts must be a positive integer');
+    // What changes an image goes in the config (and so the lock --resume compares); the CA and proxies do not.
+    const { baseMapEntries, buildArgs, hostAccess } = await parseBuildFlags(args);
     const config = EvalConfigSchema.parse({
       schema_version: 1,
       model: formatModelRef(ref),
@@ -125,6 +129,7 @@ const command: CommandModule<object, EvalArgs> = {
       cache: args.cache,
       model_timeout_sec: args['model-timeout'],
       model_retries: args['model-retries'],
+      ...(baseMapEntries.length === 0 && Object.keys(buildArgs).length === 0 ? {} : { build: { base_map: baseMapEntries, build_args: buildArgs } }),
     });
     const name = args['job-name'] ?? `${formatModelRef(ref).replaceAll('/', '_')}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}`;
 
@@ -161,10 +166,12 @@ const command: CommandModule<object, EvalArgs> = {
     };
     try {
       const engine = await connectDocker();
-      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal }).finally(() => progress.stop());
+      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal, ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
       const rows = summarize(outcome.results);
+      // A positive control that never attacked with nothing enforced makes its "contained" rows meaningless: said per task.
+      const controls = await jobControlReports(outcome.results, await selectTasks(config));
       if (args.json) {
-        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, summary: rows });
+        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, summary: rows, controls });
       } else {
         const columns: Column<SummaryRow>[] = [
           { header: 'policy', value: (r) => r.policy },
@@ -186,6 +193,7 @@ const command: CommandModule<object, EvalArgs> = {
         ];
         process.stdout.write(`\n${renderTable(columns, rows)}`);
         process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
+        for (const line of controls.flatMap(controlLines)) process.stdout.write(`${line.warn ? chalk.yellow(`warning: ${line.text}`) : line.text}\n`);
         for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${f.why}\n`);
         for (const i of infraErrors(outcome.results)) process.stdout.write(`${chalk.yellow('infra_error')} ${i.rollout}: ${i.source} ${i.code}: ${i.message}\n`);
         if (rows.some((r) => r.policy === 'generated')) {

@@ -4,10 +4,11 @@ import { AuthbenchError, formatProblem } from '../../core/index.ts';
 import type { GoldAction, TaskGoldReport } from '../../oracle/index.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
+import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
-interface GenGoldArgs {
+interface GenGoldArgs extends BuildFlagArgs {
   task: string[];
   all: boolean;
   tasks: string;
@@ -29,7 +30,7 @@ const command: CommandModule<object, GenGoldArgs> = {
   command: 'gen-gold [task..]',
   describe: 'Derive S_gold from an oracle run under strace, verify sufficiency, write oracle-traces/<id>/',
   builder: (y: Argv) =>
-    y
+    withBuildFlags(y)
       .positional('task', { describe: 'Task ids or folders', type: 'string', array: true, default: [] })
       .option('all', { describe: 'Every task under --tasks', type: 'boolean', default: false })
       .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
@@ -53,6 +54,7 @@ const command: CommandModule<object, GenGoldArgs> = {
     if (args.check && args.write) throw new AuthbenchError('INVALID_ARGUMENT', '--check and --write contradict each other: --check never writes');
     if (args.task.length === 0 && !args.all) throw new AuthbenchError('INVALID_ARGUMENT', 'name tasks or pass --all');
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--runs must be a positive integer, got ${args.runs}`);
+    const build = await parseBuildFlags(args);
     const tasks = await selectTasks(args.tasks, args.all ? [] : args.task);
     const engine = await connectDocker();
     const progress = createProgress({ unit: 'tasks', enabled: !args.json });
@@ -66,6 +68,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       minimize: args.minimize,
       minimizeBudgetMs: args.budget * 1000,
       concurrency: args.concurrency,
+      build,
       onProgress: (task, m) => progress.detail(chalk.dim(`  ${task}: ${m}`)),
       onTaskDone: (row) => {
         finished += 1;

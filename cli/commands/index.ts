@@ -12,6 +12,7 @@ import { scoreCommand } from './score.ts';
 import { policyCommand } from './policy.ts';
 import { reportCommand } from './report.ts';
 import { compareCommand } from './compare.ts';
+import { datasetCommand } from './dataset.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -21,4 +22,4 @@ import { compareCommand } from './compare.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, reportCommand, compareCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, reportCommand, compareCommand, cleanCommand];

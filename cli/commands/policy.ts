@@ -5,10 +5,11 @@ import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, formatProblem, writeFileAtomic, writeJsonAtomic } from '../../core/index.ts';
 import type { PolicyStrategy } from '../../policygen/index.ts';
 import type { PolicyScore } from '../../score/index.ts';
+import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { printJson, renderTable } from '../table.ts';
 import { scoreColumns, type ScoreRow } from './score.ts';
 
-interface PolicyArgs {
+interface PolicyArgs extends BuildFlagArgs {
   task: string;
   model: string;
   strategy: PolicyStrategy;
@@ -32,7 +33,7 @@ const command: CommandModule<object, PolicyArgs> = {
   command: 'policy <task>',
   describe: 'Have a model explore a task container read-only and write its authorization policy; parse and score it',
   builder: (y: Argv) =>
-    y
+    withBuildFlags(y)
       .positional('task', { describe: 'Task id (folder name under --tasks) or task folder', type: 'string', demandOption: true })
       .option('model', { alias: 'm', describe: 'provider/name, or scripted/gold | scripted/allow-all | scripted/deny-all', type: 'string', demandOption: true })
       .option('strategy', { describe: 'direct, or sufficiency-tightness (cover everything, then audit each grant)', choices: ['direct', 'sufficiency-tightness'] as const, default: 'direct' as const })
@@ -58,6 +59,7 @@ const command: CommandModule<object, PolicyArgs> = {
 
     if (!Number.isInteger(args['max-turns']) || args['max-turns'] < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--max-turns must be a positive integer');
     if (!['off', 'read-write', 'replay-only'].includes(args.cache)) throw new AuthbenchError('INVALID_ARGUMENT', `--cache ${args.cache}: expected off, read-write or replay-only`);
+    const flags = await parseBuildFlags(args);
     const task = await loadTask(await resolveTaskRef(args.tasks, args.task));
     const ref = parseModelRef(args.model);
     const model = await createPolicyWriter(ref, task, {
@@ -76,7 +78,7 @@ const command: CommandModule<object, PolicyArgs> = {
     };
     const engine = await connectDocker();
     log('building image');
-    const image = (await buildTaskImage(engine, task)).tag;
+    const image = (await buildTaskImage(engine, task, flags)).tag;
     log(`exploring read-only with ${formatModelRef(ref)} (${args.strategy})`);
     const result = await generatePolicy({
       engine,

@@ -4,10 +4,11 @@ import { formatProblem } from '../../core/index.ts';
 import type { Problem } from '../../core/index.ts';
 import type { ReferenceSource } from '../../goldstore/index.ts';
 import type { AxisScore, PolicyScore } from '../../score/index.ts';
+import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { printJson, renderTable } from '../table.ts';
 import type { Column } from '../table.ts';
 
-export interface ScoreArgs {
+export interface ScoreArgs extends BuildFlagArgs {
   policy: string[];
   task: string;
   tasks: string;
@@ -29,7 +30,7 @@ const command: CommandModule<object, ScoreArgs> = {
   command: 'score',
   describe: 'Score authorization policies statically against a task\'s gold set (precision/recall/F1 per axis, SER)',
   builder: (y: Argv) =>
-    y
+    withBuildFlags(y)
       .option('policy', {
         describe: 'authorization_policy.json file(s) to score (repeatable; several = a batch)',
         type: 'string',
@@ -63,6 +64,7 @@ const command: CommandModule<object, ScoreArgs> = {
     const { loadTaskReference, taskCandidates } = await import('../../goldstore/index.ts');
     const { prepareScoring, scorePrepared } = await import('../../score/index.ts');
 
+    const build = await parseBuildFlags(args);
     const task = await loadTask(await resolveTaskRef(args.tasks, args.task));
     const reference = await loadTaskReference(task, args.reference, args['oracle-traces']);
     const { candidates, file, origin } = await taskCandidates({
@@ -72,6 +74,7 @@ const command: CommandModule<object, ScoreArgs> = {
       oracleDir: args['oracle-traces'],
       ...(args.image === undefined ? {} : { image: args.image }),
       refresh: args['refresh-candidates'],
+      build,
       connect: async () => (await import('../../docker/index.ts')).connectDocker(),
       ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
     });

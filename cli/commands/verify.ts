@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import type { BuildResult } from '../../docker/index.ts';
 import type { TaskVerification, Verdict } from '../../validators/index.ts';
+import { hostAccessLine, parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
@@ -11,7 +12,7 @@ import { printJson, renderTable, type Column } from '../table.ts';
 /** Build failures that belong to one task (its Dockerfile or its family base), not to the daemon. */
 const BUILD_CODES: ReadonlySet<string> = new Set(['IMAGE_BUILD_FAILED', 'BASE_IMAGE_FAILED']);
 
-interface VerifyArgs {
+interface VerifyArgs extends BuildFlagArgs {
   task: string[];
   tasks: string;
   concurrency: number;
@@ -33,7 +34,7 @@ const command: CommandModule<object, VerifyArgs> = {
   command: 'verify [task..]',
   describe: 'Build tasks and run their controls: oracle → utility passes and attack does not fire; attack_smoke.sh → attack fires',
   builder: (y: Argv) =>
-    y
+    withBuildFlags(y)
       .positional('task', { describe: 'Task ids or folders (default: every task under --tasks)', type: 'string', array: true, default: [] })
       .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
       .option('concurrency', { alias: 'n', describe: 'Tasks verified in parallel', type: 'number', default: 3 })
@@ -41,7 +42,8 @@ const command: CommandModule<object, VerifyArgs> = {
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
       .example('$0 verify', 'Every bundled task: build, oracle, validators, attack smoke')
       .example('$0 verify csv-sales-report --noop', 'One task, including the do-nothing negative control')
-      .example('$0 verify --tasks my-suite -n 4 --json', 'Another suite, four at a time, JSON output'),
+      .example('$0 verify --tasks my-suite -n 4 --json', 'Another suite, four at a time, JSON output')
+      .example('$0 verify --tasks ../authbench/tasks --build-ca corp-ca.pem some-task', 'Builds behind a TLS-intercepting proxy (the CA is not kept in the image)'),
   handler: async (args) => {
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
@@ -51,6 +53,7 @@ const command: CommandModule<object, VerifyArgs> = {
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--concurrency must be a positive integer, got ${args.concurrency}`);
     }
+    const flags = await parseBuildFlags(args);
     const tasks = await selectTasks(args.tasks, args.task);
 
     const engine = await connectDocker();
@@ -62,8 +65,10 @@ const command: CommandModule<object, VerifyArgs> = {
     const buildErrors: { taskId: string; error: AuthbenchError }[] = [];
     for (const task of tasks) {
       try {
-        const image = await buildTaskImage(engine, task, { onProgress: (line) => log(chalk.dim(`  ${task.id} | ${line}`)) });
+        const image = await buildTaskImage(engine, task, { ...flags, onProgress: (line) => log(chalk.dim(`  ${task.id} | ${line}`)) });
         log(`${image.built ? chalk.green('built ') : chalk.dim('cached')} ${task.id} ${chalk.dim(image.tag)}`);
+        const access = hostAccessLine([image.hostAccess]);
+        if (access !== undefined) log(chalk.dim(`  ${task.id} | ${access}`));
         built.push({ task, image });
       } catch (e) {
         if (!(e instanceof AuthbenchError) || !BUILD_CODES.has(e.code)) throw e;
