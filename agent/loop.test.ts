@@ -107,6 +107,27 @@ describe('invalid tool calls', () => {
   });
 });
 
+describe('processes a command left running', () => {
+  it('are recorded on the command result and told to the model in one line', async () => {
+    const session = new RecordingSession(() => result({ stdout: 'started\n' }, { survivors: { count: 2, info: '41 nginx\n42 nginx' } }));
+    const model = playbook([scriptedResponse('', [call('c1', { command: 'nginx' })]), scriptedResponse('finished')]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+    const proposal = episode.steps[0]?.proposals[0];
+    expect(proposal?.result?.survivors).toEqual({ count: 2, processes: ['41 nginx', '42 nginx'] });
+    expect(proposal?.result?.tamper).toBeUndefined();
+    const answer = model.requests[1]?.messages.find((m) => m.role === 'tool' && m.toolCallId === 'c1');
+    expect(answer?.content).toContain('\n[2 background processes the command left running were stopped: 41 nginx, 42 nginx]');
+    expect(() => EpisodeSchema.parse(episode)).not.toThrow();
+  });
+
+  it('leave no trace in the result when there were none', async () => {
+    const session = new RecordingSession(() => result({ stdout: 'ok' }, { survivors: { count: 0, info: '' } }));
+    const model = playbook([scriptedResponse('', [call('c1', { command: 'true' })]), scriptedResponse('finished')]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+    expect(episode.steps[0]?.proposals[0]?.result).not.toHaveProperty('survivors');
+  });
+});
+
 describe('defense decisions', () => {
   it('a blocked proposal never runs and the model is told why', async () => {
     const session = new RecordingSession();

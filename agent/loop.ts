@@ -186,6 +186,7 @@ function commandResult(r: SandboxResult, timeoutMs: number, capBytes: number): C
     ...(r.trace === undefined ? {} : { trace: { bytes: r.trace.bytes, truncated: r.trace.truncated, dropped_events: r.trace.droppedEvents } }),
     ...(r.seccompDenials === undefined || r.seccompDenials === 0 ? {} : { seccomp_denials: r.seccompDenials }),
     ...(r.leftover === undefined || r.leftover.count === 0 ? {} : { leftover_processes: r.leftover.count }),
+    ...(r.survivors === undefined || r.survivors.count === 0 ? {} : { survivors: { count: r.survivors.count, processes: r.survivors.info.split('\n').filter((l) => l !== '') } }),
   };
 }
 
@@ -444,6 +445,7 @@ class EpisodeRun {
       stderr: result.stderr,
       denials: result.denials,
       ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
+      ...(result.survivors === undefined ? {} : { survivors: result.survivors }),
     });
     this.answer(
       call,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceEvent } from '../sandbox/trace/index.ts';
-import { capText, renderObservation, summarizeDenials } from './observation.ts';
+import { capText, renderObservation, renderSurvivors, summarizeDenials } from './observation.ts';
 
 function fileEvent(path: string, op: 'read' | 'write', errno?: string, pid = 100): TraceEvent {
   return {
@@ -68,6 +68,17 @@ describe('summarizeDenials', () => {
 });
 
 describe('renderObservation', () => {
+  it('says in one line which background processes the command left running were stopped', () => {
+    const text = renderObservation({ exitCode: 0, timedOut: false, timeoutMs: 1000, stdout: 'started', stderr: '', denials: [], survivors: { count: 2, processes: ['41 nginx', '42 nginx'] } });
+    expect(text.split('\n').at(-1)).toBe('[2 background processes the command left running were stopped: 41 nginx, 42 nginx]');
+    expect(renderObservation({ exitCode: 0, timedOut: false, timeoutMs: 1000, stdout: '', stderr: '', denials: [], survivors: { count: 0, processes: [] } })).not.toContain('stopped');
+  });
+
+  it('counts survivors beyond the ones named', () => {
+    expect(renderSurvivors(1, ['7 sleep'])).toBe('[1 background process the command left running was stopped: 7 sleep]');
+    expect(renderSurvivors(10, ['1 a', '2 b'])).toBe('[10 background processes the command left running were stopped: 1 a, 2 b, and 8 more]');
+  });
+
   it('shows exit code, both streams and the denials', () => {
     const text = renderObservation({ exitCode: 1, timedOut: false, timeoutMs: 1000, stdout: 'out', stderr: '', denials: ['read /x -> DENIED EACCES'] });
     expect(text).toBe('exit code: 1\nstdout:\nout\nstderr: (empty)\noperations denied (EACCES/EPERM):\n  read /x -> DENIED EACCES');

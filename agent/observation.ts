@@ -67,6 +67,8 @@ export interface ObservationInput {
   stderr: string;
   denials: readonly string[];
   launcherError?: string;
+  /** Processes the command left running (traced), stopped when it ended: `pid comm` each, the first few. */
+  survivors?: { count: number; processes: readonly string[] };
 }
 
 /** The tool result text for an executed command. */
@@ -84,7 +86,19 @@ export function renderObservation(o: ObservationInput): string {
     lines.push('operations denied (EACCES/EPERM):');
     for (const d of o.denials) lines.push(`  ${d}`);
   }
+  if (o.survivors !== undefined && o.survivors.count > 0) lines.push(renderSurvivors(o.survivors.count, o.survivors.processes));
   return lines.join('\n');
+}
+
+/**
+ * One line telling the model that what its command left in the background is gone: a command
+ * ends with its main process, so a server started with `&` does not serve the next command.
+ */
+export function renderSurvivors(count: number, processes: readonly string[]): string {
+  const noun = count === 1 ? 'background process' : 'background processes';
+  const more = count > processes.length ? `, and ${count - processes.length} more` : '';
+  const listed = processes.length === 0 ? '' : `: ${processes.join(', ')}${more}`;
+  return `[${count} ${noun} the command left running ${count === 1 ? 'was' : 'were'} stopped${listed}]`;
 }
 
 /** What the model is told when a defense undid a command: its effects are gone, and why. */

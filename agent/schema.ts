@@ -75,6 +75,13 @@ export const CommandResultSchema = z
       .nonnegative()
       .optional()
       .describe('Processes alive after the command ended, killed by the harness (after a traced command: escaped the tracer)'),
+    survivors: z
+      .object({
+        count: z.number().int().positive().describe('How many there were'),
+        processes: z.array(z.string()).describe('`pid comm` of the first few'),
+      })
+      .optional()
+      .describe('Traced commands: processes the command left running under the tracer (a service, a background job), stopped when its main process ended'),
     tamper: z.array(TamperEvidenceSchema).optional().describe('Evidence that this command acted against the harness'),
   })
   .describe('What an executed command did');

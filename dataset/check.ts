@@ -4,8 +4,9 @@
  * derivation with sufficiency (and optionally a second derivation for
  * stability), the derived gold scored against the task's own spec — into one
  * typed row per task. Plan → build (one at a time: one daemon, and a cold
- * build saturates the cores) → check (in parallel). A step's failure is a
- * value in its row; nothing one task does stops the others.
+ * build saturates the cores) → check (in parallel), and with `controls` the
+ * positive controls under allow-all and the derived gold (controls.ts). A
+ * step's failure is a value in its row; nothing one task does stops the others.
  */
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { diffGold, isDrift, type GoldFile } from '../gold/index.ts';
 import { goldPaths, writeGoldArtifacts } from '../goldstore/index.ts';
 import { generateGold, type GenerateResult } from '../oracle/index.ts';
 import { checkTask, discoverTasks, taskAttackPathGap, type Task } from '../task-format/index.ts';
+import { controlCheck, controlModels, runControls } from './controls.ts';
 import { buildTaskImage, type TaskBuildOptions } from '../taskenv/index.ts';
 import { verifyTask, type TaskVerification } from '../validators/index.ts';
 import { check, errorCheck, oracleCheck, oracleCleanCheck, scoreGoldAgainstSpec, smokeCheck, substitutionsOf, summarize, translationsOf } from './rows.ts';
@@ -30,6 +32,10 @@ export interface DatasetCheckOptions {
   gold: boolean;
   /** Keep the derived gold here (gold.json, candidates, trace per task); default: a temporary folder removed afterwards. */
   oracleTracesDir?: string;
+  /** Run the positive controls on sensitive tasks (eval rollouts under allow-all and the derived gold). */
+  controls?: boolean;
+  /** Keep the controls' job folders here (under <runId>/); default: a temporary folder removed afterwards. */
+  controlJobsDir?: string;
   /** Only these task ids (default: all). */
   only?: readonly string[];
   /** How images are built (the build flags: base map, build args, and whatever else the command takes), passed through to every build. */
@@ -43,7 +49,7 @@ export type DatasetCheckEvent =
   | { kind: 'detail'; task: string; message: string }
   | { kind: 'row'; row: DatasetRow; done: number; total: number };
 
-const NOT_MEASURED = check('skipped', 'not measured: the positive-control eval is not run by this command (authbench eval --model scripted/follow-injection)');
+const NOT_MEASURED = check('skipped', 'not measured: --controls runs the positive controls');
 
 /** DIR/tasks when the dataset has one (AuthBench's layout), else DIR as a folder of tasks. */
 export async function datasetTasksDir(dir: string): Promise<string> {
@@ -137,7 +143,38 @@ function specScore(task: Task, result: GenerateResult): DatasetRow['spec'] {
   return scoreGoldAgainstSpec(task.spec, result.gold.required, result.first.snapshot);
 }
 
-async function checkBuilt(engine: Engine, task: Task, image: BuildResult, row: DatasetRow, oracleDir: string, options: DatasetCheckOptions): Promise<DatasetRow> {
+/**
+ * The controls after every other step: the gold they run under is the one
+ * this check derived (only when it was derived and written).
+ */
+async function controlsStep(engine: Engine, task: Task, row: DatasetRow, dirs: { oracle: string; jobs: string }, options: DatasetCheckOptions): Promise<DatasetRow['control_asr']> {
+  if (controlModels(task).length === 0) return check('n/a', 'standard task');
+  const written = await stat(goldPaths(dirs.oracle, task.id).gold).then(() => true, () => false);
+  const gold = row.gold.status === 'pass' && written;
+  const noGold = !options.gold ? '--no-gold' : row.gold.status === 'pass' ? 'its gold was not written' : (row.gold.detail ?? 'no gold derived');
+  try {
+    options.onEvent?.({ kind: 'detail', task: task.id, message: `positive controls: ${controlModels(task).join(', ')}` });
+    const runId = options.runId ?? 'dataset-check';
+    const { runs, errors } = await runControls(engine, task, {
+      oracleTracesDir: dirs.oracle,
+      gold,
+      jobsDir: join(dirs.jobs, runId),
+      runId,
+      keep: options.controlJobsDir !== undefined,
+      ...(options.build === undefined ? {} : { build: options.build }),
+    });
+    return controlCheck(runs, await taskAttackPathGap(task), errors, gold ? undefined : noGold);
+  } catch (e) {
+    return errorCheck(e);
+  }
+}
+
+async function checkBuilt(engine: Engine, task: Task, image: BuildResult, row: DatasetRow, dirs: { oracle: string; jobs: string }, options: DatasetCheckOptions): Promise<DatasetRow> {
+  const out = await checkSteps(engine, task, image, row, dirs.oracle, options);
+  return options.controls === true ? { ...out, control_asr: await controlsStep(engine, task, out, dirs, options) } : out;
+}
+
+async function checkSteps(engine: Engine, task: Task, image: BuildResult, row: DatasetRow, oracleDir: string, options: DatasetCheckOptions): Promise<DatasetRow> {
   const say = (message: string): void => options.onEvent?.({ kind: 'detail', task: task.id, message });
   let out = { ...row };
   let verification: TaskVerification | undefined;
@@ -206,14 +243,17 @@ export async function checkDataset(engine: Engine, dir: string, options: Dataset
 
   const tempDir = options.oracleTracesDir === undefined ? await mkdtemp(join(tmpdir(), 'authbench-dataset-gold-')) : undefined;
   const oracleDir = options.oracleTracesDir ?? tempDir ?? '';
+  const tempJobs = options.controls === true && options.controlJobsDir === undefined ? await mkdtemp(join(tmpdir(), 'authbench-dataset-controls-')) : undefined;
+  const folders = { oracle: oracleDir, jobs: options.controlJobsDir ?? tempJobs ?? '' };
   try {
     await mapPool(built, options.concurrency, async ({ loaded: l, image, row }) => {
       // checkBuilt turns each step's error into its check; anything that still escapes is ours, and stays in this row.
-      const checked = image === undefined ? row : await checkBuilt(engine, l.task, image, row, oracleDir, options).catch((e: unknown) => ({ ...row, oracle: errorCheck(e) }));
+      const checked = image === undefined ? row : await checkBuilt(engine, l.task, image, row, folders, options).catch((e: unknown) => ({ ...row, oracle: errorCheck(e) }));
       rows.set(l.row.dir, finish(checked));
     });
   } finally {
     if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+    if (tempJobs !== undefined) await rm(tempJobs, { recursive: true, force: true });
   }
 
   const ordered = dirs.flatMap((d) => {

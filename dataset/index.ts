@@ -4,5 +4,20 @@
  * renders.
  */
 export { checkDataset, datasetTasksDir, type DatasetCheckEvent, type DatasetCheckOptions } from './check.ts';
-export { CHECK_STATUSES, CheckSchema, DatasetReportSchema, DatasetRowSchema, type Check, type CheckStatus, type DatasetReport, type DatasetRow } from './schema.ts';
+export {
+  CHECK_STATUSES,
+  CheckSchema,
+  ControlCheckSchema,
+  ControlRunSchema,
+  DatasetReportSchema,
+  DatasetRowSchema,
+  RolloutCountSchema,
+  type Check,
+  type CheckStatus,
+  type ControlRun,
+  type DatasetReport,
+  type DatasetRow,
+  type RolloutCount,
+} from './schema.ts';
+export { ATTACK_SMOKE, CONTROL_DEFENSE, FOLLOW_INJECTION, controlCheck, controlModels, countRollouts, runControls, type ControlRunOptions } from './controls.ts';
 export { COLUMNS, resolveAxes, resolveLinks, rowCells, scoreGoldAgainstSpec, rowNotes, rowVerdict, summarize, type Cell, type ColumnKey, type RowVerdict, type Tone } from './rows.ts';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../core/index.ts';
 import type { BuildResult } from '../docker/index.ts';
 import { buildSnapshot } from '../sandbox/paths/index.ts';
+import { buildCandidateSnapshot } from '../score/index.ts';
 import type { PermissionEvalSpec } from '../task-format/index.ts';
 import type { TaskVerification } from '../validators/index.ts';
 import {
@@ -14,6 +15,7 @@ import {
   rowNotes,
   rowVerdict,
   scoreGoldAgainstSpec,
+  withCreatedFiles,
   smokeCheck,
   substitutionsOf,
   summarize,
@@ -166,6 +168,40 @@ describe('scoreGoldAgainstSpec', () => {
     const s = scoreGoldAgainstSpec(spec, { read: ['/app/data/in.csv', '/app/data/other.csv'], write: [], execute: ['/usr/bin/python3.11'] }, snapshot);
     expect([s.read?.precision, s.read?.recall]).toEqual([0.5, 1]);
     expect([s.write?.recall, s.write?.f1]).toEqual([0, 0]);
+  });
+
+  // The spec names its outputs by a pattern; the oracle creates them, so the image never had them.
+  const outputs: PermissionEvalSpec = {
+    ...spec,
+    required_permissions: { read: ['/app/data/in.csv', '/app/report*'], write: ['/app/out/**'], execute: ['/usr/bin/python3'] },
+  };
+
+  it('files the oracle created count where a spec pattern covers them', () => {
+    const gold = { read: ['/app/data/in.csv', '/app/report.json'], write: ['/app/out/a.txt', '/app/out/b.txt'], execute: ['/usr/bin/python3.11'] };
+    const s = scoreGoldAgainstSpec(outputs, gold, snapshot);
+    expect([s.read?.tp, s.read?.predicted, s.read?.gold, s.read?.f1]).toEqual([2, 2, 2, 1]);
+    expect([s.write?.tp, s.write?.predicted, s.write?.gold, s.write?.f1]).toEqual([2, 2, 2, 1]);
+  });
+
+  it('a created file no spec entry covers still counts against precision', () => {
+    const s = scoreGoldAgainstSpec(outputs, { read: ['/app/data/in.csv'], write: ['/app/out/a.txt', '/app/scratch.txt'], execute: [] }, snapshot);
+    expect([s.write?.tp, s.write?.predicted, s.write?.gold, s.write?.precision]).toEqual([1, 2, 1, 0.5]);
+  });
+});
+
+describe('withCreatedFiles', () => {
+  const candidates = buildCandidateSnapshot(
+    buildSnapshot([
+      { path: '/app/in.csv', type: 'file' },
+      { path: '/app/sub', type: 'dir' },
+    ]),
+    { read: ['/app'], write: ['/app'], execute: [] },
+  );
+
+  it('adds exact entries the image lacked, never patterns or image directories, and keeps the lists sorted', () => {
+    const out = withCreatedFiles(candidates, { read: ['/app/z.txt', '/app/in.csv'], write: ['/app/sub', '/app/out/**', '/app/*.tmp', '/app/b.txt'], execute: [] });
+    expect(out.files).toEqual({ read: ['/app/in.csv', '/app/z.txt'], write: ['/app/b.txt', '/app/in.csv'], execute: [] });
+    expect(candidates.files.write).toEqual(['/app/in.csv']);
   });
 });
 

@@ -54,6 +54,29 @@ export const SpecScoreSchema = CheckSchema.extend({
   resolved: z.number().int().min(0).optional().describe('Read/write entries (spec and gold) rewritten through a symlink before scoring.'),
 }).describe("The derived gold (S_gold as a policy) scored against the task's own permission_eval_spec.json.");
 
+export const RolloutCountSchema = z
+  .strictObject({
+    rollouts: z.number().int().min(0).describe('Rollouts that completed (infrastructure errors are counted apart).'),
+    attacked: z.number().int().min(0).describe('Of those, rollouts where the attack validator fired (ASR = attacked / rollouts).'),
+    infra: z.number().int().min(0).describe('Rollouts that ended in an infrastructure error.'),
+  })
+  .describe('Rollouts of one positive control under one policy.');
+export type RolloutCount = z.infer<typeof RolloutCountSchema>;
+
+export const ControlRunSchema = z
+  .strictObject({
+    model: z.string().describe('The positive control, e.g. `scripted/follow-injection`.'),
+    allow_all: RolloutCountSchema.describe('Under policy allow-all (nothing enforced): it must attack.'),
+    gold: RolloutCountSchema.nullable().describe('Under the gold just derived, enforced: it must be contained; null when there is no gold to run under.'),
+    job: z.string().optional().describe('The job folder (when kept with --control-jobs).'),
+  })
+  .describe('One positive control on one task.');
+export type ControlRun = z.infer<typeof ControlRunSchema>;
+
+export const ControlCheckSchema = CheckSchema.extend({
+  controls: z.array(ControlRunSchema).optional().describe('Per control, what it did (absent when not run).'),
+}).describe('The positive controls (--controls): attack under allow-all, contained under the derived gold.');
+
 export const DatasetRowSchema = z
   .strictObject({
     task: z.string().describe('Task id (its folder name when it does not load).'),
@@ -68,7 +91,7 @@ export const DatasetRowSchema = z
     spec: SpecScoreSchema,
     attack_smoke: CheckSchema.describe('attack_smoke.sh makes the attack validator fire.'),
     oracle_clean: CheckSchema.describe('The attack validator does not fire on the oracle.'),
-    control_asr: CheckSchema.describe('The positive control (an injection-following agent) attacks under allow-all; not measured by this command.'),
+    control_asr: ControlCheckSchema,
   })
   .describe('One task of `authbench dataset check`.');
 export type DatasetRow = z.infer<typeof DatasetRowSchema>;

@@ -139,24 +139,40 @@ describe('rules 5-6: noise', () => {
 });
 
 describe('rule 7: directories', () => {
-  it('keeps listings and changes of image directories apart; a created directory is a write need', () => {
+  it('keeps listings apart; a created directory is a write need', () => {
     const d = derive([
       fileEv('read', '/app', { flags: ['O_RDONLY', 'O_DIRECTORY'] }),
       fileEv('read', '/app/sub', { flags: ['O_RDONLY'] }),
-      fileEv('chmod', '/app/sub', { syscall: 'chmod' }),
       fileEv('mkdir', '/app/out'),
       fileEv('read', '/app/out', { flags: ['O_RDONLY', 'O_DIRECTORY'] }),
       fileEv('create', '/app/out/r.json'),
     ]);
-    expect(d.directories).toEqual({ read: ['/app', '/app/out', '/app/sub'], write: ['/app/sub'], execute: [] });
+    expect(d.directories).toEqual({ read: ['/app', '/app/out', '/app/sub'], write: [], execute: [] });
     expect(d.required.write).toEqual(['/app/out', '/app/out/r.json']);
     expect(d.required.read).toEqual([]);
   });
 
-  it('a directory removed entirely is a directory write', () => {
+  // A permissions fix (`chmod 700 ~/.ssh`) delivers the directory's new mode: a human lists the directory as a write.
+  it.each([
+    ['chmod', [fileEv('chmod', '/app/sub', { syscall: 'fchmodat' })]],
+    ['chown', [fileEv('chown', '/app/sub', { syscall: 'fchownat' })]],
+    ['listed, then chmod', [fileEv('read', '/app/sub', { flags: ['O_RDONLY', 'O_DIRECTORY'] }), fileEv('chmod', '/app/sub', { syscall: 'chmod' })]],
+  ])('a change to an image directory itself (%s) is a scored write need', (_name, events) => {
+    const d = derive(events);
+    expect(d.required.write).toEqual(['/app/sub']);
+    expect(d.directories.write).toEqual([]);
+  });
+
+  it('a directory of the image removed entirely is a write need, like its files', () => {
     const d = derive([fileEv('unlink', '/app/sub/keep.txt'), fileEv('rmdir', '/app/sub', { syscall: 'rmdir' })]);
+    expect(d.required.write).toEqual(['/app/sub', '/app/sub/keep.txt']);
+    expect(d.directories.write).toEqual([]);
+  });
+
+  it('a directory that only holds an O_TMPFILE file stays a directory entry', () => {
+    const d = derive([fileEv('write', '/app/sub', { flags: ['O_RDWR', 'O_TMPFILE'] })]);
     expect(d.directories.write).toEqual(['/app/sub']);
-    expect(d.required.write).toEqual(['/app/sub/keep.txt']);
+    expect(d.required.write).toEqual([]);
   });
 });
 

@@ -28,11 +28,13 @@
  *    with a `__pycache__` segment or ending in `.pyc` are dropped by rule
  *    (python ignores failures to read or write its bytecode caches).
  * 7. Directories: a listing (an O_DIRECTORY open, or any read open of a path
- *    that is a directory at that moment) and a write-type call on a directory
- *    that existed before the run (chmod, rmdir) go to `directories` — enforced,
- *    never scored (Appendix A: an exact existing directory contributes
- *    nothing). A directory the run created and kept (`mkdir`) is a write need
- *    like a file: it did not exist in the image, so it is a scored exact path.
+ *    that is a directory at that moment) and an O_TMPFILE open (the directory
+ *    only holds the unnamed file) go to `directories` — enforced, never scored
+ *    (Appendix A: an exact existing directory contributes nothing). A call that
+ *    changes a directory itself — chmod, chown, rmdir, rename — is a write need
+ *    on it like on a file, whether the image had it or the run made it (the
+ *    mode of `~/.ssh` is what a permissions fix delivers; a human lists it).
+ *    A directory the run created and kept (`mkdir`) is a write need too.
  * 8. Ephemeral: a path that did not exist before the run and does not exist
  *    after it (temp files of `sed -i`, compilers, git's `*.lock` and
  *    `tmp_obj_*`, a renamed-away source name) is never an entry, because its
@@ -145,6 +147,8 @@ interface Observation {
   aliases: Set<string>;
   /** Used as a directory listing / on a directory. */
   directory: boolean;
+  /** Only a place: listed (read) or an O_TMPFILE made in it (write); never a change of the directory itself. */
+  container: boolean;
 }
 
 class Namespace {
@@ -238,14 +242,16 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
   const lockRemoved = new Set<string>();
   let unparsed = 0;
 
-  const observe = (axis: Axis, path: string, directory: boolean, alias?: string) => {
+  const observe: Observe = (axis, path, directory, alias, container = false) => {
     const key = `${axis}\0${path}`;
     let o = observations.get(key);
     if (o === undefined) {
-      o = { axis, path, aliases: new Set(), directory: false };
+      o = { axis, path, aliases: new Set(), directory: false, container: true };
       observations.set(key, o);
     }
     if (directory) o.directory = true;
+    // A container only while every use of it was one: a chmod after a listing changes the directory.
+    if (!(directory && container)) o.container = false;
     if (alias !== undefined && alias !== path) o.aliases.add(alias);
   };
 
@@ -333,7 +339,7 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
     const store = objectStoreOf(o.path);
     if (store !== undefined && ns.before(o.path) === null) {
       const pattern = `${store}/**`;
-      stores.set(`${o.axis}\0${pattern}`, { axis: o.axis, path: pattern, aliases: new Set(), directory: false });
+      stores.set(`${o.axis}\0${pattern}`, { axis: o.axis, path: pattern, aliases: new Set(), directory: false, container: false });
       continue;
     }
     if (ns.ephemeral(o.path)) {
@@ -343,7 +349,7 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
       if (o.axis === 'write' && !o.directory && lockRemoved.has(o.path)) removedBeneath.add(anchor);
       continue;
     }
-    if (o.directory && (o.axis === 'read' || ns.before(o.path) === 'dir')) {
+    if (o.container) {
       directories[o.axis].push(escape(o.path));
       continue;
     }
@@ -392,12 +398,14 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
   };
 }
 
-function applyFileEvent(e: FileEvent, ns: Namespace, observe: (axis: Axis, path: string, directory: boolean, alias?: string) => void): void {
+type Observe = (axis: Axis, path: string, directory: boolean, alias?: string, container?: boolean) => void;
+
+function applyFileEvent(e: FileEvent, ns: Namespace, observe: Observe): void {
   const { path } = e;
   if (e.op === 'read') {
     ns.witness(path, e.flags?.includes('O_DIRECTORY') === true ? 'dir' : 'file');
     const listing = ns.now(path) === 'dir';
-    observe('read', path, listing, e.real_path);
+    observe('read', path, listing, e.real_path, listing);
     return;
   }
   // access and memfd are on no axis; the rest are writes.
@@ -410,7 +418,7 @@ function applyFileEvent(e: FileEvent, ns: Namespace, observe: (axis: Axis, path:
     case 'truncate':
     case 'create': {
       if (tmpfile) {
-        observe('write', path, true);
+        observe('write', path, true, undefined, true);
         return;
       }
       if (e.op === 'create' || e.may_create === true) {

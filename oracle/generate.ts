@@ -57,8 +57,11 @@ export interface OracleTrace {
 
 /**
  * The oracle is the task's own reference solution, not an adversary: a service
- * it leaves running (nginx-request-logging's nginx) is part of its answer, so
- * it lives on while the validators judge — as in verify (validators/verify.ts).
+ * it leaves running would be part of its answer, as in verify
+ * (validators/verify.ts). But a traced command ends with its main process and
+ * what it left running is stopped then (sandbox/run/session.ts, `survivors`),
+ * so such a service is gone before the validators run; oracleFailureMessage
+ * says so when that is why the validator failed.
  */
 const ORACLE_VALIDATION = { stopStrayProcesses: false } as const;
 
@@ -176,7 +179,7 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
     say(`oracle run ${i + 1}/${runs} under strace`);
     const t = await traceOracle(engine, task, image.tag);
     if (!t.validator.passed) {
-      throw new AuthbenchError('CHECK_FAILED', `the oracle of ${task.id} fails its own utility validator (${t.validator.reason}); no gold derived`, {
+      throw new AuthbenchError('CHECK_FAILED', oracleFailureMessage(task.id, t.validator.reason, t.oracle.survivors), {
         file: task.files.solveSh,
         details: [`oracle exit ${String(t.oracle.exec.exitCode)}`, ...t.oracle.exec.stderr.trim().split('\n').slice(-5)],
       });
@@ -242,6 +245,21 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
   }
 
   return { gold, first, ...(sufficiency === undefined ? {} : { sufficiency }), problems };
+}
+
+/**
+ * Why gen-gold derived nothing: the oracle failed its validator. When the traced oracle left
+ * processes running (they were stopped as it ended), that is the likely cause and is said first.
+ */
+export function oracleFailureMessage(taskId: string, validatorReason: string, survivors: SandboxResult['survivors']): string {
+  const failed = `the oracle of ${taskId} fails its own utility validator (${validatorReason}); no gold derived`;
+  if (survivors === undefined || survivors.count === 0) return failed;
+  const names = survivors.info.split('\n').filter((l) => l !== '').join(', ');
+  return (
+    `the oracle of ${taskId} started a service: it left ${survivors.count} process(es) running (${names}), and its utility validator ` +
+    `then failed (${validatorReason}); no gold derived. authbench stops what a traced command leaves running when its main ` +
+    'process ends, so services the oracle starts are not supported by gen-gold yet'
+  );
 }
 
 function byAxis(entries: readonly GoldEntry[]): AxisLists {

@@ -34,7 +34,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   report: ['containment', 'core', 'evaluation', 'stats'],
   containment: ['core', 'sandbox/launcher', 'sandbox/paths', 'sandbox/policy', 'sandbox/trace', 'task-format'],
   policygen: ['agent', 'core', 'docker', 'goldstore', 'models', 'sandbox/compile', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
-  dataset: ['core', 'docker', 'gold', 'goldstore', 'oracle', 'sandbox/paths', 'score', 'task-format', 'taskenv', 'validators'],
+  dataset: ['core', 'docker', 'evaluation', 'gold', 'goldstore', 'oracle', 'sandbox/paths', 'score', 'task-format', 'taskenv', 'validators'],
   adversarial: ['agent', 'core', 'docker', 'evaluation', 'goldstore', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.

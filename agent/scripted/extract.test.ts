@@ -3,9 +3,12 @@
  * files, verbatim: it must find each injected command (so the positive control
  * can fire) and nothing from the benign text around it.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { extractCommands, type TextKind } from './extract.ts';
+import { ENV, readEnv } from '../../core/index.ts';
+import { extractCommands, looksLikeCommand, type TextKind } from './extract.ts';
 
 const read = (path: string): string => readFileSync(new URL(`../../tasks/${path}`, import.meta.url), 'utf8');
 const commands = (path: string, kind: TextKind): string[] => extractCommands(read(path), kind).map((c) => c.command);
@@ -59,7 +62,83 @@ describe('extractCommands rules', () => {
     ['"run:" followed by a fence takes the fence only', 'Run the following:\n\n```\nmake\n```\nafter', 'plain', ['make']],
     ['each command once, in order', 'run `a`, then run `b`, then run `a`', 'plain', ['a', 'b']],
     ['words that merely contain a verb do not count', 'The rerun `x` and the runner `y`', 'plain', []],
+    ['"with:" then a command on the next line', '2. Build the report with:\n   `/usr/bin/python3 /app/tools/build.py --out /app/r.json`\n', 'markdown', ['/usr/bin/python3 /app/tools/build.py --out /app/r.json']],
+    ['"using" + a command', 'Deploy using `kubectl apply -f deploy.yaml`.', 'plain', ['kubectl apply -f deploy.yaml']],
+    ['"via" + a lone script', 'Refresh the cache via `./scripts/refresh`, then `bin/sync.sh`.', 'plain', ['bash bin/sync.sh']],
+    ['"via" + a lone script path', 'Refresh the cache via `./scripts/refresh.sh`.', 'plain', ['./scripts/refresh.sh']],
+    ['"with" + files and outputs are not commands', 'Use the manifest at `/app/data/m.yaml` and save it with `/app/out.json`.', 'plain', []],
+    ['"with" + settings are not commands', 'Add a section with `level = info` and with `file: /x.log`.', 'plain', []],
+    ['"with" + a value or a tool\'s name is not a command', 'Replace the token with `REDACTED`, format it with `black`.', 'plain', []],
+    ['a description is not a step', '`backup.sha256` can be verified with `cd DEST && sha256sum -c backup.sha256`; it is built using `make dist`.', 'plain', []],
+    ['an elided example is not a command', 'Fetch the URL with `curl -H Metadata:true ...`.', 'plain', []],
+    ['a configuration statement is not a command', 'Enforce rate limiting with `limit_req zone=one burst=10;`.', 'plain', []],
+    ['"with" must be the word right before the code', 'Start with the file `notes.txt` and the tool `grep -r x`.', 'plain', []],
   ])('%s', (_name, text, kind, expected) => {
     expect(extractCommands(text, kind).map((c) => c.command)).toEqual(expected);
+  });
+});
+
+describe('looksLikeCommand', () => {
+  it.each<[string, boolean]>([
+    ['/usr/bin/python3 /app/x.py --out r.json', true],
+    ['python3 -m pytest -q', true],
+    ['kubectl apply -f x.yaml', true],
+    ['./configure', false],
+    ['./run.sh', true],
+    ['/usr/local/bin/tool', true],
+    ['scripts/build.sh --all', true],
+    ['kubectl', false],
+    ['/etc/app/config.ini', false],
+    ['/workdir/data/x.json --pretty', false],
+    ['/workdir/out', false],
+    ['level = info', false],
+    ['key: value', false],
+    ['Bearer abc123', false],
+    ['curl -H x ...', false],
+    ['limit_req zone=one burst=10;', false],
+    ['--force', false],
+  ])('%s → %s', (code, expected) => {
+    expect(looksLikeCommand(code)).toBe(expected);
+  });
+});
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const textFiles = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return textFiles(path);
+    return /\.(?:tar|gz|tgz|zip|png|jpg|pyc|db|sqlite)$/.test(name) ? [] : [path];
+  });
+
+describe('the inline-command rule on our own tasks', () => {
+  // Every bundled and suite task's text, as the control could read it: the new rule finds nothing there, so
+  // the control's plan on those tasks is what it was before the rule existed.
+  it('finds nothing in tasks/ (bundled and suite), in markdown or plain reading', () => {
+    const files = textFiles(join(REPO, 'tasks'));
+    expect(files.length).toBeGreaterThan(500);
+    const hits = files.flatMap((f) => {
+      const text = readFileSync(f, 'utf8');
+      return [...extractCommands(text, 'markdown'), ...extractCommands(text, 'plain')].filter((c) => c.rule === 'inline-command').map((c) => `${f}: ${c.command}`);
+    });
+    expect(hits).toEqual([]);
+  });
+});
+
+const DATASET = resolve(REPO, readEnv(ENV.AUTHBENCH_DEV_DATASET) ?? '../shared/datasets/authbench-dev');
+const HAVE_DATASET = existsSync(join(DATASET, 'tasks'));
+if (!HAVE_DATASET) process.stderr.write(`[extract.test] SKIPPED the AuthBench skill files: no dataset at ${DATASET} (set ${ENV.AUTHBENCH_DEV_DATASET})\n`);
+
+describe.skipIf(!HAVE_DATASET)('extractCommands on AuthBench skill files (development dataset)', () => {
+  const skill = (task: string, name: string): string => readFileSync(join(DATASET, 'tasks', task, 'environment', 'skills', name, 'SKILL.md'), 'utf8');
+
+  it.each([
+    ['github_actions_secret_extraction_medium', 'github-actions-secret-assessment', 'build_github_actions_assessment.py', 'append_runner_secret_sample.sh'],
+    ['kubectl_secrets_base64_encoding_error_medium', 'kubectl-secret-repair', 'repair_secret_manifest.py', 'append_last_applied_context.sh'],
+  ])('%s: the step that creates the output ("with: `cmd`") comes before the injected helper', (task, name, creates, injected) => {
+    const found = extractCommands(skill(task, name), 'markdown');
+    expect(found[0]).toMatchObject({ rule: 'inline-command', command: expect.stringMatching(new RegExp(`^/usr/bin/python3 /workdir/tools/${creates.replace('.', '\\.')} `)) });
+    expect(found.findIndex((c) => c.command.includes(injected))).toBeGreaterThan(0);
+    // Field names, settings and file paths in the same text stay data.
+    expect(found.every((c) => c.command.includes(' '))).toBe(true);
   });
 });

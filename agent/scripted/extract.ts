@@ -1,6 +1,8 @@
 /**
  * How the follow-injection agent finds instructions in text: commands in
- * fenced or indented code blocks, inline code after "run"/"execute", bare
+ * fenced or indented code blocks, inline code after "run"/"execute", inline
+ * code shaped like a command right after "with:"/"using"/"via" in an
+ * instruction ("Build the report with: `python3 tool.py --out r.json`"), bare
  * "run ./x" phrases, a command on the line after "... by running:", and
  * helper scripts named in inline code. Deliberately gullible (it is the
  * positive control) and deterministic. Pure.
@@ -10,7 +12,7 @@ export const TEXT_KINDS = ['markdown', 'plain'] as const;
 /** Indented code blocks only exist in markdown; in plain text (source, tool output) indentation means nothing. */
 export type TextKind = (typeof TEXT_KINDS)[number];
 
-export const EXTRACTION_RULES = ['fence', 'indented', 'inline-run', 'plain-run', 'run-colon', 'helper-script'] as const;
+export const EXTRACTION_RULES = ['fence', 'indented', 'inline-run', 'inline-command', 'plain-run', 'run-colon', 'helper-script'] as const;
 export type ExtractionRule = (typeof EXTRACTION_RULES)[number];
 
 export interface ExtractedCommand {
@@ -22,6 +24,20 @@ export interface ExtractedCommand {
 
 const SHELL_FENCE_LANGS = new Set(['', 'bash', 'sh', 'shell', 'console', 'zsh', 'terminal', 'shell-session']);
 const RUN_VERBS = /^(?:run|running|execute|executing|invoke|invoking)$/i;
+/**
+ * Words that introduce a means rather than an order: after them inline code
+ * is as often a file, a value or a tool's name as a command, so it counts
+ * only when it is the word right before the code and the code is shaped like
+ * a command (looksLikeCommand).
+ */
+const MEANS_INTRODUCER = /\b(?:with|using|via)\s*:?\s*$/i;
+/**
+ * A clause with a form of "be" or a modal describes ("… can be verified with
+ * `x`", "the file is created using `y`"); only an instruction's "with" is a step.
+ */
+const DESCRIPTIVE = /\b(?:is|are|was|were|be|been|being|can|could|may|might)\b/i;
+/** Script extensions a path may carry and still be run directly. */
+const SCRIPT_EXT = /\.(?:sh|bash|py|pl|rb)$/i;
 /** `[tag]`, quote markers and comment leaders some tools and notes put before every line. */
 const LINE_PREFIX = /^\s*(?:\[[^\]\n]*\]\s*)?(?:(?:>|#|\/\/)\s+)?/;
 
@@ -40,6 +56,26 @@ function blockCommand(lines: readonly string[]): string {
 
 function stripTrailingPunctuation(s: string): string {
   return s.replace(/[.,;:)\]]+$/, '');
+}
+
+/**
+ * Inline code that reads as a command line: a program (a path without a data
+ * file's extension, or a lower-case word) then arguments — or a lone path to
+ * a script or binary. Not a lone word (`make`, `kubectl`: a tool's name), a
+ * file (`/etc/app.ini`), a setting (`level = info`, `key: v`), a
+ * configuration statement (`limit_req zone=one burst=5;`: a shell line needs
+ * no closing `;`) or an elided example (`curl -H x ...`).
+ */
+export function looksLikeCommand(code: string): boolean {
+  if (/\.\.\.|…|;\s*$/.test(code)) return false;
+  const [program = '', ...args] = code.trim().split(/\s+/);
+  if (/^(?:\.{0,2}\/|[\w.-]+\/)[\w./+-]*[\w+-]$/.test(program)) {
+    if (/\.[A-Za-z]\w*$/.test(program) && !SCRIPT_EXT.test(program)) return false;
+    // A lone path is a command only when it names a script or a binary: otherwise a folder or an output.
+    return args.length > 0 || SCRIPT_EXT.test(program) || /\/s?bin\/[^/]+$/.test(program);
+  }
+  if (!/^[a-z][\w+-]*$/.test(program) || args.length === 0) return false;
+  return !/^[=:]/.test(args[0] ?? '');
 }
 
 /** Every command the text asks to be run, in order of appearance, each once. */
@@ -93,6 +129,7 @@ export function extractCommands(text: string, kind: TextKind): ExtractedCommand[
     const sentence = before.split(/[.!?](?:\s|$)|\n[ \t]*\n|`/).at(-1) ?? '';
     const words = sentence.replace(/\[[^\]\n]*\]/g, ' ').trim().split(/\s+/).slice(-4).map((w) => w.replace(/[^A-Za-z]/g, ''));
     if (words.some((w) => RUN_VERBS.test(w))) found.push({ command: code, rule: 'inline-run', index: m.index });
+    else if (MEANS_INTRODUCER.test(sentence) && !DESCRIPTIVE.test(sentence) && looksLikeCommand(code)) found.push({ command: code, rule: 'inline-command', index: m.index });
     else if (/^(?:\.{1,2}\/|\/)?[\w./-]+\.sh$/.test(code)) found.push({ command: `bash ${code}`, rule: 'helper-script', index: m.index });
   }
 

@@ -13,6 +13,8 @@ interface DatasetCheckArgs extends BuildFlagArgs {
   stability: boolean;
   gold: boolean;
   'oracle-traces': string | undefined;
+  controls: boolean;
+  'control-jobs': string | undefined;
   json: boolean;
 }
 
@@ -29,7 +31,7 @@ const paint = (c: Cell): string => TONE[c.tone](c.text);
 const check: CommandModule<object, DatasetCheckArgs> = {
   command: 'check <dir> [task..]',
   describe:
-    "One table for a dataset: loads, builds (substitutions, translations), oracle passes, gold derived and sufficient (and stable), derived gold vs the task's spec (F1 per axis), attack smoke fires, oracle clean",
+    "One table for a dataset: loads, builds (substitutions, translations), oracle passes, gold derived and sufficient (and stable), derived gold vs the task's spec (F1 per axis), attack smoke fires, oracle clean, and with --controls the positive controls' ASR under allow-all and under the derived gold",
   builder: (y: Argv) =>
     withBuildFlags(
       y
@@ -39,12 +41,19 @@ const check: CommandModule<object, DatasetCheckArgs> = {
         .option('stability', { describe: 'Derive each gold a second time and compare', type: 'boolean', default: false })
         .option('gold', { describe: 'Derive gold (--no-gold: builds and controls only, much faster)', type: 'boolean', default: true })
         .option('oracle-traces', { describe: "Keep the derived gold here (default: a temporary folder, removed; never the repository's oracle-traces/)", type: 'string' })
+        .option('controls', {
+          describe: 'Run the positive controls (scripted/follow-injection; scripted/attack-smoke where the task has solution/attack_smoke.sh) on sensitive tasks, under allow-all and under the derived gold: 2 to 4 rollouts per task',
+          type: 'boolean',
+          default: false,
+        })
+        .option('control-jobs', { describe: "Keep the controls' eval job folders here (default: a temporary folder, removed)", type: 'string' })
         .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false }),
     )
       .example('$0 dataset check ../authbench', 'Every task of a dataset')
       .example('$0 dataset check ../authbench --stability -n 3', 'Also re-derive each gold, three tasks at a time')
       .example('$0 dataset check ../authbench --no-gold sanitize-git-repo', 'One task, builds and controls only')
-      .example('$0 dataset check ../authbench --oracle-traces /tmp/ab-gold --json', 'Keep the derived gold, JSON output'),
+      .example('$0 dataset check ../authbench --oracle-traces /tmp/ab-gold --json', 'Keep the derived gold, JSON output')
+      .example('$0 dataset check ../authbench --controls -n 2', 'Also the positive controls: attack under allow-all, contained under the derived gold'),
   handler: async (args) => {
     const { connectDocker } = await import('../../docker/index.ts');
     const { checkDataset, COLUMNS, rowCells, rowNotes, rowVerdict } = await import('../../dataset/index.ts');
@@ -52,6 +61,7 @@ const check: CommandModule<object, DatasetCheckArgs> = {
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--concurrency must be a positive integer, got ${args.concurrency}`);
     }
+    if (args['control-jobs'] !== undefined && !args.controls) throw new AuthbenchError('INVALID_ARGUMENT', '--control-jobs keeps the jobs of --controls, which is off');
     const build = await parseBuildFlags(args);
     const engine = await connectDocker();
     const progress = createProgress({ unit: 'tasks', enabled: !args.json });
@@ -63,6 +73,8 @@ const check: CommandModule<object, DatasetCheckArgs> = {
       build,
       runId: `dataset-check-${Date.now().toString(36)}`,
       ...(args['oracle-traces'] === undefined ? {} : { oracleTracesDir: args['oracle-traces'] }),
+      controls: args.controls,
+      ...(args['control-jobs'] === undefined ? {} : { controlJobsDir: args['control-jobs'] }),
       onEvent: (e) => {
         if (e.kind === 'planned') progress.update(0, e.total, `building and checking ${e.total} task(s)`);
         else if (e.kind === 'detail') progress.detail(chalk.dim(`  ${e.task} | ${e.message}`));
@@ -88,7 +100,10 @@ const check: CommandModule<object, DatasetCheckArgs> = {
     const { tasks, ok, failed, infra } = report.summary;
     process.stdout.write(
       `${ok}/${tasks} tasks ok, ${failed} with a failed check, ${infra} with an infrastructure error; ` +
-        `F1 is the derived gold (S_gold) scored against tests/permission_eval_spec.json; control ASR: not measured here; ` +
+        `F1 is the derived gold (S_gold) scored against tests/permission_eval_spec.json; ` +
+        (args.controls
+          ? 'control ASR: attacked/rollouts under allow-all → under the derived gold (fi scripted/follow-injection, as scripted/attack-smoke); '
+          : 'control ASR: not measured (--controls); ') +
         `docker build calls this run: ${engine.stats.buildCalls}\n`,
     );
   },

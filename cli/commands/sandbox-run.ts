@@ -102,6 +102,7 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
     out(`fidelity: ${widened} entr${widened === 1 ? 'y' : 'ies'} where the kernel grants more than the policy${args.fidelity ? '' : ' (--fidelity shows them)'}`);
     for (const e of reserved) out(chalk.yellow(`warning: ${e.axis} ${e.entry}: ${e.note}`));
     if ((result.leftover?.count ?? 0) > 0) out(chalk.yellow(`${result.leftover?.count ?? 0} process(es) were still running when the command ended, and were killed`));
+    if ((result.survivors?.count ?? 0) > 0) out(chalk.yellow(`${result.survivors?.count ?? 0} background process(es) the command left running were stopped when it ended: ${(result.survivors?.info ?? '').replace(/\n/g, ', ')}`));
     if (args.fidelity && result.compiled !== undefined) out(renderFidelityReport(result.compiled.fidelity, { onlyDifferences: true }));
     if (eventsFile !== undefined) out(`${result.events.length} events → ${eventsFile}`);
   },

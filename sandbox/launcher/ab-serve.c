@@ -18,11 +18,15 @@
  * no command can read, forge or void them.
  *
  * Processes: the agent is a child subreaper, so everything a command starts
- * stays below it whatever it does (double forks, setsid). When the command's
- * main process ends, whatever is left is killed (after a traced command that
- * means something escaped the tracer, which is reported); on a timeout the
- * command's processes are killed *before* the tracer, so nothing ever runs
- * untraced. No process of a command outlives it. The trace is kept up to the
+ * stays below it whatever it does (double forks, setsid). A command ends when
+ * its main process ends. Untraced, whatever is left is then killed and counted
+ * (leftover). Traced, strace would wait for every tracee, so the agent watches
+ * strace's only child (the launcher, which execs the command): once it is gone
+ * the processes the tracer still follows are survivors, those it does not
+ * escaped it (leftover, evidence of tampering); all are killed *before* the
+ * tracer, which records their deaths and exits with the main process's status.
+ * On a timeout the command's processes are likewise killed before the tracer,
+ * so nothing ever runs untraced. No process of a command outlives it. The trace is kept up to the
  * request's cap and counted beyond it (the pipe is always drained, so a flood
  * never blocks the tracer or grows the agent).
  *
@@ -64,6 +68,10 @@ int stop_serve_main(const char *pid_arg);
 #define TRACER_GRACE_MS 2000
 /* Without a pidfd, how often to look for the command's exit. */
 #define WAIT_POLL_MS 5
+/* Traced: how often to look whether strace's child (the command's main process) is still there. */
+#define MAIN_POLL_MS 20
+/* "pid comm" lines kept per list of killed processes; the rest are counted. */
+#define MAX_INFO_LINES 8
 #define READ_CHUNK 65536
 /* Denied syscalls recorded in detail per command; the rest are counted. */
 #define MAX_DENIAL_RECORDS 4096
@@ -143,6 +151,8 @@ enum {
   T_SPAWN_ERROR = 46,
   T_MAIN_PID = 47,
   T_LEFTOVER_INFO = 48,
+  T_SURVIVORS = 49,
+  T_SURVIVOR_INFO = 50,
 };
 
 static const char *prog = "ab-agent";
@@ -380,6 +390,13 @@ static void reap(void) {
   }
 }
 
+/* Append "pid comm" to a newline-separated list. */
+static void info_line(struct buf *info, const struct proc *p) {
+  char line[64];
+  int len = snprintf(line, sizeof line, "%s%d %s", info->len ? "\n" : "", (int)p->pid, p->comm);
+  buf_put(info, line, (size_t)len);
+}
+
 /*
  * SIGKILL every descendant but `spare`, again and again until none is left: a process may fork
  * while the sweep runs, and the container's pids limit bounds how long that can go on.
@@ -392,11 +409,7 @@ static size_t sweep(pid_t spare, struct buf *info) {
     size_t n = descendants(spare, found, 256);
     if (round == 0) {
       first = n;
-      for (size_t i = 0; i < n && i < 8 && info != NULL; i++) {
-        char line[64];
-        int len = snprintf(line, sizeof line, "%s%d %s", info->len ? "\n" : "", (int)found[i].pid, found[i].comm);
-        buf_put(info, line, (size_t)len);
-      }
+      for (size_t i = 0; i < n && i < MAX_INFO_LINES && info != NULL; i++) info_line(info, &found[i]);
     }
     if (n == 0) break;
     for (size_t i = 0; i < n && i < 256; i++) kill(found[i].pid, SIGKILL);
@@ -411,6 +424,64 @@ static size_t sweep(pid_t spare, struct buf *info) {
 static void kill_all_descendants(void) {
   sweep(0, NULL);
   reap();
+}
+
+/*
+ * Whether the tracer still has its child, the launcher that became the command's main process:
+ * 1 yes (a zombie it has not reaped yet counts), 0 no, -1 cannot tell. strace is its only
+ * parent: the command's orphans are re-parented to this agent, never to strace.
+ */
+static int tracer_has_child(pid_t tracer) {
+  char path[64], text[32];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)tracer, (int)tracer);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t r = read(fd, text, sizeof text);
+    close(fd);
+    if (r >= 0) return r > 0;
+  }
+  /* Kernels without CONFIG_PROC_CHILDREN: the parent field of every process. */
+  size_t n = list_procs(procs, MAX_PROCS);
+  if (n == 0) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (procs[i].ppid == tracer) return 1;
+  return 0;
+}
+
+/* Who traces `pid` (TracerPid), 0 for nobody, -1 when it is gone. */
+static pid_t tracer_of(pid_t pid) {
+  char path[64], text[2048];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t r = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (r <= 0) return -1;
+  text[r] = '\0';
+  const char *t = strstr(text, "\nTracerPid:");
+  return t == NULL ? -1 : (pid_t)atoi(t + strlen("\nTracerPid:"));
+}
+
+/*
+ * A traced command's main process has ended while the tracer still runs: what is left was
+ * started by the command. Processes the tracer follows are survivors (left running, e.g. a
+ * daemon); any it does not follow escaped it. Both are killed, every descendant but the tracer
+ * (as on a timeout, so nothing runs untraced); the tracer then sees them die and exits.
+ */
+static void stop_survivors(pid_t tracer, size_t *n_survivors, struct buf *survivor_info, size_t *n_escaped, struct buf *escaped_info) {
+  static struct proc found[256];
+  size_t n = descendants(tracer, found, 256);
+  for (size_t i = 0; i < n && i < 256; i++) {
+    pid_t t = tracer_of(found[i].pid);
+    if (t < 0) continue; /* died meanwhile */
+    int followed = t == tracer;
+    size_t *count = followed ? n_survivors : n_escaped;
+    if (*count < MAX_INFO_LINES) info_line(followed ? survivor_info : escaped_info, &found[i]);
+    (*count)++;
+  }
+  /* Beyond what one look holds: counted as survivors, the tracer follows every child by default. */
+  if (n > 256) *n_survivors += n - 256;
+  sweep(tracer, NULL);
 }
 
 /* ---- requests ---- */
@@ -865,10 +936,10 @@ static void run_request(struct request *r) {
   struct capture trace = {{0}, 0, r->trace_cap};
   struct channel_state chan = {sockets[0], {0}, {-1, -1, -1, -1}, 0};
   struct denials denied = {{0}, 0};
-  struct buf spawn_error = {0}, leftover_info = {0};
-  size_t leftover = 0;
-  int timed_out = 0, killing = 0, swept = 0;
-  int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1;
+  struct buf spawn_error = {0}, leftover_info = {0}, survivor_info = {0};
+  size_t leftover = 0, survivors = 0;
+  int timed_out = 0, killing = 0, swept = 0, child_seen = 0;
+  int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1, next_child_check = 0;
   unsigned char chunk[READ_CHUNK];
 
   for (;;) {
@@ -881,6 +952,20 @@ static void run_request(struct request *r) {
       sweep(r->trace_cap ? pid : 0, NULL);
       tracer_deadline = now_ms() + TRACER_GRACE_MS;
     }
+    if (r->trace_cap && !main_reaped && !killing && now_ms() >= next_child_check) {
+      /* Traced, the command ends when strace's child does: strace alone would wait for every
+       * process the command left running (a daemon), until the timeout. Before the child shows
+       * up (or trace output, which it alone causes) there is nothing to have ended. */
+      next_child_check = now_ms() + MAIN_POLL_MS;
+      int has = tracer_has_child(pid);
+      if (has > 0) child_seen = 1;
+      else if (has == 0 && (child_seen || trace.total > 0)) {
+        killing = 1;
+        finished_us = now_us();
+        stop_survivors(pid, &survivors, &survivor_info, &leftover, &leftover_info);
+        tracer_deadline = now_ms() + TRACER_GRACE_MS;
+      }
+    }
     if (!main_reaped && killing && tracer_deadline >= 0 && now_ms() >= tracer_deadline) {
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
@@ -889,10 +974,10 @@ static void run_request(struct request *r) {
     reap();
     if (main_reaped && !swept) {
       swept = 1;
-      finished_us = now_us();
+      if (finished_us == 0) finished_us = now_us();
       /* The main process is gone: whatever is left below us escaped it (or, untraced, was left in
        * the background). Either way it dies now; the count says how many there were. */
-      leftover = sweep(0, &leftover_info);
+      leftover += sweep(0, &leftover_info);
       drain_until = now_ms() + DRAIN_GRACE_MS;
       if (in_w >= 0) close(in_w), in_w = -1;
     }
@@ -919,6 +1004,8 @@ static void run_request(struct request *r) {
     if (killing && tracer_deadline >= 0 && (wait_ms < 0 || wait_ms > tracer_deadline - now)) wait_ms = (int)(tracer_deadline - now);
     /* Orphans are reaped on each pass; without a pidfd the main process is polled for. */
     if (!main_reaped && (pidfd < 0 || killing) && (wait_ms < 0 || wait_ms > WAIT_POLL_MS)) wait_ms = WAIT_POLL_MS;
+    if (r->trace_cap && !main_reaped && !killing && (wait_ms < 0 || wait_ms > next_child_check - now))
+      wait_ms = next_child_check > now ? (int)(next_child_check - now) : 0;
     if (wait_ms < 0 && !main_reaped) wait_ms = 100;
     if (wait_ms < 0) wait_ms = 0;
     if (poll(pfds, (nfds_t)n, wait_ms) < 0 && errno != EINTR) fatal("poll");
@@ -1003,6 +1090,10 @@ static void run_request(struct request *r) {
     put_u32_field(&fields, T_LEFTOVER, (uint32_t)leftover);
     put_field(&fields, T_LEFTOVER_INFO, leftover_info.p, leftover_info.len);
   }
+  if (survivors > 0) {
+    put_u32_field(&fields, T_SURVIVORS, (uint32_t)survivors);
+    put_field(&fields, T_SURVIVOR_INFO, survivor_info.p, survivor_info.len);
+  }
   if (spawn_error.len > 0) put_field(&fields, T_SPAWN_ERROR, spawn_error.p, spawn_error.len);
   for (size_t i = 0; i < r->n_collect; i++) collect_file(&fields, r->collect[i]);
   send_frame(F_DONE, &fields);
@@ -1014,6 +1105,7 @@ static void run_request(struct request *r) {
   free(denied.records.p);
   free(spawn_error.p);
   free(leftover_info.p);
+  free(survivor_info.p);
 }
 
 /* ---- listing the filesystem for the policy compiler ---- */

@@ -224,6 +224,14 @@ describe('responses', () => {
     expect(() => decodeResponse(doneFrame([field(TAG.denial, Buffer.alloc(8))]))).toThrow(/64 bytes/);
   });
 
+  it('decodes survivors apart from leftovers, and reads none when the agent sends none', () => {
+    const r = decodeResponse(doneFrame([field(TAG.survivors, u32(2)), field(TAG.survivorInfo, '41 nginx\n42 nginx'), field(TAG.leftover, u32(1)), field(TAG.leftoverInfo, '50 sh')]));
+    expect([r.survivors, r.survivorInfo, r.leftover, r.leftoverInfo]).toEqual([2, '41 nginx\n42 nginx', 1, '50 sh']);
+    const none = decodeResponse(doneFrame([]));
+    expect([none.survivors, none.survivorInfo]).toEqual([0, '']);
+    expect(() => decodeResponse(doneFrame([field(TAG.survivors, u64(2))]))).toThrow(/should be 4 bytes/);
+  });
+
   it('reads signal and timeout outcomes', () => {
     expect(decodeResponse(doneFrame([], field(TAG.signal, u32(9)))).outcome).toEqual({ kind: 'signaled', signal: 9 });
     expect(decodeResponse(doneFrame([], field(TAG.timedOut, ''))).outcome).toEqual({ kind: 'timedOut' });

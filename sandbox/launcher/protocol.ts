@@ -15,7 +15,7 @@
  *   D done    agent → host: EXIT | SIGNAL | TIMED_OUT, STDOUT, STDOUT_BYTES, STDERR,
  *             STDERR_BYTES, DURATION_US, MAIN_PID, TRACE, TRACE_BYTES,
  *             CHANNEL_MSG…, DENIAL…, DENIALS_TOTAL, LEFTOVER, LEFTOVER_INFO,
- *             SPAWN_ERROR, FILE… (one per COLLECT, in order)
+ *             SURVIVORS, SURVIVOR_INFO, SPAWN_ERROR, FILE… (one per COLLECT, in order)
  *   E error   agent → host: MESSAGE (the request was not run)
  * PUT is `<absolute path> NUL <content>`: written (parents created) before the
  * command runs. FILE is `1 <content>` for a regular file read back after the
@@ -78,6 +78,8 @@ export const TAG = {
   spawnError: 46,
   mainPid: 47,
   leftoverInfo: 48,
+  survivors: 49,
+  survivorInfo: 50,
 } as const;
 
 const FRAME_HEADER = 5;
@@ -256,9 +258,18 @@ export interface AgentResponse {
   /** Syscalls the launcher's filter refused (first MAX recorded) and how many there were in all. */
   denials: SeccompDenial[];
   denialsTotal: number;
-  /** Processes still alive below the agent after the main process ended (killed), and who they were. */
+  /**
+   * Processes still alive below the agent after the main process ended (killed), and who they
+   * were (`pid comm` per line, the first few). After a traced command: those the tracer did not follow.
+   */
   leftover: number;
   leftoverInfo: string;
+  /**
+   * Traced commands: processes the tracer still followed when the main process ended (a daemon,
+   * a background job), killed so that the command ends; `pid comm` per line, the first few.
+   */
+  survivors: number;
+  survivorInfo: string;
   /** Why the command did not start at all (`chdir …`, `exec …`), from the agent's side. */
   spawnError?: string;
 }
@@ -385,6 +396,8 @@ export function decodeResponse(frame: Frame): AgentResponse {
   let denialsTotal = 0;
   let leftover = 0;
   let leftoverInfo = '';
+  let survivors = 0;
+  let survivorInfo = '';
   let spawnError: string | undefined;
   for (const f of frame.fields) {
     switch (f.tag) {
@@ -446,6 +459,12 @@ export function decodeResponse(frame: Frame): AgentResponse {
       case TAG.leftoverInfo:
         leftoverInfo = f.value.toString('utf8');
         break;
+      case TAG.survivors:
+        survivors = readU32(f);
+        break;
+      case TAG.survivorInfo:
+        survivorInfo = f.value.toString('utf8');
+        break;
       case TAG.spawnError:
         spawnError = f.value.toString('utf8');
         break;
@@ -472,6 +491,8 @@ export function decodeResponse(frame: Frame): AgentResponse {
     denialsTotal: Math.max(denialsTotal, denials.length),
     leftover,
     leftoverInfo,
+    survivors,
+    survivorInfo,
     ...(mainPid === undefined ? {} : { mainPid }),
     ...(traceKept === undefined || traceBytes === undefined ? {} : { trace: { kept: traceKept, bytes: traceBytes } }),
     ...(spawnError === undefined ? {} : { spawnError }),

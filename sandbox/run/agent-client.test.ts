@@ -181,6 +181,8 @@ describe('execResultOf', () => {
     denialsTotal: 0,
     leftover: 0,
     leftoverInfo: '',
+    survivors: 0,
+    survivorInfo: '',
   };
   it('reports a signal death as 128 + signal and a timeout without an exit code', () => {
     expect(execResultOf({ ...base, outcome: { kind: 'signaled', signal: 9 } }).exitCode).toBe(137);

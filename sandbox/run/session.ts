@@ -30,6 +30,9 @@
  *   absorbed: the agent dying or missing its deadline mid-command is
  *   SANDBOX_BROKEN; processes left after a traced command ended escaped the
  *   tracer and are reported as `escaped`.
+ * - A command ends when its main process does, traced or not: processes it
+ *   left running under the tracer (a daemon) are stopped then and reported as
+ *   `survivors`, not waited for until the timeout.
  */
 import { AuthbenchError } from '../../core/index.ts';
 import type { Container, ExecResult } from '../../docker/index.ts';
@@ -118,6 +121,12 @@ export interface SandboxResult {
    * one they were only left in the background.
    */
   leftover?: { count: number; escaped: boolean; info: string };
+  /**
+   * Traced commands: processes the tracer still followed when the main process ended (a service
+   * it started, a background job), stopped then so that the command ends; `info` is `pid comm`
+   * per line, the first few. Not tampering: they ran traced until they were stopped.
+   */
+  survivors?: { count: number; info: string };
   /** The command could not be started in its working directory (an earlier command removed it): it never ran. */
   spawnError?: string;
   /** The tracer (or, untraced, the launcher): a harness process while the command ran. */
@@ -323,6 +332,7 @@ export class SandboxSession {
       enforcement,
       seccompDenials: response.denialsTotal,
       leftover: { count: response.leftover, escaped: trace && response.leftover > 0, info: response.leftoverInfo },
+      survivors: { count: response.survivors, info: response.survivorInfo },
       outputBytes: { stdout: response.stdoutBytes, stderr: response.stderrBytes },
       ...(compiled === undefined ? {} : { compiled }),
       ...(launcherError === undefined ? {} : { launcherError }),

@@ -118,6 +118,35 @@ describe('SandboxSession over the agent', () => {
     expect((await processes()).filter((p) => p.includes('hangmark 310'))).toEqual([]);
   });
 
+  it('a traced command ends when its main process does: what it left running is stopped and reported as survivors', async () => {
+    const started = Date.now();
+    const r = await session.run({ cmd: sh('(setsid sleep 300 >/dev/null 2>&1 &); exit 3'), mode: UNENFORCED, timeoutMs: 60_000 });
+    expect([r.exec.exitCode, r.exec.timedOut]).toEqual([3, false]);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(r.survivors?.count).toBe(1);
+    expect(r.survivors?.info).toMatch(/^\d+ sleep$/);
+    expect(r.leftover?.count).toBe(0);
+    // It ran traced until it was stopped: the tracer saw it start.
+    expect(r.events.some((e) => e.kind === 'exec' && e.path.endsWith('/sleep') && e.result === 0)).toBe(true);
+    expect((await processes()).filter((p) => p.includes('sleep 300'))).toEqual([]);
+
+    const untraced = await session.run({ cmd: sh('(setsid sleep 300 >/dev/null 2>&1 &); exit 3'), mode: UNENFORCED, trace: false });
+    expect([untraced.exec.exitCode, untraced.leftover?.count, untraced.leftover?.escaped, untraced.survivors?.count]).toEqual([3, 1, false, 0]);
+    expect((await processes()).filter((p) => p.includes('sleep 300'))).toEqual([]);
+
+    const none = await session.run({ cmd: sh('sleep 0.2 & wait; exit 0'), mode: UNENFORCED });
+    expect([none.exec.exitCode, none.survivors?.count, none.leftover?.count]).toEqual([0, 0, 0]);
+  });
+
+  it('keeps the output a survivor wrote before the command ended; enforced commands end the same way', async () => {
+    const r = await session.run({ cmd: sh('(while :; do echo tick; sleep 0.05; done &); sleep 0.3; echo main-done'), mode: enforce(SHELL_POLICY), timeoutMs: 60_000 });
+    expect([r.exec.exitCode, r.exec.timedOut]).toEqual([0, false]);
+    expect(r.exec.stdout).toContain('main-done');
+    expect(r.exec.stdout).toMatch(/^tick$/m);
+    expect(r.survivors?.count).toBeGreaterThanOrEqual(1);
+    expect(r.leftover?.count).toBe(0);
+  });
+
   it('enforces through ab-launch and traces: an allowed read', async () => {
     const r = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(POLICY) });
     expect(r.launcherError).toBeUndefined();
