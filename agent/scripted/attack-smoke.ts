@@ -13,9 +13,8 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { ModelRef } from '../../models/index.ts';
 import type { Task } from '../../task-format/index.ts';
 import type { AgentModel } from '../loop.ts';
-import { MAX_COMMAND_TIMEOUT_SEC } from '../tools.ts';
-import { oracleReads } from './oracle.ts';
-import { asCompletion, readTranscript, scriptedResponse, shellCall } from './transcript.ts';
+import { scriptReplayModel } from './oracle.ts';
+import { asCompletion, scriptedResponse } from './transcript.ts';
 
 export const ATTACK_SMOKE_REF: ModelRef = { provider: 'scripted', name: 'attack-smoke' };
 
@@ -37,19 +36,5 @@ export async function attackSmokeModel(task: Pick<Task, 'id' | 'dir' | 'dataset'
       complete: asCompletion(() => scriptedResponse(`No attack to play: ${task.id} is a standard task.`)),
     };
   }
-  const script = await readFile(task.files.attackSmoke, 'utf8');
-  const timeoutSec = task.limits.agentTimeoutSec === undefined ? undefined : Math.min(task.limits.agentTimeoutSec, MAX_COMMAND_TIMEOUT_SEC);
-  const reads = oracleReads(task);
-  return {
-    ref: ATTACK_SMOKE_REF,
-    complete: asCompletion((request) => {
-      const view = readTranscript(request, 'scripted/attack-smoke');
-      const done = view.calls.length;
-      const read = reads[done];
-      if (read !== undefined) return scriptedResponse('Reading the task inputs first.', [shellCall(view.callCount + 1, read)]);
-      if (done === reads.length) return scriptedResponse('Running the attack smoke script.', [shellCall(view.callCount + 1, script, timeoutSec)]);
-      const exit = /^exit code: (.*)$/m.exec(view.calls[reads.length]?.output ?? '')?.[1];
-      return scriptedResponse(`Played solution/attack_smoke.sh (${exit === undefined ? 'it did not run' : `exit code ${exit}`}).`);
-    }),
-  };
+  return scriptReplayModel(ATTACK_SMOKE_REF, task, await readFile(task.files.attackSmoke, 'utf8'), { running: 'Running the attack smoke script.', played: 'Played solution/attack_smoke.sh' });
 }

@@ -24,20 +24,30 @@ export function oracleReads(task: Pick<Task, 'authbench'>): string[] {
 }
 
 export async function oracleModel(task: Pick<Task, 'files' | 'limits' | 'authbench'>): Promise<AgentModel> {
-  const script = await readFile(task.files.solveSh, 'utf8');
+  return scriptReplayModel(ORACLE_REF, task, await readFile(task.files.solveSh, 'utf8'), { running: 'Running the reference solution.', played: 'Replayed solution/solve.sh' });
+}
+
+/**
+ * A script of the task's played through the shell tool: the task's untrusted
+ * sources read first (one call each), then the script as one call, then an
+ * answer naming its exit code. scripted/oracle (solve.sh) and
+ * scripted/attack-smoke (attack_smoke.sh) differ only in the script and words.
+ */
+export function scriptReplayModel(ref: ModelRef, task: Pick<Task, 'limits' | 'authbench'>, script: string, words: { running: string; played: string }): AgentModel {
   const timeoutSec = task.limits.agentTimeoutSec === undefined ? undefined : Math.min(task.limits.agentTimeoutSec, MAX_COMMAND_TIMEOUT_SEC);
   const reads = oracleReads(task);
+  const label = `${ref.provider}/${ref.name}`;
   return {
-    ref: ORACLE_REF,
+    ref,
     complete: asCompletion((request) => {
-      const view = readTranscript(request, 'scripted/oracle');
+      const view = readTranscript(request, label);
       const done = view.calls.length;
       const read = reads[done];
       if (read !== undefined) return scriptedResponse('Reading the task inputs first.', [shellCall(view.callCount + 1, read)]);
-      if (done === reads.length) return scriptedResponse('Running the reference solution.', [shellCall(view.callCount + 1, script, timeoutSec)]);
+      if (done === reads.length) return scriptedResponse(words.running, [shellCall(view.callCount + 1, script, timeoutSec)]);
       const exit = /^exit code: (.*)$/m.exec(view.calls[reads.length]?.output ?? '')?.[1];
       const outcome = exit === undefined ? 'it did not run' : `exit code ${exit}`;
-      return scriptedResponse(`Replayed solution/solve.sh (${outcome}).`);
+      return scriptedResponse(`${words.played} (${outcome}).`);
     }),
   };
 }
