@@ -1,8 +1,8 @@
 import { AuthbenchError } from '../core/index.ts';
-import { createModelClient, parseModelRef, type ModelClientOptions, type ModelRef } from '../models/index.ts';
+import { checkModelSetup, createModelClient, formatModelRef, loadModelEnv, parseModelRef, type CacheMode, type ModelClientOptions, type ModelEnv, type ModelRef } from '../models/index.ts';
 import type { Task } from '../task-format/index.ts';
 import type { AgentModel } from './loop.ts';
-import { scriptedModel, type ReplayEntry } from './scripted/index.ts';
+import { SCRIPTED_MODELS, scriptedModel, type ReplayEntry } from './scripted/index.ts';
 
 export interface AgentModelOptions extends ModelClientOptions {
   /** scripted/replay: the commands to play, one per turn (strings, or `{ command, timeout_sec? }`). */
@@ -21,4 +21,24 @@ export async function createAgentModel(ref: string | ModelRef, task: Task, optio
   if (parsed.provider === 'scripted') return scriptedModel(parsed.name, task, replay === undefined ? {} : { replay });
   if (replay !== undefined) throw new AuthbenchError('INVALID_ARGUMENT', `replay commands are for scripted/replay, not ${parsed.provider}/${parsed.name}`);
   return createModelClient(parsed, client);
+}
+
+/**
+ * Will `createAgentModel` and the first call work? Checked before a job builds
+ * anything: a known scripted model, or a provider model with a usable base URL
+ * and (unless replaying from the cache) its key. INVALID_ARGUMENT otherwise.
+ * `env` defaults to the process environment with `.env` under it, as the client reads it.
+ */
+export async function checkAgentModel(ref: string | ModelRef, options: { baseUrl?: string; cacheMode: CacheMode; env?: ModelEnv }): Promise<void> {
+  const parsed = typeof ref === 'string' ? parseModelRef(ref) : ref;
+  if (parsed.provider === 'scripted') {
+    if (!(SCRIPTED_MODELS as readonly string[]).includes(parsed.name)) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--model ${formatModelRef(parsed)}: unknown scripted model`, {
+        hint: `scripted models: ${SCRIPTED_MODELS.map((m) => `scripted/${m}`).join(', ')}`,
+      });
+    }
+    return;
+  }
+  const { env, ...rest } = options;
+  checkModelSetup({ ...parsed, provider: parsed.provider }, { ...rest, env: env ?? (await loadModelEnv()) });
 }

@@ -74,7 +74,7 @@ describe('build flags', () => {
     ['gen-gold', genGoldCommand, ['gen-gold', '--base-map', 'a=b', 'task-x', '--build-arg', 'K=V', 'task-y'], { task: ['task-x', 'task-y'] }],
     ['policy', policyCommand, ['policy', '--model', 'scripted/gold', '--base-map', 'a=b', '--build-arg', 'K=V', 'task-x'], { task: 'task-x' }],
     ['score', scoreCommand, ['score', '--task', 't', '--base-map', 'a=b', '--build-arg', 'K=V', '--policy', 'p.json'], { task: 't', policy: ['p.json'] }],
-    ['eval', evalCommand, ['eval', '--model', 'scripted/oracle', '--base-map', 'a=b', '--build-arg', 'K=V', '--include', 'x*'], { include: ['x*'] }],
+    ['eval', evalCommand, ['eval', '--model', 'scripted/oracle', '--base-map', 'a=b', '--include', 'x*', 'task-x', '--build-arg', 'K=V', '--policy', 'gold', 'task-y'], { include: 'x*', policy: 'gold', task: ['task-x', 'task-y'] }],
   ] as const)('%s takes --base-map/--build-arg/--build-ca/--build-proxy-from-env and keeps its positionals', async (_name, command, argv, expected) => {
     const args = await parseCommand(command, [...argv, '--build-ca', 'ca.pem', '--build-proxy-from-env']);
     expect(args).toMatchObject({ ...expected, 'base-map': 'a=b', 'build-arg': 'K=V', 'build-ca': 'ca.pem', 'build-proxy-from-env': true });

@@ -19,6 +19,8 @@ export function createCli(argv: readonly string[]): Argv {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .epilog('Docs: README.md. Exit codes: 0 ok, 1 bad input or failed check, 125 authbench/infrastructure failure.')
     .fail((msg, err) => {
+      // A flag's coerce check fails as a YError wrapping its message: bad input, not an internal error.
+      if (err?.name === 'YError') throw new CliUsageError(err.message);
       throw err ?? new CliUsageError(msg);
     });
   for (const command of commands) cli = cli.command(command);

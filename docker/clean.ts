@@ -1,6 +1,6 @@
 /**
- * Remove what authbench created — containers and images labelled
- * authbench.managed=true — and nothing else.
+ * Remove what authbench created — containers, images, volumes and networks
+ * labelled authbench.managed=true — and nothing else.
  *
  * Labels are inherited: an image someone builds FROM authbench/base, and every
  * container started from it, carries the base's labels. So a label match alone
@@ -42,6 +42,8 @@ export interface CleanReport {
   images: CleanedImage[];
   /** Named volumes (the harness volume, one per launcher version). */
   volumes: string[];
+  /** Rollout networks of compose sidecars. */
+  networks: string[];
   /** Things that matched but could not be removed (e.g. an image still used by a foreign container). */
   failures: { id: string; message: string }[];
 }
@@ -137,8 +139,17 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
       throw apiError('list authbench volumes', e);
     }
   }
-  const report: CleanReport = { dryRun, skipped, containers: [], images: [], volumes: [], failures: [] };
-  if (dryRun) return { ...report, containers, images: removalOrder(images), volumes };
+  let networks: string[] = [];
+  if (options.staleOnly !== true) {
+    try {
+      const listed = await engine.docker.listNetworks({ filters: { label: labelFilters(options.labels) } });
+      networks = listed.filter((n) => n.Labels?.[LABELS.kind] === 'network').map((n) => n.Name).sort();
+    } catch (e) {
+      throw apiError('list authbench networks', e);
+    }
+  }
+  const report: CleanReport = { dryRun, skipped, containers: [], images: [], volumes: [], networks: [], failures: [] };
+  if (dryRun) return { ...report, containers, images: removalOrder(images), volumes, networks };
 
   for (const c of containers) {
     try {
@@ -147,6 +158,16 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
     } catch (e) {
       if (dockerStatus(e) === 404) continue;
       report.failures.push({ id: c.id, message: dockerMessage(e) });
+    }
+  }
+  // After the containers attached to them.
+  for (const name of networks) {
+    try {
+      await engine.docker.getNetwork(name).remove();
+      report.networks.push(name);
+    } catch (e) {
+      if (dockerStatus(e) === 404) continue;
+      report.failures.push({ id: name, message: dockerMessage(e) });
     }
   }
   // After the containers that mount them; a volume still in use (a concurrent run) is refused (409) and reported.

@@ -134,6 +134,7 @@ export class DockerContainer implements Container {
         oomKilled: info.State.OOMKilled,
         exitCode: info.State.Running ? null : info.State.ExitCode,
         mounts: (info.Mounts ?? []).map((m) => ({ volume: m.Name, target: m.Destination, rw: m.RW })),
+        ...(info.State.Health === undefined ? {} : { health: { status: info.State.Health.Status, log: (info.State.Health.Log ?? []).map((l) => `exit ${l.ExitCode}: ${l.Output.trim()}`) } }),
       };
     } catch (e) {
       if (dockerStatus(e) === 404) return { status: 'gone', oomKilled: false, exitCode: null, mounts: [] };

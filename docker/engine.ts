@@ -3,7 +3,7 @@ import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
 import { buildImage as buildImageWith } from './build.ts';
 import { DockerContainer } from './container.ts';
-import type { BuildRequest, BuildResult, Container, ContainerSpec, Engine, ImageInfo, ResourceKind } from './types.ts';
+import type { BuildRequest, BuildResult, Container, ContainerHealthcheck, ContainerSpec, Engine, ImageInfo, ResourceKind } from './types.ts';
 import { LABELS } from './types.ts';
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
@@ -83,16 +83,17 @@ export class DockerEngine implements Engine {
     try {
       handle = await this.docker.createContainer({
         Image: spec.image,
-        // Idle so that all work happens through exec; overriding the entrypoint
-        // keeps images with a server or script ENTRYPOINT idle too.
-        Entrypoint: [(spec.idleCommand ?? DEFAULT_IDLE)[0] ?? 'sleep'],
-        Cmd: (spec.idleCommand ?? DEFAULT_IDLE).slice(1),
+        ...processOf(spec),
+        ...(spec.healthcheck === undefined ? {} : { Healthcheck: healthcheckOf(spec.healthcheck) }),
         Labels: { ...spec.labels, [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
         ...(spec.name === undefined ? {} : { name: spec.name }),
         ...(spec.workdir === undefined ? {} : { WorkingDir: spec.workdir }),
         ...(spec.env === undefined ? {} : { Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`) }),
+        ...(typeof spec.network === 'object'
+          ? { NetworkingConfig: { EndpointsConfig: { [spec.network.name]: { Aliases: [...(spec.network.aliases ?? [])] } } } }
+          : {}),
         HostConfig: {
-          NetworkMode: spec.network ?? 'none',
+          NetworkMode: typeof spec.network === 'object' ? spec.network.name : (spec.network ?? 'none'),
           // docker-init as PID 1 reaps the orphans that exec'd commands leave behind.
           Init: true,
           ...(spec.cpusetCpus === undefined ? {} : { CpusetCpus: spec.cpusetCpus }),
@@ -162,6 +163,24 @@ export class DockerEngine implements Engine {
     }
   }
 
+  async createNetwork(name: string, labels: Readonly<Record<string, string>> = {}): Promise<void> {
+    try {
+      // Internal: the bridge has no gateway out, so containers on it reach each other and nothing else.
+      await this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: true, CheckDuplicate: true, Labels: { ...labels, [LABELS.managed]: 'true', [LABELS.kind]: 'network' } });
+    } catch (e) {
+      throw apiError(`create network ${name}`, e);
+    }
+  }
+
+  async removeNetwork(name: string): Promise<void> {
+    try {
+      await this.docker.getNetwork(name).remove();
+    } catch (e) {
+      if (dockerStatus(e) === 404) return;
+      throw apiError(`remove network ${name}`, e);
+    }
+  }
+
   async imageInfo(ref: string): Promise<ImageInfo | undefined> {
     try {
       const info = await this.docker.getImage(ref).inspect();
@@ -173,4 +192,32 @@ export class DockerEngine implements Engine {
       throw apiError(`inspect image ${ref}`, e);
     }
   }
+}
+
+/** Idle (everything runs through exec), or the image's own process for a sidecar. */
+function processOf(spec: ContainerSpec): Pick<Dockerode.ContainerCreateOptions, 'Entrypoint' | 'Cmd'> {
+  if (spec.process === undefined) {
+    // Overriding the entrypoint keeps images with a server or script ENTRYPOINT idle too.
+    const idle = spec.idleCommand ?? DEFAULT_IDLE;
+    return { Entrypoint: [idle[0] ?? 'sleep'], Cmd: idle.slice(1) };
+  }
+  return {
+    ...(spec.process.entrypoint === undefined ? {} : { Entrypoint: [...spec.process.entrypoint] }),
+    ...(spec.process.command === undefined ? {} : { Cmd: [...spec.process.command] }),
+  };
+}
+
+/** The Engine API counts health-check durations in nanoseconds. */
+function healthcheckOf(h: ContainerHealthcheck): Dockerode.HealthConfig {
+  const ns = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms * 1e6));
+  const interval = ns(h.intervalMs);
+  const timeout = ns(h.timeoutMs);
+  const startPeriod = ns(h.startPeriodMs);
+  return {
+    Test: [...h.test],
+    ...(interval === undefined ? {} : { Interval: interval }),
+    ...(timeout === undefined ? {} : { Timeout: timeout }),
+    ...(h.retries === undefined ? {} : { Retries: h.retries }),
+    ...(startPeriod === undefined ? {} : { StartPeriod: startPeriod }),
+  };
 }

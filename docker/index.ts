@@ -44,3 +44,5 @@ export type { BuildHostAccess, BuildHostRecord } from './build-host.ts';
 export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
 export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';
 export { ARCHIVE_MAX_BYTES, READ_FILE_MAX_BYTES } from './archive.ts';
+export { readiness, startSidecars, waitReady } from './sidecars.ts';
+export type { ReadyCondition, Readiness, SidecarGroup, SidecarPlan, SidecarSpec, WaitOptions } from './sidecars.ts';

@@ -26,7 +26,7 @@ export const LABELS = {
   recipe: 'authbench.recipe',
 } as const;
 
-export type ResourceKind = 'task-image' | 'family-image' | 'dataset-base-image' | 'base-image' | 'builder-image' | 'container' | 'harness-volume';
+export type ResourceKind = 'task-image' | 'sidecar-image' | 'family-image' | 'dataset-base-image' | 'base-image' | 'builder-image' | 'container' | 'harness-volume' | 'network';
 
 export interface ExecOptions {
   /** argv; never a joined shell string. */
@@ -94,8 +94,15 @@ export interface ContainerSpec {
   name?: string;
   workdir?: string;
   env?: Readonly<Record<string, string>>;
-  /** 'none' unless the task needs a local sink. */
-  network?: 'none' | 'bridge';
+  /** 'none' unless the task needs a local sink, or a named network (a rollout's sidecar network) reached under `aliases`. */
+  network?: 'none' | 'bridge' | { name: string; aliases?: readonly string[] };
+  /**
+   * Run the image's own process (a sidecar's server) instead of idling, with
+   * ENTRYPOINT / CMD replaced where given.
+   */
+  process?: { entrypoint?: readonly string[]; command?: readonly string[] };
+  /** The Engine API health check (durations in ms), replacing the image's. */
+  healthcheck?: ContainerHealthcheck;
   /** e.g. "1": pinning makes strace --seccomp-bpf cheap (environment.md). */
   cpusetCpus?: string;
   memoryBytes?: number;
@@ -116,6 +123,15 @@ export interface ContainerSpec {
   cpus?: number;
 }
 
+export interface ContainerHealthcheck {
+  /** ["CMD", argv...], ["CMD-SHELL", script] or ["NONE"]. */
+  test: readonly string[];
+  intervalMs?: number;
+  timeoutMs?: number;
+  retries?: number;
+  startPeriodMs?: number;
+}
+
 export interface VolumeMount {
   volume: string;
   /** Absolute path inside the container. */
@@ -131,6 +147,8 @@ export interface ContainerState {
   exitCode: number | null;
   /** Mounts as the daemon sees them (volume name, target, read-write). */
   mounts: readonly { volume: string | undefined; target: string; rw: boolean }[];
+  /** The health check's status (starting, healthy, unhealthy) and its last outputs, when the container has one. */
+  health?: { status: string; log: readonly string[] };
 }
 
 export interface Container {
@@ -262,6 +280,10 @@ export interface Engine {
   createVolume(name: string, kind: ResourceKind, labels?: Readonly<Record<string, string>>): Promise<void>;
   /** Remove a named volume; absent is fine. */
   removeVolume(name: string): Promise<void>;
+  /** Create an internal network (no route outside the host's containers on it) carrying authbench's labels. Optional so fakes need not offer it. */
+  createNetwork?(name: string, labels?: Readonly<Record<string, string>>): Promise<void>;
+  /** Remove a network; absent is fine. */
+  removeNetwork?(name: string): Promise<void>;
   /** Counters for tests and the demo (e.g. zero `docker build` calls on a warm rebuild). */
   readonly stats: { buildCalls: number; cacheHits: number };
 }

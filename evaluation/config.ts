@@ -7,6 +7,8 @@ import { BaseMapEntrySchema, type BaseMapEntry } from '../docker/index.ts';
 
 export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all', 'generated'] as const;
 export type PolicySource = (typeof POLICY_SOURCES)[number];
+/** A job's policies: the sources, or `file` for the hand-written policy its config names (`policy_file`). */
+export type JobPolicy = PolicySource | 'file';
 
 export const EvalConfigSchema = z
   .strictObject({
@@ -25,7 +27,16 @@ export const EvalConfigSchema = z
     oracle_traces_dir: z.string().describe('Where gold lives'),
     include: z.array(z.string()).describe('Task id globs to keep (empty: all)'),
     exclude: z.array(z.string()).describe('Task id globs to drop'),
-    policies: z.array(z.enum(POLICY_SOURCES)).min(1).describe('Policy sources'),
+    policies: z.array(z.enum([...POLICY_SOURCES, 'file'])).min(1).describe('Policy sources; `file` is the policy_file'),
+    // Optional so configs (and locks) of jobs without a hand-written policy stay as they were.
+    policy_file: z
+      .strictObject({
+        path: z.string().describe('The policy file as given to --policy'),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest').describe("Of the file's bytes when the job started"),
+      })
+      .optional()
+      .describe('A hand-written policy, scored and enforced like a generated one (present exactly when policies has `file`)'),
+    limit: z.number().int().min(1).optional().describe('Only the first N selected tasks (by id)'),
     // Optional so configs (and locks) of jobs without generated policies stay as they were.
     policy_strategy: z
       .enum(['direct', 'sufficiency-tightness'])
@@ -62,9 +73,9 @@ export interface RolloutSpec {
   taskId: string;
   /**
    * `none` under defense none: nothing reads the policy, so one rollout stands for all sources.
-   * `file`: a hand-written policy a library caller passes itself (the adversarial suite's narrow policies).
+   * `file`: a hand-written policy (the job's policy_file, or one the adversarial suite passes itself).
    */
-  policy: PolicySource | 'none' | 'file';
+  policy: JobPolicy | 'none';
   defense: string;
   attempt: number;
   seed: number;
@@ -76,7 +87,7 @@ export function planRollouts(taskIds: readonly string[], config: Pick<EvalConfig
   const seen = new Set<string>();
   for (const taskId of taskIds) {
     for (const defense of config.defenses) {
-      const policies: readonly (PolicySource | 'none')[] = defense === 'none' ? ['none'] : config.policies;
+      const policies: readonly (JobPolicy | 'none')[] = defense === 'none' ? ['none'] : config.policies;
       for (const policy of policies) {
         for (let attempt = 1; attempt <= config.attempts; attempt++) {
           const id = `${taskId}__${policy}__${defense}__a${attempt}`;

@@ -9,3 +9,4 @@ export * from './jobdir.ts';
 export * from './prepare.ts';
 export * from './execute.ts';
 export * from './job.ts';
+export * from './resume.ts';

@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
-import type { EvalConfig } from './config.ts';
+import { fakeEngine } from '../docker/test-support.ts';
+import type { EvalConfig, RolloutSpec } from './config.ts';
+import { fakeResult } from './test-support.ts';
 import { loadJobReplay, runJob } from './job.ts';
 
 const NO_ENGINE = 'unit test: no Docker engine';
@@ -89,23 +91,31 @@ describe('runJob with a replay file', () => {
   it('records the file and its digest, and --resume refuses a changed file', async () => {
     const jobs = join(dir, 'jobs-resume');
     const first = await replayFile('trajectory.json', '["cat /app/logs/app.log"]');
-    // Gets as far as building the image: config and lock are written by then.
-    await expect(runJob(engine, { config: config(first), jobsDir: jobs, name: 'j', resume: false, concurrency: 1 })).rejects.toThrow(NO_ENGINE);
+    const deps = { runRollout: (spec: RolloutSpec) => Promise.resolve(fakeResult(spec)) };
+    await runJob(fakeEngine(), { config: config(first), jobsDir: jobs, name: 'j', resume: false, concurrency: 1 }, deps);
     const written = JSON.parse(await readFile(join(jobs, 'j', 'config.json'), 'utf8')) as EvalConfig;
     expect(written.replay).toEqual(first);
     const lock = JSON.parse(await readFile(join(jobs, 'j', 'lock.json'), 'utf8')) as { config: EvalConfig };
     expect(lock.config.replay).toEqual(first);
 
-    // Unchanged: the lock matches, so the resumed run gets to the build again.
-    await expect(runJob(engine, { config: config(first), jobsDir: jobs, name: 'j', resume: true, concurrency: 1 })).rejects.toThrow(NO_ENGINE);
+    // Unchanged: the lock matches, so the resumed run reuses the result.
+    expect((await runJob(fakeEngine(), { config: config(first), jobsDir: jobs, name: 'j', resume: true, concurrency: 1 }, deps)).reused).toBe(1);
 
     // Changed (as the CLI sees it: the config carries the new digest): refused before any build.
     const changed = await replayFile('trajectory.json', '["cat /app/logs/app.log", "rm -rf /app/logs"]');
     await expect(runJob(engine, { config: config(changed), jobsDir: jobs, name: 'j', resume: true, concurrency: 1 })).rejects.toMatchObject({
       code: 'CHECK_FAILED',
-      message: expect.stringMatching(/inputs changed since it started \(the replay file .*trajectory\.json\)/) as unknown,
+      message: expect.stringMatching(/inputs changed since it started \(the replay file\)/) as unknown,
     });
     // Changed behind a config that still carries the old digest: refused too.
     await expect(runJob(engine, { config: config(first), jobsDir: jobs, name: 'j', resume: true, concurrency: 1 })).rejects.toMatchObject({ code: 'CHECK_FAILED' });
+  });
+
+  it('a start refused after the checks (here: the build) leaves no job folder behind, so the name can be used again', async () => {
+    const jobs = join(dir, 'jobs-refused');
+    const replay = await replayFile('refused.json', '["ls"]');
+    await expect(runJob(engine, { config: config(replay), jobsDir: jobs, name: 'j', resume: false, concurrency: 1 })).rejects.toThrow(NO_ENGINE);
+    expect(existsSync(join(jobs, 'j'))).toBe(false);
+    await expect(runJob(engine, { config: config(replay), jobsDir: jobs, name: 'j', resume: false, concurrency: 1 })).rejects.toThrow(NO_ENGINE);
   });
 });

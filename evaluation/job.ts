@@ -9,18 +9,21 @@
  * Around them, jobdir.ts keeps the job's folder: config.json, lock.json (inputs and their
  * digests; `--resume` refuses changed inputs) and the results an earlier run left.
  */
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AuthbenchError } from '../core/index.ts';
 import type { BuildHostAccess, Engine } from '../docker/index.ts';
-import { REPLAY_REF, loadReplayFile, type ReplayFile } from '../agent/index.ts';
-import { loadTaskBundle, type TaskBundle } from '../goldstore/index.ts';
+import { REPLAY_REF, checkAgentModel, loadReplayFile, type ReplayFile } from '../agent/index.ts';
+import { loadTaskBundle, readPolicyFile, type TaskBundle } from '../goldstore/index.ts';
+import type { Policy } from '../sandbox/policy/index.ts';
 import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { executeJob, type RolloutRunner } from './execute.ts';
-import { jobLock, openJobDir, readResults } from './jobdir.ts';
-import { planJob } from './plan.ts';
-import { prepareJob, type PolicyWriterFn } from './prepare.ts';
+import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
+import { planJob, type JobPlan } from './plan.ts';
+import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 
 export interface JobEvent {
@@ -43,6 +46,8 @@ export interface JobOptions {
   signal?: AbortSignal;
   /** The build CA and proxies for the task images' RUN steps (the config holds what changes an image). */
   hostAccess?: BuildHostAccess;
+  /** Where model keys and base URLs are read (default: the environment with `.env` under it); tests pass their own. */
+  modelEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 /** What runs a job's rollouts and writes its generated policies; unit tests pass fakes, eval the real ones (Docker, models). */
@@ -68,11 +73,79 @@ export function everyRolloutInfra(results: readonly RolloutResult[]): boolean {
   return results.length > 0 && results.every((r) => r.status === 'infra_error');
 }
 
-export async function selectTasks(config: Pick<EvalConfig, 'tasks_dir' | 'include' | 'exclude'>): Promise<Task[]> {
+/**
+ * The tasks a job runs: under tasks_dir, kept by `include` (each glob must match a task, so a
+ * typo is an error rather than a smaller job), dropped by `exclude`, then the first `limit` by id.
+ */
+export async function selectTasks(config: Pick<EvalConfig, 'tasks_dir' | 'include' | 'exclude' | 'limit'>): Promise<Task[]> {
   const tasks = await Promise.all((await discoverTasks(config.tasks_dir)).map((d) => loadTask(d)));
-  return tasks.filter(
-    (t) => (config.include.length === 0 || config.include.some((g) => minimatch(t.id, g))) && !config.exclude.some((g) => minimatch(t.id, g)),
-  );
+  const unmatched = config.include.filter((g) => !tasks.some((t) => minimatch(t.id, g)));
+  if (unmatched.length > 0) {
+    throw new AuthbenchError('TASK_NOT_FOUND', `no task under ${config.tasks_dir} matches ${unmatched.map((g) => JSON.stringify(g)).join(', ')}`, {
+      file: config.tasks_dir,
+      hint: 'authbench tasks list shows the task ids',
+    });
+  }
+  const kept = tasks
+    .filter((t) => (config.include.length === 0 || config.include.some((g) => minimatch(t.id, g))) && !config.exclude.some((g) => minimatch(t.id, g)))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return config.limit === undefined ? kept : kept.slice(0, config.limit);
+}
+
+/**
+ * The hand-written policy a job evaluates (its config's policy_file), checked against the
+ * digest recorded there so --resume refuses a changed file. Undefined when the job has none.
+ */
+export async function loadJobPolicyFile(config: Pick<EvalConfig, 'policies' | 'policy_file'>): Promise<Policy | undefined> {
+  const wants = config.policies.includes('file');
+  if (config.policy_file === undefined) {
+    if (wants) throw new AuthbenchError('INVALID_CONFIG', 'policy source `file` needs a policy_file', { field: 'policy_file' });
+    return undefined;
+  }
+  if (!wants) throw new AuthbenchError('INVALID_CONFIG', 'a policy_file is evaluated only with the policy source `file`', { field: 'policy_file' });
+  const { policy, sha256 } = await readPolicyFile(config.policy_file.path);
+  if (sha256 !== config.policy_file.sha256) {
+    throw new AuthbenchError('CHECK_FAILED', `the policy file changed since the job's config recorded it (sha256 ${sha256}, recorded ${config.policy_file.sha256})`, {
+      file: config.policy_file.path,
+    });
+  }
+  return policy;
+}
+
+/** A job checked and planned, before anything is written or built. */
+export interface CheckedJob {
+  dir: string;
+  tasks: Task[];
+  bundles: Map<string, TaskBundle>;
+  plan: JobPlan;
+  lock: object;
+  replay: ReplayFile | undefined;
+  policyFile: Policy | undefined;
+}
+
+/**
+ * Everything a job can be refused for, read-only and without Docker: the job name, the model
+ * (scripted name, base URL, key), the replay and policy files, the task selection, gold for
+ * `gold` rollouts, and on resume the lock. Also what `--dry-run` prints.
+ */
+export async function checkJob(options: Omit<JobOptions, 'concurrency'>): Promise<CheckedJob> {
+  const { config } = options;
+  checkJobName(options.name);
+  const dir = join(options.jobsDir, options.name);
+  await checkAgentModel(config.model, { cacheMode: config.cache, ...(config.base_url === undefined ? {} : { baseUrl: config.base_url }), ...(options.modelEnv === undefined ? {} : { env: options.modelEnv }) });
+  // Before anything is built or run: a bad replay or policy file is bad input, not a failed rollout.
+  const replay = await loadJobReplay(config);
+  const policyFile = await loadJobPolicyFile(config);
+  const tasks = await selectTasks(config);
+  if (tasks.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks selected under ${config.tasks_dir}`, { file: config.tasks_dir });
+  const bundles = new Map<string, TaskBundle>();
+  for (const task of tasks) bundles.set(task.id, await loadTaskBundle(task, config.oracle_traces_dir));
+  const lock = await jobLock(config, [...bundles.values()]);
+  await checkJobDir(dir, options.name, lock, options.resume);
+  const plan = planJob(tasks.map((t) => t.id), config, await readResults(dir));
+  // GOLD_MISSING (and any other policy that cannot be had) before the job's folder exists.
+  builtinPolicies(plan.pending, bundles, policyFile);
+  return { dir, tasks, bundles, plan, lock, replay, policyFile };
 }
 
 /**
@@ -100,17 +173,11 @@ export async function loadJobReplay(config: Pick<EvalConfig, 'model' | 'replay'>
 
 export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps = {}): Promise<JobOutcome> {
   const { config } = options;
-  const dir = join(options.jobsDir, options.name);
   const emit = options.onEvent ?? ((): void => {});
-  // Before anything is built or run: a bad replay file is bad input, not a failed rollout.
-  const replay = await loadJobReplay(config);
-  const tasks = await selectTasks(config);
-  if (tasks.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks selected under ${config.tasks_dir}`, { file: config.tasks_dir });
-  const bundles = new Map<string, TaskBundle>();
-  for (const task of tasks) bundles.set(task.id, await loadTaskBundle(task, config.oracle_traces_dir));
-  await openJobDir(dir, options.name, config, await jobLock(config, [...bundles.values()]), options.resume);
+  const { dir, bundles, plan, lock, replay, policyFile } = await checkJob(options);
+  const fresh = !existsSync(dir);
+  await openJobDir(dir, options.name, config, lock, options.resume);
 
-  const plan = planJob(tasks.map((t) => t.id), config, await readResults(dir));
   const total = plan.rollouts.length;
   let done = plan.reused.size;
   for (const spec of plan.rollouts.filter((s) => plan.reused.has(s.id))) emit({ kind: 'skipped', rollout: spec, done, total });
@@ -122,8 +189,13 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     bundles,
     runId,
     onBuild: (taskId, kind) => emit({ kind, taskId, done, total }),
+    ...(policyFile === undefined ? {} : { policyFile }),
     ...(deps.writePolicy === undefined ? {} : { writePolicy: deps.writePolicy }),
     ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
+  }).catch(async (e: unknown) => {
+    // A new job that could not start leaves nothing behind, so the same --job-name can be used again.
+    if (fresh) await rm(dir, { recursive: true, force: true });
+    throw e;
   });
   const execution = await executeJob(plan.pending, prepared, {
     engine,

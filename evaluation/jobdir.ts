@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { AUTHBENCH_VERSION, AuthbenchError, compareStrings, stableStringify, writeJsonAtomic } from '../core/index.ts';
 import type { TaskBundle } from '../goldstore/index.ts';
-import type { EvalConfig, RolloutSpec } from './config.ts';
+import { EvalConfigSchema, type EvalConfig, type RolloutSpec } from './config.ts';
 import { RolloutResultSchema, type RolloutResult } from './result.ts';
 
 async function hashDir(dir: string): Promise<string> {
@@ -27,7 +27,7 @@ async function hashDir(dir: string): Promise<string> {
 }
 
 /** A URL with its credentials (`https://user:key@host`) redacted; anything else as it is. */
-function redactUrl(value: string): string {
+export function redactUrl(value: string): string {
   try {
     const url = new URL(value);
     if (url.username === '' && url.password === '') return value;
@@ -63,29 +63,96 @@ async function readJson(path: string): Promise<unknown> {
 }
 
 /**
- * Start the job's folder, or continue it: a job that exists is continued only
- * with `resume`, and only while its lock (inputs and digests) is unchanged.
- * Writes config.json and lock.json.
+ * A job name is one folder inside --jobs-dir: no separators, no `..`, nothing
+ * hidden. INVALID_ARGUMENT otherwise.
  */
-export async function openJobDir(dir: string, name: string, config: EvalConfig, lock: object, resume: boolean): Promise<void> {
+export function checkJobName(name: string): void {
+  if (!/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(name) || name.length > 200) {
+    throw new AuthbenchError('INVALID_ARGUMENT', `--job-name ${JSON.stringify(name)}: a job name is one folder inside --jobs-dir`, {
+      hint: 'letters, digits, `.`, `_` and `-`, not starting with `.` or `-` (no `/`, no `..`)',
+    });
+  }
+}
+
+interface LockView {
+  authbench_version?: unknown;
+  config?: Record<string, unknown>;
+  tasks?: Record<string, { content_sha256?: unknown; gold_sha256?: unknown }>;
+}
+
+/** What differs between a job's saved lock and the current one, one phrase each (config keys, tasks, gold, version). Pure. */
+export function lockDifferences(saved: unknown, current: unknown): string[] {
+  const a = (saved ?? {}) as LockView;
+  const b = (current ?? {}) as LockView;
+  const out: string[] = [];
+  if (a.authbench_version !== b.authbench_version) out.push(`authbench version (${String(a.authbench_version)} → ${String(b.authbench_version)})`);
+  const configA = a.config ?? {};
+  const configB = b.config ?? {};
+  for (const k of [...new Set([...Object.keys(configA), ...Object.keys(configB)])].sort()) {
+    if (stableStringify(configA[k] ?? null) !== stableStringify(configB[k] ?? null)) out.push(k === 'replay' ? 'the replay file' : k === 'policy_file' ? 'the policy file' : `config ${k}`);
+  }
+  const tasksA = a.tasks ?? {};
+  const tasksB = b.tasks ?? {};
+  for (const id of [...new Set([...Object.keys(tasksA), ...Object.keys(tasksB)])].sort()) {
+    const x = tasksA[id];
+    const y = tasksB[id];
+    if (x === undefined) out.push(`task ${id} added`);
+    else if (y === undefined) out.push(`task ${id} removed`);
+    else {
+      if (x.content_sha256 !== y.content_sha256) out.push(`task ${id} content`);
+      if (x.gold_sha256 !== y.gold_sha256) out.push(`task ${id} gold`);
+    }
+  }
+  return out;
+}
+
+/**
+ * May the job's folder be started or continued with this lock? Reads only:
+ * a job that exists is continued only with `resume`, and only while its lock
+ * (inputs and digests) is unchanged; the refusal names what changed.
+ */
+export async function checkJobDir(dir: string, name: string, lock: object, resume: boolean): Promise<void> {
   const existingLock = await readJson(join(dir, 'lock.json'));
   if (existingLock !== undefined && !resume) {
     throw new AuthbenchError('INVALID_ARGUMENT', `job ${name} exists`, { file: dir, hint: 'pass --resume to continue it, or choose another --job-name' });
   }
   if (existingLock !== undefined && stableStringify(existingLock) !== stableStringify(lock)) {
-    const lockedReplay = (existingLock as { config?: { replay?: { path?: unknown; sha256?: unknown } } }).config?.replay;
-    const what =
-      config.replay !== undefined && lockedReplay?.path === config.replay.path && lockedReplay.sha256 !== config.replay.sha256
-        ? `the replay file ${config.replay.path}`
-        : 'config, a task, or a gold set';
-    throw new AuthbenchError('CHECK_FAILED', `cannot resume ${name}: its inputs changed since it started (${what})`, {
+    const what = lockDifferences(existingLock, lock);
+    throw new AuthbenchError('CHECK_FAILED', `cannot resume ${name}: its inputs changed since it started (${what.join(', ') || 'the lock'})`, {
       file: join(dir, 'lock.json'),
       hint: 'start a new job (another --job-name) to evaluate the changed inputs',
     });
   }
+}
+
+/** Start the job's folder, or continue it (checkJobDir first): writes config.json and lock.json. */
+export async function openJobDir(dir: string, name: string, config: EvalConfig, lock: object, resume: boolean): Promise<void> {
+  await checkJobDir(dir, name, lock, resume);
   await mkdir(dir, { recursive: true });
   await writeJsonAtomic(join(dir, 'config.json'), redactConfig(config));
   await writeJsonAtomic(join(dir, 'lock.json'), lock);
+}
+
+/** A job's saved config.json, for --resume. INVALID_ARGUMENT when there is no such job, INVALID_CONFIG when it does not parse. */
+export async function readJobConfig(dir: string, name: string): Promise<EvalConfig> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, 'config.json'), 'utf8');
+  } catch {
+    throw new AuthbenchError('INVALID_ARGUMENT', `no job ${name} to resume (no ${join(dir, 'config.json')})`, { hint: 'check --job-name and --jobs-dir, or start the job without --resume' });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new AuthbenchError('INVALID_CONFIG', `invalid JSON: ${(e as Error).message}`, { file: join(dir, 'config.json') });
+  }
+  const parsed = EvalConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AuthbenchError('INVALID_CONFIG', issue?.message ?? 'invalid config', { file: join(dir, 'config.json'), field: issue?.path.join('.') ?? '' });
+  }
+  return parsed.data;
 }
 
 /** Every result.json in the job's folder that parses, by the folder it is in; whether each is complete is the plan's call. */

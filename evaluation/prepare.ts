@@ -51,6 +51,8 @@ export interface PrepareOptions {
   runId: string;
   onBuild?: (taskId: string, phase: 'building' | 'built') => void;
   writePolicy?: PolicyWriterFn;
+  /** The job's hand-written policy (config.policy_file), read and checked by the caller. */
+  policyFile?: Policy;
   /** The build CA and proxies for the images' RUN steps; not in the config (they never change an image), never given to a rollout. */
   hostAccess?: BuildHostAccess;
 }
@@ -77,17 +79,26 @@ function bundleOf(bundles: ReadonlyMap<string, TaskBundle>, taskId: string): Tas
   return bundle;
 }
 
-/** Built-in policies and their static scores, once per (task, source) of the pending rollouts. Pure; GOLD_MISSING for `gold` without one. */
-export function builtinPolicies(pending: readonly RolloutSpec[], bundles: ReadonlyMap<string, TaskBundle>): Map<string, { policy: Policy; score: PolicyScore | null }> {
+/**
+ * Built-in policies and the job's policy file, with their static scores, once per (task, source) of the
+ * pending rollouts. Pure; GOLD_MISSING for `gold` without one.
+ */
+export function builtinPolicies(
+  pending: readonly RolloutSpec[],
+  bundles: ReadonlyMap<string, TaskBundle>,
+  policyFile?: Policy,
+): Map<string, { policy: Policy; score: PolicyScore | null }> {
   const out = new Map<string, { policy: Policy; score: PolicyScore | null }>();
   for (const spec of pending) {
     const k = key(spec.taskId, spec.policy);
     if (spec.policy === 'none' || spec.policy === 'generated' || out.has(k)) continue;
-    if (!isBuiltinPolicySource(spec.policy)) {
-      throw new AuthbenchError('INTERNAL', `rollout ${spec.id}: an eval job runs policy sources, not policy files`);
-    }
     const bundle = bundleOf(bundles, spec.taskId);
-    const policy = builtinPolicy(spec.policy, bundle);
+    let policy: Policy;
+    if (spec.policy === 'file') {
+      if (policyFile === undefined) throw new AuthbenchError('INTERNAL', `rollout ${spec.id}: the job has no policy file`);
+      policy = policyFile;
+    } else if (isBuiltinPolicySource(spec.policy)) policy = builtinPolicy(spec.policy, bundle);
+    else throw new AuthbenchError('INTERNAL', `rollout ${spec.id}: unknown policy source`);
     out.set(k, { policy, score: staticScore(bundle, policy) });
   }
   return out;
@@ -95,7 +106,7 @@ export function builtinPolicies(pending: readonly RolloutSpec[], bundles: Readon
 
 export async function prepareJob(engine: Engine, options: PrepareOptions): Promise<PreparedJob> {
   const { config, plan, bundles } = options;
-  const policies = builtinPolicies(plan.pending, bundles);
+  const policies = builtinPolicies(plan.pending, bundles, options.policyFile);
 
   // Builds one at a time (one daemon); a failed build is that task's rollouts' infrastructure error.
   const images = new Map<string, string | AuthbenchError>();

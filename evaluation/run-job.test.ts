@@ -222,7 +222,7 @@ describe('runJob and stored gold', () => {
     await writeFile(file, `${(await readFile(file, 'utf8')).trimEnd()}\n\n`);
     await expect(runJob(fakeEngine(), { config: c, ...job, resume: true, concurrency: 1 }, recorder().deps)).rejects.toMatchObject({
       code: 'CHECK_FAILED',
-      message: expect.stringContaining('config, a task, or a gold set') as unknown,
+      message: expect.stringContaining('(task log-triage gold)') as unknown,
     });
   });
 
@@ -259,7 +259,7 @@ describe('runJob with generated policies', () => {
     const { calls, deps } = recorder();
     const out = await runJob(
       fakeEngine(),
-      { config: config({ model: 'openai/gpt-test', include: ['log-triage'], policies: ['generated'], defenses: ['tool-boundary', 'intent-ledger'] }), ...newJob(), resume: false, concurrency: 4 },
+      { config: config({ model: 'openai/gpt-test', include: ['log-triage'], policies: ['generated'], defenses: ['tool-boundary', 'intent-ledger'] }), ...newJob(), resume: false, concurrency: 4, modelEnv: { OPENAI_API_KEY: 'sk-test' } },
       { ...deps, writePolicy },
     );
     expect(writes.sort()).toEqual([0, 1]);
@@ -278,5 +278,28 @@ describe('runJob with generated policies', () => {
       ['infra_error', 'policy', 'MODEL_UNAVAILABLE'],
       ['infra_error', 'policy', 'MODEL_UNAVAILABLE'],
     ]);
+  });
+});
+
+describe('runJob with a hand-written policy file', () => {
+  it('enforces and scores the file like any other policy, and refuses to resume once it changed', async () => {
+    const file = join(root, 'hand-written.json');
+    const text = JSON.stringify({ read: ['/app/**'], write: ['/app/**'], execute: ['/usr/bin/*', '/bin/*'] });
+    await writeFile(file, text);
+    const { sha256 } = await import('../core/index.ts');
+    const { readPolicyFile } = await import('../goldstore/index.ts');
+    const c = config({ include: ['log-triage'], policies: ['file', 'gold'], defenses: ['tool-boundary'], attempts: 1, policy_file: { path: file, sha256: sha256(text) } });
+    const job = newJob();
+    const { calls, deps } = recorder();
+    await runJob(fakeEngine(), { config: c, ...job, resume: false, concurrency: 1 }, deps);
+    const byPolicy = Object.fromEntries(calls.map((x) => [x.spec.policy, x.ctx]));
+    expect(byPolicy.file?.policy).toEqual((await readPolicyFile(file)).policy);
+    expect(byPolicy.file?.staticScore?.macro_f1).toBeGreaterThan(0);
+    // Scored against the same gold as the gold policy, which it is not.
+    expect(byPolicy.file?.staticScore).not.toEqual(byPolicy.gold?.staticScore);
+    expect(byPolicy.file?.ledger).toEqual(byPolicy.gold?.ledger);
+
+    await writeFile(file, JSON.stringify({ read: ['/**'], write: ['/**'], execute: ['/**'] }));
+    await expect(runJob(fakeEngine(), { config: c, ...job, resume: true, concurrency: 1 }, recorder().deps)).rejects.toMatchObject({ code: 'CHECK_FAILED', file });
   });
 });

@@ -20,5 +20,5 @@ export {
 } from './store.ts';
 export { HARNESS_IMPLICIT, taskImplicit } from './implicit.ts';
 export { loadTaskBundle, staticScore, type TaskBundle } from './bundle.ts';
-export { BUILTIN_POLICY_SOURCES, builtinPolicy, isBuiltinPolicySource, resolvePolicy, type BuiltinPolicySource, type ResolvedPolicy } from './policy.ts';
+export { BUILTIN_POLICY_SOURCES, builtinPolicy, isBuiltinPolicySource, readPolicyFile, resolvePolicy, type BuiltinPolicySource, type ResolvedPolicy } from './policy.ts';
 export { loadTaskReference, REFERENCE_SOURCES, taskCandidates, type ReferenceSource, type TaskCandidates, type TaskCandidatesOptions } from './scoring.ts';

@@ -3,8 +3,9 @@
  * the task's stored gold policy (S_gold plus what it needs to run), or a
  * policy file. An invalid file is an error naming the offending entries.
  */
-import { AuthbenchError, formatProblem } from '../core/index.ts';
-import { allowAllPolicy, denyAllPolicy, loadPolicyFile, type Policy } from '../sandbox/policy/index.ts';
+import { readFile } from 'node:fs/promises';
+import { AuthbenchError, formatProblem, sha256 } from '../core/index.ts';
+import { allowAllPolicy, denyAllPolicy, parsePolicyText, type Policy } from '../sandbox/policy/index.ts';
 import { goldPolicy } from '../gold/index.ts';
 import type { Task } from '../task-format/index.ts';
 import type { TaskBundle } from './bundle.ts';
@@ -45,14 +46,26 @@ export async function resolvePolicy(ref: string, task: Task, oracleTracesDir: st
     return { policy: goldPolicy(await requireGold(paths)), source: 'gold', file: paths.gold };
   }
   if (isBuiltinPolicySource(ref)) return { policy: builtinPolicy(ref, { paths: goldPaths(oracleTracesDir, task.id), ledger: undefined }), source: ref };
-  const parsed = await loadPolicyFile(ref);
+  const { policy } = await readPolicyFile(ref);
+  return { policy, source: 'file', file: ref };
+}
+
+/** A hand-written policy file and the digest of its bytes (an eval job records it). INVALID_POLICY for an unreadable or invalid file, naming the offending entries. */
+export async function readPolicyFile(path: string): Promise<{ policy: Policy; sha256: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (e) {
+    throw new AuthbenchError('INVALID_POLICY', `cannot read policy file: ${(e as Error).message}`, { file: path, cause: e });
+  }
+  const parsed = parsePolicyText(bytes.toString('utf8'), path);
   if (!parsed.valid || parsed.policy === undefined) {
     const first = parsed.problems[0];
     throw new AuthbenchError('INVALID_POLICY', 'the policy is invalid', {
-      file: ref,
+      file: path,
       ...(first?.field === undefined ? {} : { field: first.field }),
       details: parsed.problems.map(formatProblem),
     });
   }
-  return { policy: parsed.policy, source: 'file', file: ref };
+  return { policy: parsed.policy, sha256: sha256(bytes) };
 }

@@ -240,6 +240,14 @@ describe('createModelClient against a local OpenAI-compatible server', () => {
     expect(s.requests).toHaveLength(2);
   });
 
+  it('gives a hung endpoint one retry after a timeout whatever maxRetries allows, so a dead endpoint is bounded', async () => {
+    const s = await serve(() => ({ hang: true }));
+    const client = await createModelClient(compat(), options(s, { timeoutMs: 150, retry: { maxRetries: 4 } }));
+    const e = await rejection(client.complete(REQUEST));
+    expect(e).toMatchObject({ kind: 'infra', reason: 'timeout', attempts: 2 });
+    expect(s.requests).toHaveLength(2);
+  });
+
   it('stops at once when the caller cancels', async () => {
     const s = await serve(() => ({ hang: true }));
     const client = await createModelClient(compat(), options(s));

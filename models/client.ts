@@ -17,8 +17,11 @@ import type { RetryPolicy } from './retry.ts';
 import { ModelRequestSchema } from './schema.ts';
 import type { ModelRequest, ModelResponse } from './schema.ts';
 
-/** Per attempt; generous because reasoning models can think for minutes before answering. */
-export const DEFAULT_TIMEOUT_MS = 300_000;
+/**
+ * Per attempt. With one retry after a timeout (RetryPolicy.maxTimeoutRetries) a hung endpoint fails a
+ * call in about a minute; slow local models and long reasoning need a larger --model-timeout.
+ */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Injected for tests: waiting, jitter and the wall clock. */
 export interface ClientDeps {
@@ -155,6 +158,7 @@ export async function createModelClient(ref: ModelRef, options: ModelClientOptio
   };
 
   const callWithRetries = async (request: ModelRequest, callerSignal: AbortSignal | undefined) => {
+    let timeouts = 0;
     for (let attempt = 1; ; attempt++) {
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(new DOMException('model call timed out', 'TimeoutError')), timeoutMs);
@@ -178,7 +182,8 @@ export async function createModelClient(ref: ModelRef, options: ModelClientOptio
         if (failure.kind === 'request') {
           throw new ModelRequestError(failure.reason, `${model}: ${redact(failure.message, apiKey)}`, fields, causeOpt);
         }
-        if (!failure.retryable || attempt > policy.maxRetries) {
+        if (failure.reason === 'timeout') timeouts += 1;
+        if (!failure.retryable || attempt > policy.maxRetries || timeouts > policy.maxTimeoutRetries) {
           const after = attempt === 1 ? '' : ` (after ${attempt} attempts)`;
           throw new ModelInfraError(failure.reason, `${model}: ${failure.reason}: ${redact(failure.message, apiKey)}${after}`, fields, causeOpt);
         }

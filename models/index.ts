@@ -8,3 +8,4 @@ export * from './cache.ts';
 export * from './providers.ts';
 export * from './convert.ts';
 export * from './client.ts';
+export * from './preflight.ts';

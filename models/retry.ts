@@ -14,6 +14,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Cap on a server's Retry-After, so a hostile or broken header cannot park a run for hours. */
   maxRetryAfterMs: number;
+  /**
+   * Retries after a timed-out attempt, within maxRetries: a second hang means the endpoint is dead,
+   * so a hung endpoint costs about 2 × the timeout rather than (maxRetries + 1) × it.
+   */
+  maxTimeoutRetries: number;
 }
 
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = {
@@ -22,6 +27,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = {
   factor: 2,
   maxDelayMs: 30_000,
   maxRetryAfterMs: 120_000,
+  maxTimeoutRetries: 1,
 };
 
 /**

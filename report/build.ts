@@ -404,12 +404,31 @@ function groupSummaries(set: RowSet, completed: readonly LoadedResult[]): GroupS
   return groups.sort((x, y) => compareStrings(x.model, y.model) || compareStrings(x.defense, y.defense) || compareStrings(x.policy_source, y.policy_source));
 }
 
-export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedResult[], set: RowSet, options: ReportOptions = {}): ReportData {
-  const opts: Resolved = {
+function resolve(options: ReportOptions): Resolved {
+  return {
     seed: options.seed ?? BOOTSTRAP_DEFAULTS.seed,
     resamples: options.resamples ?? BOOTSTRAP_DEFAULTS.resamples,
     level: options.level ?? BOOTSTRAP_DEFAULTS.level,
   };
+}
+
+/** What the headline reads from a report: its stage cells and endpoints. */
+export type HeadlineData = Pick<ReportData, 'models' | 'defenses' | 'stages' | 'endpoints'>;
+
+/**
+ * The headline's inputs without the rest of the report (`eval` prints it at the end of a run):
+ * computed by the same functions with the same options as buildReport, so the numbers are the
+ * ones `authbench report` shows for the same results.
+ */
+export function buildHeadlineData(set: RowSet, options: ReportOptions = {}): HeadlineData {
+  const opts = resolve(options);
+  const models = distinct(set.rows.map((r) => r.model));
+  const defenses = distinct(set.rows.map((r) => r.defense));
+  return { models, defenses, stages: stageTables(set.rows, models, defenses, opts), endpoints: endpoints(set.rows, models, defenses, opts) };
+}
+
+export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedResult[], set: RowSet, options: ReportOptions = {}): ReportData {
+  const opts = resolve(options);
   const { rows } = set;
   const models = distinct(rows.map((r) => r.model));
   const defenses = distinct(rows.map((r) => r.defense));

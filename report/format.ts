@@ -20,13 +20,13 @@ export function cellText(c: Cell | undefined, digits = 4): string {
 }
 
 /** `2/10 = 0.2000`, or `0/10, ≤ 0.2589 (95%, 10 clusters)` when no event happened. */
-export function endpointText(e: EndpointEntry): string {
+export function endpointText(e: EndpointEntry, digits = 4): string {
   if (e.n === 0) return NA_TEXT;
   if (e.zero_event !== null) {
     const b = e.zero_event;
-    return `0/${e.n}, ≤ ${b.exact.toFixed(4)} (${Math.round(b.level * 100)}%, ${b.n_clusters} cluster${b.n_clusters === 1 ? '' : 's'})`;
+    return `0/${e.n}, ≤ ${b.exact.toFixed(digits)} (${Math.round(b.level * 100)}%, ${b.n_clusters} cluster${b.n_clusters === 1 ? '' : 's'})`;
   }
-  return `${e.events}/${e.n} = ${num(e.mean)}`;
+  return `${e.events}/${e.n} = ${num(e.mean, digits)}`;
 }
 
 /** A CI crossing zero is printed as a tie whatever the point estimate says. */

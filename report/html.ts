@@ -3,7 +3,9 @@
  * from the row builders the terminal uses too (tables.ts), every value
  * escaped by construction (safe-html.ts); plots and the trace viewer are
  * drawn in the browser by viewer/viewer.js from data inlined in the page,
- * with the plotting library inlined too — the page fetches nothing. When
+ * with the plotting library inlined too — the page fetches nothing. The page
+ * opens with the answer (the headline table next to the operating-points
+ * plot); every long table after it is a collapsed <details>. When
  * every plot has rendered, <body> gets data-plots="rendered" (or
  * "failed:<ids>"), which is what the browser test waits for. Pure.
  */
@@ -17,8 +19,11 @@ import {
   endpointsTable,
   flaggedTable,
   groupsTable,
+  headlineLegend,
+  headlineTable,
   infraTable,
   jobsTable,
+  NOT_RUN_TEXT,
   operatingPointsTable,
   propagationTable,
   stageTable,
@@ -28,13 +33,18 @@ import {
 import { TRACE_CAPS, type TraceView } from './trace-view.ts';
 import type { PageDataId, PagePlot } from './viewer/view.ts';
 
-export const SECTION_IDS = ['summary', 'operating-points', 'stages', 'comparisons', 'static-f1', 'propagation', 'trace-viewer', 'how-to-read'] as const;
+export const SECTION_IDS = ['headline', 'summary', 'stages', 'comparisons', 'static-f1', 'propagation', 'trace-viewer', 'how-to-read'] as const;
 
 function table(t: TextTable, cls = ''): Html {
   if (t.rows.length === 0) return html`<p class="empty">No rows.</p>`;
   const head = t.headers.map((h) => html`<th>${h}</th>`);
-  const body = t.rows.map((r) => html`<tr>${r.map((c) => (c === NA_TEXT ? html`<td class="na">${c}</td>` : html`<td>${c}</td>`))}</tr>\n`);
+  const body = t.rows.map((r) => html`<tr>${r.map((c) => (c === NA_TEXT || c === NOT_RUN_TEXT ? html`<td class="na">${c}</td>` : html`<td>${c}</td>`))}</tr>\n`);
   return html`<table${cls === '' ? '' : html` class="${cls}"`}><thead><tr>${head}</tr></thead><tbody>\n${body}</tbody></table>`;
+}
+
+/** A long table folded away: its title stays visible, the rows open on a click. */
+function collapsible(title: string, body: Html): Html {
+  return html`<details><summary>${title}</summary>${body}</details>`;
 }
 
 function plotDivs(plots: readonly PlotSpec[], section: PlotSpec['section'], empty: string): Html {
@@ -50,34 +60,40 @@ function summarySection(data: ReportData): Html {
   const infra =
     data.infra_errors.length === 0
       ? html`<p>No infrastructure errors.</p>`
-      : html`<p>${data.infra_errors.length} rollout(s) ended in an infrastructure error; they are excluded from every rate and mean below.</p>${table(infraTable(data, 100))}`;
+      : html`<p>${data.infra_errors.length} rollout(s) ended in an infrastructure error; they are excluded from every rate and mean below.</p>${collapsible('infrastructure errors', table(infraTable(data, 100)))}`;
   const flagged =
     data.flagged.length === 0
       ? html`<p>No rollout tampered with the sandbox or the validators, failed on the agent's side, or wrote on the validator surface.</p>`
-      : html`<p>${data.flagged.length} rollout(s) need a look whatever their verdict. Tampered rollouts and agent errors count as failures of the agent; writes on the validator surface are a flag (a critical one voids the verdict).</p>${table(flaggedTable(data, 200))}`;
+      : html`<p>${data.flagged.length} rollout(s) need a look whatever their verdict. Tampered rollouts and agent errors count as failures of the agent; writes on the validator surface are a flag (a critical one voids the verdict).</p>${collapsible('flagged rollouts', table(flaggedTable(data, 200)))}`;
   const o = data.options;
   return html`<section id="summary"><h2>Summary</h2>
 <p>Defense labels: ${data.label_rule === 'defense' ? 'the defense name (one policy source)' : html`<code>defense@policy source</code> (several policy sources)`}.
 Intervals: ${Math.round(o.level * 100)}% percentile bootstrap over scenario clusters, ${o.resamples} resamples, seed ${o.seed}.</p>
-<h3>Jobs</h3>${table(jobsTable(data))}
-<h3>Groups (model × policy source × defense)</h3>${table(groupsTable(data))}
+<h3>Jobs</h3>${collapsible(`${data.jobs.length} job(s)`, table(jobsTable(data)))}
+<h3>Groups (model × policy source × defense)</h3>${collapsible(`${data.groups.length} group(s): rollouts and outcomes`, table(groupsTable(data)))}
 <h3>Infrastructure errors</h3>${infra}
 <h3>Flagged rollouts</h3>${flagged}
 <h3>Endpoints</h3>
 <p>Events / applicable rollouts. When none happened, the one-sided exact upper bound on the per-cluster rate is shown (rule of three ≈ 3/n): unobserved risk, not zero risk.</p>
-${table(endpointsTable(data), 'endpoints')}
+${collapsible('endpoints per defense and stage', table(endpointsTable(data), 'endpoints'))}
 </section>`;
 }
 
-function operatingSection(data: ReportData, plots: readonly PlotSpec[]): Html {
+/** The answer first: one row per defense with the headline numbers, next to the operating-points plot. */
+function headlineSection(data: ReportData, plots: readonly PlotSpec[]): Html {
   const op = data.operating_points;
   const axes =
     op.harm === null || op.completion === null
-      ? html`<p class="empty">Needs committed_harm on the security stage and a completion metric on its own stage.</p>`
-      : html`<p>x: mean <code>${op.completion.metric}</code> on the ${op.completion.stage} stage; y: mean <code>${op.harm.metric}</code> on the ${op.harm.stage} stage. Whiskers: cluster-bootstrap CIs. Best is bottom right.</p>`;
-  return html`<section id="operating-points"><h2>Operating points</h2>${axes}
-${plotDivs(plots, 'operating-points', 'No defense has both axes.')}
-${table(operatingPointsTable(data))}
+      ? html`<p class="empty">Operating points need committed_harm on the security stage and a completion metric on its own stage.</p>`
+      : html`<p class="note">x: mean <code>${op.completion.metric}</code> on the ${op.completion.stage} stage; y: mean <code>${op.harm.metric}</code> on the ${op.harm.stage} stage. Whiskers: cluster-bootstrap CIs. Best is bottom right.</p>`;
+  const level = Math.round(data.options.level * 100);
+  return html`<section id="headline"><h2>Headline</h2>
+<p>Per defense: ${headlineLegend()}. Cells: mean [${level}% scenario-cluster CI] n; an endpoint with no event shows events/n and its one-sided upper bound. <i>not run</i>: no rollout on that stage; N/A: the metric does not apply.</p>
+<div class="headline-panel">
+<div class="headline-table">${table(headlineTable(data), 'headline')}</div>
+<div class="headline-plot">${plotDivs(plots, 'operating-points', 'No defense has both operating-point axes.')}${axes}</div>
+</div>
+${collapsible('operating points as numbers', table(operatingPointsTable(data)))}
 </section>`;
 }
 
@@ -89,7 +105,7 @@ ${plotDivs(
   'stages',
   'No applicable values on this stage.',
 )}
-${table(stageTable(data, t, 'full'))}
+${collapsible(`${t.stage}: every defense, mean [CI] n`, table(stageTable(data, t, 'full')))}
 `,
   );
   return html`<section id="stages"><h2>Stages</h2>
@@ -103,7 +119,7 @@ function comparisonsSection(data: ReportData, plots: readonly PlotSpec[]): Html 
     const plot = plots.find((p) => p.id === `comparison-${i}`);
     return html`<h3>${pair.defense_a} (A) vs ${pair.defense_b} (B)</h3>
 ${plot === undefined ? html`<p class="empty">No pairs to plot.</p>` : plotDivs([plot], 'comparisons', '')}
-${table(comparisonTable(pair), 'comparisons')}
+${collapsible(`${pair.defense_a} vs ${pair.defense_b}: every metric and stage`, table(comparisonTable(pair), 'comparisons'))}
 `;
   });
   return html`<section id="comparisons"><h2>Paired comparisons</h2>
@@ -116,7 +132,7 @@ function staticSection(data: ReportData, plots: readonly PlotSpec[]): Html {
   return html`<section id="static-f1"><h2>Static policy scores</h2>
 <p>Per-axis precision / recall / F1 of the enforced policy against gold, averaged over distinct (task, policy) pairs; SER = sensitive exposure, over tasks with sensitive entries.</p>
 ${plotDivs(plots, 'static-f1', 'No policy was scored (defense none only).')}
-${table(staticF1Table(data, 'full'))}
+${collapsible('per policy source and axis', table(staticF1Table(data, 'full')))}
 </section>`;
 }
 
@@ -124,7 +140,7 @@ function propagationSection(data: ReportData, plots: readonly PlotSpec[]): Html 
   return html`<section id="propagation"><h2>Propagation</h2>
 <p>Logged taint spread per defense and stage: blast radius (tainted ÷ reachable nodes), taint-to-commit rate, cascade depth (hops from an untrusted source to a tainted commit), privilege jumps. Diagnostic, not an endpoint: the realized denominator shrinks when a defense blocks early.</p>
 ${plotDivs(plots, 'propagation', 'No rollout was measured (no trace graph).')}
-${table(propagationTable(data, 'full'))}
+${collapsible('per defense and stage', table(propagationTable(data, 'full')))}
 </section>`;
 }
 
@@ -147,6 +163,7 @@ function traceSection(traces: readonly TraceView[], cap: HtmlInput['traceCap']):
 
 const HOW_TO_READ = html`<section id="how-to-read"><h2>How to read this report</h2>
 <ul>
+<li><b>Headline</b>: the four numbers to read first, one row per defense, each on its own stage — committed harm under attack, clean utility, completion of authorized work over tainted content, and how often that work was wrongly blocked. Compare defenses down a column; read the intervals before the means. The tables below it are folded: click a title to open one.</li>
 <li><b>Stages are never pooled.</b> Security, active-tainted utility, clean utility and memory/recovery answer different questions; each has its own metrics. A metric that does not apply to a stage is N/A, never 0.</li>
 <li><b>Endpoints</b> (committed harm, secret leakage, wrong target, attack success) say whether a violation was committed. All zero is not proof of safety: read the one-sided upper bound, computed over independent scenario clusters.</li>
 <li><b>Operating points</b> put endpoint security next to authorized utility: a defense that blocks everything sits at the bottom left, one that blocks nothing at the top right.</li>
@@ -159,7 +176,7 @@ const HOW_TO_READ = html`<section id="how-to-read"><h2>How to read this report</
 </section>`;
 
 const STYLE = `
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1280px;padding:0 24px 48px;color:#1d1d1f}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1440px;padding:0 24px 48px;color:#1d1d1f}
 header{border-bottom:1px solid #ddd;margin-bottom:8px}
 nav a{margin-right:12px}
 h2{margin-top:32px;border-bottom:1px solid #eee;padding-bottom:4px}
@@ -167,6 +184,14 @@ table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f5f5f7}
 td.na{color:#999}
+details{margin:4px 0 12px}
+summary{cursor:pointer;color:#1a5fb4}
+.headline-panel{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
+.headline-table{flex:0 1 auto;overflow-x:auto}
+.headline-plot{flex:1 1 460px}
+table.headline{font-size:14px}
+table.headline th,table.headline td{max-width:8.5em}
+table.headline td:first-child{font-weight:600;max-width:12em;overflow-wrap:anywhere}
 .empty,.note{color:#666}
 figure{margin:8px 0;display:inline-block;vertical-align:top}
 figcaption{font-weight:600;margin-bottom:4px}
@@ -224,8 +249,8 @@ ${styleElement(STYLE)}
 <header><h1>authbench report</h1>
 <p>${jobs} · models ${report.models.join(', ') || '–'} · authbench ${report.authbench_version}</p>
 <nav>${nav}</nav></header>
+${headlineSection(report, plots)}
 ${summarySection(report)}
-${operatingSection(report, plots)}
 ${stagesSection(report, plots)}
 ${comparisonsSection(report, plots)}
 ${staticSection(report, plots)}

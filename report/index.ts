@@ -6,6 +6,7 @@
 export { defenseLabel, labelRule, rolloutMetricValues, toRows, NO_POLICY, type LabelRule, type LoadedResult, type ReportRow, type RowSet } from './rows.ts';
 export { JobConfigSchema, loadJob, loadJobs, type JobConfig, type JobInfo, type LoadedJobs } from './load.ts';
 export {
+  buildHeadlineData,
   buildReport,
   comparePair,
   REPORT_SCHEMA_VERSION,
@@ -14,6 +15,7 @@ export {
   type ComparisonRow,
   type EndpointEntry,
   type GroupSummary,
+  type HeadlineData,
   type InfraEntry,
   type Interval,
   type JobSummary,
@@ -25,7 +27,7 @@ export {
   type StageTable,
   type StaticF1Entry,
 } from './build.ts';
-export { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, PROPAGATION_METRICS, orderMetrics, stageMetrics } from './metric-sets.ts';
+export { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, HEADLINE_COLUMNS, PROPAGATION_METRICS, orderMetrics, stageMetrics } from './metric-sets.ts';
 export { csvField, rowsCsv, NA } from './csv.ts';
 export { cellText, endpointText, interval, num, verdictLabel, NA_TEXT } from './format.ts';
 export {
@@ -33,12 +35,15 @@ export {
   endpointsTable,
   flaggedTable,
   groupsTable,
+  headlineLegend,
+  headlineTable,
   infraTable,
   jobsTable,
   operatingPointsTable,
   propagationTable,
   stageTable,
   staticF1Table,
+  NOT_RUN_TEXT,
   type Detail,
   type TextTable,
 } from './tables.ts';
@@ -46,4 +51,5 @@ export { reportPlots, seriesName, type PlotSpec, type Spec } from './plots.ts';
 export { renderHtml, SECTION_IDS, type HtmlInput } from './html.ts';
 export { loadPlotAssets, loadViewerScript, type ScriptAsset } from './assets.ts';
 export { clip, traceView, unavailableTrace, TRACE_CAPS, type ProposalView, type TraceMeta, type TraceView } from './trace-view.ts';
+export { jobHeadline } from './headline.ts';
 export { defaultOutDir, generateReport, loadTraceViews, DEFAULT_MAX_TRACES, type GenerateOptions, type GeneratedReport } from './generate.ts';

@@ -37,6 +37,20 @@ export const COMPLETION_AXES: readonly { metric: string; stage: string }[] = [
   { metric: 'utility_success', stage: 'security' },
 ];
 
+/**
+ * The report's headline (issue #16 item 9): per defense, the four numbers the
+ * paper's results lead with (Table 11 and Fig. 5), each on its one stage —
+ * committed harm where attacks are present, completion on clean work and on
+ * authorized work over tainted content, and how often that authorized work was
+ * blocked. The HTML panel and the terminal (`eval`, `report`) show these alone.
+ */
+export const HEADLINE_COLUMNS: readonly { label: string; metric: string; stage: string }[] = [
+  { label: 'committed harm', metric: 'committed_harm', stage: 'security' },
+  { label: 'clean utility', metric: 'clean_benign_completion', stage: 'clean' },
+  { label: 'authorized tainted completion', metric: 'authorized_tainted_action_success', stage: 'active-tainted' },
+  { label: 'false-positive blocking', metric: 'false_positive_block_rate', stage: 'active-tainted' },
+];
+
 /** Metric names in a stable order: the containment metrics as declared, then any others by name. */
 export function orderMetrics(names: Iterable<string>): string[] {
   const known = new Set<string>(METRIC_NAMES);

@@ -102,8 +102,11 @@ export function operatingPointsSpec(op: OperatingPoints, series: readonly string
   const x: Spec = { field: 'x', type: 'quantitative', title: xTitle, scale: { domain: [0, 1] } };
   const y: Spec = { field: 'y', type: 'quantitative', title: yTitle, scale: { domain: [0, 1] } };
   return {
-    width: 520,
-    height: 380,
+    // Sized to sit beside the headline table on a laptop screen (the page opens with both).
+    width: 400,
+    height: 320,
+    // Under the plot, not beside it: beside, it would push the plot below the headline table.
+    config: { legend: { orient: 'bottom', columns: 2 } },
     data: { values: labelledValues },
     layer: [
       { mark: { type: 'rule', opacity: 0.6 }, encoding: { x: { ...x, field: 'x_lo' }, x2: { field: 'x_hi' }, y, color: colour(series, 'defense') } },

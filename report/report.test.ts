@@ -158,6 +158,19 @@ describe('report.html (no browser)', () => {
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('\\u003cscript>alert(1)\\u003c/script>');
   });
+
+  it('opens with the headline panel, one row per defense, and folds the long tables after it', async () => {
+    const html = await readFile(report.files.html, 'utf8');
+    const sections = [...html.matchAll(/<section id="([^"]+)"/g)].map((m) => m[1]);
+    expect(sections).toEqual([...SECTION_IDS]);
+    expect(sections[0]).toBe('headline');
+    const first = html.indexOf('<table');
+    expect(html.slice(first).startsWith('<table class="headline">')).toBe(true);
+    const headline = html.slice(first, html.indexOf('</table>', first));
+    expect([...headline.matchAll(/<tr><td>([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(['none', 'tool-boundary']);
+    // Every other table is inside a <details>: as many folds as tables after the headline.
+    expect(html.match(/<table/g)?.length).toBe((html.match(/<details><summary>/g)?.length ?? 0) + 1);
+  });
 });
 
 describe('trace view', () => {

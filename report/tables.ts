@@ -4,9 +4,9 @@
  * own way (aligned columns, or escaped <table>s). `brief` cells fit a terminal
  * (a mean), `full` ones carry the interval and n. Pure.
  */
-import type { PairReport, ReportData, StageTable } from './build.ts';
+import type { HeadlineData, PairReport, ReportData, StageTable } from './build.ts';
 import { cellText, endpointText, interval, NA_TEXT, num, verdictLabel } from './format.ts';
-import { ENDPOINT_METRICS, PROPAGATION_METRICS } from './metric-sets.ts';
+import { ENDPOINT_METRICS, HEADLINE_COLUMNS, PROPAGATION_METRICS } from './metric-sets.ts';
 import { seriesName } from './plots.ts';
 
 export interface TextTable {
@@ -17,12 +17,45 @@ export interface TextTable {
 /** brief: one number per cell (terminal); full: mean [CI] n, precision / recall / F1 (HTML). */
 export type Detail = 'brief' | 'full';
 
-function series(data: ReportData, defense: string, model: string): string {
+function series(data: Pick<ReportData, 'models'>, defense: string, model: string): string {
   return seriesName(defense, model, data.models.length > 1);
 }
 
 function meanCell(c: Parameters<typeof cellText>[0], detail: Detail): string {
   return detail === 'full' ? cellText(c) : c === undefined ? '' : num(c.mean, 3);
+}
+
+/** A headline column whose stage had no completed rollout for the defense. */
+export const NOT_RUN_TEXT = 'not run';
+
+const HEADLINE_DIGITS = 3;
+
+/**
+ * One row per defense (and model) with the headline numbers, the same text for the HTML panel and
+ * the terminal. Each cell is the report's own stage cell — mean [scenario-cluster CI] n — except
+ * an endpoint with no event at all, which shows the report's one-sided upper bound instead of a
+ * [0, 0] interval that would read as proof of safety.
+ */
+export function headlineTable(data: HeadlineData): TextTable {
+  const rows = data.models.flatMap((model) =>
+    data.defenses.flatMap((defense) => {
+      const cells = HEADLINE_COLUMNS.map(({ metric, stage }) => {
+        const c = data.stages.find((s) => s.stage === stage)?.cells.find((x) => x.model === model && x.defense === defense && x.metric === metric);
+        const bound = data.endpoints.find((e) => e.model === model && e.defense === defense && e.stage === stage && e.metric === metric && e.zero_event !== null);
+        if (c === undefined) return NOT_RUN_TEXT;
+        return bound === undefined ? cellText(c, HEADLINE_DIGITS) : endpointText(bound, HEADLINE_DIGITS);
+      });
+      // A model the defense never ran with has no row; a defense run only on other stages has one.
+      const ran = data.stages.some((s) => s.cells.some((x) => x.model === model && x.defense === defense));
+      return ran ? [[series(data, defense, model), ...cells]] : [];
+    }),
+  );
+  return { headers: ['defense', ...HEADLINE_COLUMNS.map((c) => c.label)], rows };
+}
+
+/** What each headline column is: metric and stage, for the line under the table. */
+export function headlineLegend(): string {
+  return HEADLINE_COLUMNS.map((c) => `${c.label} = ${c.metric} on ${c.stage}`).join('; ');
 }
 
 export function jobsTable(data: ReportData): TextTable {

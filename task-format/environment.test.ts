@@ -25,16 +25,19 @@ describe('attackPathGap', () => {
     expect(attackPathGap({ dirs, dockerfile, compose: undefined })).toBeUndefined();
   });
 
-  it('a compose service building the folder covers it, but compose sidecars are not started', () => {
+  it('a compose service building the folder covers it and is started; one without its Dockerfile is not', () => {
     const long = 'services:\n  main: {}\n  mock:\n    build:\n      context: ./metadata_mock\n';
     const short = 'services:\n  sink:\n    build: leak_sink\n';
     const withMock = [...dirs, { name: 'metadata_mock', dockerfile: true }];
-    expect(attackPathGap({ dirs: withMock, dockerfile, compose: long })).toBe('attack path incomplete: the sidecars of environment/docker-compose.yaml are not started (authbench runs the task container alone)');
-    expect(attackPathGap({ dirs: [...dirs, { name: 'leak_sink', dockerfile: true }], dockerfile, compose: short })).toBe(
-      'attack path incomplete: the sidecars of environment/docker-compose.yaml are not started (authbench runs the task container alone)',
+    expect(attackPathGap({ dirs: withMock, dockerfile, compose: long })).toBeUndefined();
+    expect(attackPathGap({ dirs: [...dirs, { name: 'leak_sink', dockerfile: true }], dockerfile, compose: short })).toBeUndefined();
+    expect(attackPathGap({ dirs: [...dirs, { name: 'leak_sink', dockerfile: false }], dockerfile, compose: short })).toBe(
+      'attack path incomplete: compose service sink (environment/leak_sink/) cannot be built: no Dockerfile in this copy',
     );
     // A compose file naming another folder leaves this one orphaned.
     expect(attackPathGap({ dirs: [...withMock, { name: 'metadata', dockerfile: true }], dockerfile, compose: long })).toContain('environment/metadata/ is in neither');
+    // A compose file authbench cannot use says so.
+    expect(attackPathGap({ dirs: withMock, dockerfile, compose: long + '    ports: ["80:80"]\n' })).toMatch(/cannot be used \(services\.mock\.ports: compose key not supported/);
   });
 
   it('a Dockerfile copying the whole context (or a glob at its top) uses every folder', () => {
@@ -55,7 +58,10 @@ describe('taskAttackPathGap', () => {
       const task = { files: { contextDir: dir, dockerfile: join(dir, 'Dockerfile') } as Task['files'] };
       expect(await taskAttackPathGap(task)).toBe('attack path incomplete: environment/leak_sink/ (no Dockerfile in this copy) is in neither the task image nor a compose service');
       await writeFile(join(dir, 'docker-compose.yaml'), 'services:\n  leak-sink:\n    build:\n      context: ./leak_sink\n');
-      expect(await taskAttackPathGap(task)).toMatch(/^attack path incomplete: the sidecars of environment\/docker-compose.yaml are not started/);
+      expect(await taskAttackPathGap(task)).toBe('attack path incomplete: compose service leak-sink (environment/leak_sink/) cannot be built: no Dockerfile in this copy');
+      await writeFile(join(dir, 'leak_sink', 'Dockerfile'), 'FROM x\n');
+      expect(await taskAttackPathGap(task)).toBeUndefined();
+      await rm(join(dir, 'leak_sink', 'Dockerfile'));
       await rm(join(dir, 'docker-compose.yaml'));
       await writeFile(join(dir, 'Dockerfile'), 'FROM x\nCOPY tools/ /app/tools/\nCOPY leak_sink/upload_sink.py /opt/\n');
       expect(await taskAttackPathGap(task)).toBeUndefined();

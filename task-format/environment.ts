@@ -3,8 +3,9 @@
  * path needs. Harbor keeps a sidecar's files in a folder of environment/
  * (AuthBench's `leak_sink/`, the `leak-sink` host attack paths post to) that
  * the task image does not COPY and a compose service builds; AuthBench's
- * copies sometimes lack the compose file or even the sidecar's Dockerfile,
- * and authbench does not start compose sidecars yet. Such a task's attack
+ * copies sometimes lack the compose file or even the sidecar's Dockerfile.
+ * authbench starts the sidecars a compose file declares (taskenv/), but not
+ * one it cannot build nor a folder no service builds. Such a task's attack
  * path cannot complete here: positive controls that stay silent on it, and
  * attack smokes that do not fire, are "attack path incomplete", not failures.
  * One reading for eval's control report and `dataset check`.
@@ -12,6 +13,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareStrings, parseDockerfile, splitDockerfileWords } from '../core/index.ts';
+import { COMPOSE_FILES, parseCompose } from './compose.ts';
 import type { Task } from './load.ts';
 
 export interface EnvironmentFacts {
@@ -23,23 +25,35 @@ export interface EnvironmentFacts {
   compose: string | undefined;
 }
 
-const COMPOSE_FILES = ['docker-compose.yaml', 'docker-compose.yml', 'compose.yaml', 'compose.yml'];
-
 /**
  * Why a task's attack path cannot complete here, or undefined: a folder that
- * neither the task image nor a compose service uses is a sidecar's; and compose
- * sidecars are not started. Pure.
+ * neither the task image nor a compose service uses is a sidecar's that nothing
+ * starts; a compose sidecar whose files this copy lacks is not started either.
+ * Pure.
  */
 export function attackPathGap(env: EnvironmentFacts): string | undefined {
   const copied = copiedTopLevel(env.dockerfile);
-  if (copied === 'everything') return undefined;
+  const compose = env.compose === undefined ? undefined : parseCompose(env.compose, 'environment/docker-compose.yaml');
   const reasons: string[] = [];
-  const orphans = env.dirs.filter((d) => !copied.has(d.name) && !(env.compose !== undefined && composeBuilds(env.compose, d.name)));
-  if (orphans.length > 0) {
-    const names = orphans.map((d) => `environment/${d.name}/${d.dockerfile ? '' : ' (no Dockerfile in this copy)'}`).join(', ');
-    reasons.push(`${names} ${orphans.length === 1 ? 'is' : 'are'} in neither the task image nor a compose service`);
+  if (compose !== undefined && compose.compose === undefined) {
+    const first = compose.problems.find((p) => p.severity === 'error');
+    reasons.push(`environment/docker-compose.yaml cannot be used (${first?.field === undefined ? '' : `${first.field}: `}${first?.message ?? 'invalid'})`);
   }
-  if (env.compose !== undefined) reasons.push('the sidecars of environment/docker-compose.yaml are not started (authbench runs the task container alone)');
+  // Top-level folder of environment/ each sidecar is built from.
+  const sidecarDirs = new Map<string, string>();
+  for (const s of compose?.compose?.sidecars ?? []) {
+    if (s.build !== undefined) sidecarDirs.set(s.build.context.split('/')[1] ?? '', s.name);
+  }
+  if (copied !== 'everything') {
+    const orphans = env.dirs.filter((d) => !copied.has(d.name) && !sidecarDirs.has(d.name));
+    if (orphans.length > 0) {
+      const names = orphans.map((d) => `environment/${d.name}/${d.dockerfile ? '' : ' (no Dockerfile in this copy)'}`).join(', ');
+      reasons.push(`${names} ${orphans.length === 1 ? 'is' : 'are'} in neither the task image nor a compose service`);
+    }
+  }
+  const unbuildable = [...sidecarDirs].filter(([dir]) => env.dirs.find((d) => d.name === dir)?.dockerfile !== true);
+  if (unbuildable.length > 0)
+    reasons.push(`${unbuildable.map(([dir, name]) => `compose service ${name} (environment/${dir}/)`).join(', ')} cannot be built: no Dockerfile in this copy`);
   return reasons.length === 0 ? undefined : `attack path incomplete: ${reasons.join('; ')}`;
 }
 
@@ -58,14 +72,6 @@ function copiedTopLevel(dockerfile: string): Set<string> | 'everything' {
     }
   }
   return out;
-}
-
-function composeBuilds(compose: string, dir: string): boolean {
-  return new RegExp(`^\\s*(?:context:\\s*)?['"]?(?:\\./)?${escapeRegExp(dir)}/?['"]?\\s*$`, 'm').test(compose.replace(/^\s*build:\s*/gm, ''));
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** What attackPathGap reads off a task's environment/: its folders, its Dockerfile, its compose file. */

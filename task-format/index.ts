@@ -13,6 +13,19 @@ export {
   type TaskFiles,
   type TaskLimits,
 } from './load.ts';
+export {
+  COMPOSE_FILES,
+  DEPENDS_CONDITIONS,
+  MAIN_SERVICE,
+  parseCompose,
+  parseDurationMs,
+  withoutSidecars,
+  type ComposeEnvironment,
+  type Dependency,
+  type DependsCondition,
+  type Healthcheck,
+  type SidecarService,
+} from './compose.ts';
 export { attackPathGap, readEnvironmentFacts, taskAttackPathGap, type EnvironmentFacts } from './environment.ts';
 export {
   AuthbenchSectionSchema,

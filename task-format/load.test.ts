@@ -204,6 +204,35 @@ describe('rules checked on modified copies of the good tasks', () => {
     await writeFile(path, change(await readFile(path, 'utf8')));
   }
 
+  it('a compose file is loaded with the task; an unsupported key makes loadTask name the file and key path', async () => {
+    const compose = 'services:\n  main: { depends_on: { sink: { condition: service_healthy } } }\n  sink: { build: ./sink, healthcheck: { test: [CMD, "true"] } }\n';
+    const ok = await copyOf('good-standard', async (d) => {
+      await writeFile(join(d, 'environment/docker-compose.yaml'), compose);
+      await mkdir(join(d, 'environment/sink'));
+      await writeFile(join(d, 'environment/sink/Dockerfile'), 'FROM scratch\n');
+    });
+    const task = await loadTask(ok);
+    expect(task.compose?.sidecars.map((x) => x.build?.context)).toEqual(['environment/sink']);
+    expect(task.files.composeFile).toBe(join(ok, 'environment/docker-compose.yaml'));
+    expect((await loadTask(fixture('good-standard'))).compose).toBeUndefined();
+
+    const bad = await copyOf('good-standard', (d) => writeFile(join(d, 'environment/compose.yaml'), 'services:\n  sink: { image: x, ports: ["80:80"] }\n'));
+    expect(located(bad, (await checkTask(bad)).problems)).toEqual([['environment/compose.yaml', 'services.sink.ports', 'error']]);
+    const error = await loadTask(bad).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthbenchError);
+    expect((error as AuthbenchError).code).toBe('INVALID_TASK');
+    expect((error as AuthbenchError).details.join('\n')).toContain('environment/compose.yaml: services.sink.ports: compose key not supported');
+  });
+
+  it('a compose sidecar whose Dockerfile this copy lacks is a warning, and is not started', async () => {
+    const dir = await copyOf('good-standard', (d) =>
+      writeFile(join(d, 'environment/docker-compose.yaml'), 'services:\n  main: { depends_on: [leak-sink] }\n  leak-sink: { build: ./leak_sink }\n'),
+    );
+    const { task, problems } = await checkTask(dir);
+    expect(located(dir, problems)).toEqual([['environment/docker-compose.yaml', 'services.leak-sink.build', 'warning']]);
+    expect(task?.compose).toMatchObject({ sidecars: [], mainDependsOn: [], dropped: ['leak-sink'] });
+  });
+
   it('a standard task with attack_smoke.sh is an error', async () => {
     const dir = await copyOf('good-standard', (d) => writeFile(join(d, 'solution/attack_smoke.sh'), 'true\n'));
     expect(located(dir, (await checkTask(dir)).problems)).toEqual([['solution/attack_smoke.sh', undefined, 'error']]);

@@ -20,6 +20,7 @@ import {
   type TaskToml,
 } from './schema.ts';
 import { parseSpec, type PermissionEvalSpec } from './spec.ts';
+import { COMPOSE_FILES, parseCompose, withoutSidecars, type ComposeEnvironment } from './compose.ts';
 
 export const TASK_ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 
@@ -53,6 +54,8 @@ export interface TaskFiles {
   attackValidator?: string;
   specFile?: string;
   skillsDir?: string;
+  /** environment/docker-compose.yaml (or another name compose accepts), when the task has one. */
+  composeFile?: string;
 }
 
 /** Resource limits from task.toml; undefined where the task leaves the runner's default. */
@@ -82,6 +85,8 @@ export interface Task {
   workdir: string;
   files: TaskFiles;
   spec: PermissionEvalSpec | undefined;
+  /** The compose sidecars started next to the task container; undefined for a task without a compose file. */
+  compose?: ComposeEnvironment;
   /** Absolute folder of the family base image's build context ([authbench].family_base), when set. */
   familyBaseDir?: string;
   /** Image refs of the Dockerfile's FROM lines, as written. */
@@ -176,6 +181,28 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     if (stages.length === 0) err(TASK_PATHS.dockerfile, undefined, 'has no FROM instruction');
   }
   const finalStage = stages.at(-1);
+  // A compose file: its sidecars run next to the task container; each one authbench builds must have its Dockerfile here.
+  let compose: ComposeEnvironment | undefined;
+  let composeRel: string | undefined;
+  for (const name of COMPOSE_FILES) {
+    const rel = join(TASK_PATHS.contextDir, name);
+    if (composeRel === undefined && (await optionalFile(rel))) composeRel = rel;
+  }
+  if (composeRel !== undefined) {
+    const parsed = parseCompose(await readFile(join(absDir, composeRel), 'utf8'), composeRel, shown(composeRel));
+    problems.push(...parsed.problems);
+    compose = parsed.compose;
+    // AuthBench copies sometimes lack a sidecar's files: the task still runs, without that sidecar ("attack path incomplete").
+    const unbuildable = new Set<string>();
+    for (const sidecar of compose?.sidecars ?? []) {
+      if (sidecar.build === undefined) continue;
+      const dockerfile = join(sidecar.build.context, sidecar.build.dockerfile);
+      if ((await entry(dockerfile)) === 'file') continue;
+      warn(composeRel, `services.${sidecar.name}.build`, `${dockerfile} is missing: the sidecar is not started (attack path incomplete)`);
+      unbuildable.add(sidecar.name);
+    }
+    if (compose !== undefined && unbuildable.size > 0) compose = withoutSidecars(compose, unbuildable);
+  }
   const skillsKind = await entry(TASK_PATHS.skillsDir);
   if (skillsKind === 'file' || skillsKind === 'other') err(TASK_PATHS.skillsDir, undefined, 'is not a directory');
 
@@ -255,6 +282,7 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     ...(hasAttackValidator ? { attackValidator: join(absDir, TASK_PATHS.attackValidator) } : {}),
     ...(hasSpec ? { specFile: join(absDir, TASK_PATHS.specFile) } : {}),
     ...(skillsKind === 'dir' ? { skillsDir: join(absDir, TASK_PATHS.skillsDir) } : {}),
+    ...(composeRel === undefined ? {} : { composeFile: join(absDir, composeRel) }),
   };
   const task: Task = {
     id,
@@ -265,6 +293,7 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     workdir: resolved.authbench.workdir ?? finalStage?.workdir ?? DEFAULT_WORKDIR,
     files,
     spec,
+    ...(compose === undefined ? {} : { compose }),
     ...(familyBaseDir === undefined ? {} : { familyBaseDir }),
     dockerfileFrom: stages.map((s) => s.rawRef),
     limits: limitsOf(config),

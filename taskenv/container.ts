@@ -1,13 +1,16 @@
 import type { Container, ContainerSpec, Engine } from '../docker/index.ts';
 import { LAUNCHER_PATH, ensureHarness, harnessMount, type Harness } from '../sandbox/launcher/index.ts';
 import { AuthbenchError } from '../core/index.ts';
-import type { Task } from '../task-format/index.ts';
+import { MAIN_SERVICE, type Task } from '../task-format/index.ts';
+import { startTaskSidecars } from './sidecars.ts';
 
 export interface TaskContainerOptions {
   /** Recorded as the authbench.run label so `authbench clean` can find a crashed run's leftovers. */
   runId?: string;
   /** Pin to one CPU: strace --seccomp-bpf is ~1.3x pinned vs 5-100x unpinned (environment.md). */
   cpusetCpus?: string;
+  /** Longest wait for a compose sidecar to get ready (default: docker/sidecars.ts). */
+  sidecarReadyTimeoutMs?: number;
 }
 
 /**
@@ -29,15 +32,24 @@ export function taskLimits(task: Task): { memoryMb: number; cpus: number; pids: 
 /**
  * How a task's container is started: the task's workdir, its limits (memory,
  * CPU quota, pids), no network at all unless the task declares a local sink
- * that needs one, and the harness mounted read-only at /opt/authbench. Its
+ * that needs one or has compose sidecars (then only their internal network,
+ * as service `main`), and the harness mounted read-only at /opt/authbench. Its
  * main process is the harness's idle process, not the image's entrypoint.
  */
-export function taskContainerSpec(task: Task, image: string, harness: Pick<Harness, 'volume'>, options: TaskContainerOptions = {}): ContainerSpec {
+export function taskContainerSpec(
+  task: Task,
+  image: string,
+  harness: Pick<Harness, 'volume'>,
+  options: TaskContainerOptions & { sidecarNetwork?: string } = {},
+): ContainerSpec {
   const limits = taskLimits(task);
+  const env = task.compose?.mainEnvironment ?? {};
   return {
     image,
     workdir: task.workdir,
-    network: task.authbench.network === 'sink' ? 'bridge' : 'none',
+    network:
+      options.sidecarNetwork !== undefined ? { name: options.sidecarNetwork, aliases: [MAIN_SERVICE] } : task.authbench.network === 'sink' ? 'bridge' : 'none',
+    ...(Object.keys(env).length === 0 ? {} : { env }),
     labels: { 'authbench.task': task.id, ...(options.runId === undefined ? {} : { 'authbench.run': options.runId }) },
     memoryBytes: limits.memoryMb * 1024 * 1024,
     cpus: limits.cpus,
@@ -48,21 +60,43 @@ export function taskContainerSpec(task: Task, image: string, harness: Pick<Harne
   };
 }
 
+/** A task container and, for a compose task, its sidecars: dispose removes them all. */
+export interface TaskEnvironment {
+  container: Container;
+  /** The sidecar network the container is on, when the task has sidecars. */
+  network?: string;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
 /**
  * A fresh container of the task's image with the harness mounted, checked
  * from the daemon's side: the harness mount must be the expected volume and
- * read-only, or nothing runs in it.
+ * read-only, or nothing runs in it. A task with compose sidecars gets them
+ * first, ready as its `depends_on` asks, on a network of this container's own.
  */
-export async function startTaskContainer(engine: Engine, task: Task, image: string, options: TaskContainerOptions = {}): Promise<Container> {
+export async function startTaskEnvironment(engine: Engine, task: Task, image: string, options: TaskContainerOptions = {}): Promise<TaskEnvironment> {
   const harness = await ensureHarness(engine);
-  const container = await engine.startContainer(taskContainerSpec(task, image, harness, options));
+  const labels = { 'authbench.task': task.id, ...(options.runId === undefined ? {} : { 'authbench.run': options.runId }) };
+  const sidecars = await startTaskSidecars(engine, task, labels, options.sidecarReadyTimeoutMs);
+  let container: Container | undefined;
   try {
+    container = await engine.startContainer(taskContainerSpec(task, image, harness, { ...options, ...(sidecars === undefined ? {} : { sidecarNetwork: sidecars.network }) }));
     await assertHarnessMount(container, harness);
   } catch (e) {
-    await container.remove();
+    await container?.remove().catch(() => undefined);
+    await sidecars?.[Symbol.asyncDispose]().catch(() => undefined);
     throw e;
   }
-  return container;
+  const started = container;
+  const dispose = async (): Promise<void> => {
+    // The task container first: the sidecars' network cannot go while it is attached.
+    try {
+      await started.remove();
+    } finally {
+      await sidecars?.[Symbol.asyncDispose]();
+    }
+  };
+  return { container: started, ...(sidecars === undefined ? {} : { network: sidecars.network }), [Symbol.asyncDispose]: dispose };
 }
 
 async function assertHarnessMount(container: Container, harness: Pick<Harness, 'volume'>): Promise<void> {
@@ -76,12 +110,8 @@ async function assertHarnessMount(container: Container, harness: Pick<Harness, '
   }
 }
 
-/** Run `fn` with a fresh task container (harness mounted) that is removed afterwards, whatever happens. */
+/** Run `fn` with a fresh task container (harness mounted, sidecars running) that is removed afterwards with its sidecars, whatever happens. */
 export async function withTaskContainer<T>(engine: Engine, task: Task, image: string, options: TaskContainerOptions, fn: (container: Container) => Promise<T>): Promise<T> {
-  const container = await startTaskContainer(engine, task, image, options);
-  try {
-    return await fn(container);
-  } finally {
-    await container.remove();
-  }
+  await using env = await startTaskEnvironment(engine, task, image, options);
+  return await fn(env.container);
 }

@@ -2,6 +2,7 @@ import { relative } from 'node:path';
 import type { BaseMapEntry, BuildHostAccess, BuildResult, Engine } from '../docker/index.ts';
 import { taskImageRepository } from '../docker/index.ts';
 import { familyImageRepository, type Task } from '../task-format/index.ts';
+import { buildSidecarImages } from './sidecars.ts';
 
 /**
  * How every command that builds builds (`--base-map`, `--build-arg`,
@@ -53,10 +54,10 @@ async function familyBaseEntry(engine: Engine, task: Task, options: TaskBuildOpt
   return [{ pattern: `${repository}*`, image: base.tag }];
 }
 
-/** Build (or find cached) the image of one task. */
+/** Build (or find cached) the image of one task, and those of its compose sidecars. */
 export async function buildTaskImage(engine: Engine, task: Task, options: TaskBuildOptions = {}): Promise<BuildResult> {
   const family = await familyBaseEntry(engine, task, options);
-  return engine.buildImage({
+  const result = await engine.buildImage({
     repository: taskImageRepository(task.id),
     kind: 'task-image',
     contextDir: task.files.contextDir,
@@ -67,4 +68,6 @@ export async function buildTaskImage(engine: Engine, task: Task, options: TaskBu
     ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   });
+  await buildSidecarImages(engine, task, options);
+  return result;
 }

@@ -1,3 +1,4 @@
 export * from './image.ts';
 export * from './container.ts';
 export * from './sandbox.ts';
+export * from './sidecars.ts';

@@ -1,7 +1,7 @@
 import type { Container, Engine } from '../docker/index.ts';
 import { SandboxSession, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { startTaskContainer, type TaskContainerOptions } from './container.ts';
+import { startTaskEnvironment, type TaskContainerOptions } from './container.ts';
 
 export interface TaskSandbox {
   container: Container;
@@ -13,13 +13,16 @@ export interface OpenSandboxOptions extends TaskContainerOptions, SessionOptions
 
 /**
  * A fresh container of the task's image with the harness mounted read-only
- * and a sandbox session on it. Dispose (or `await using`) removes the container.
+ * and a sandbox session on it (and its compose sidecars, when it has any).
+ * Dispose (or `await using`) removes the container and the sidecars.
  */
 export async function openTaskSandbox(engine: Engine, task: Task, image: string, options: OpenSandboxOptions = {}): Promise<TaskSandbox> {
-  const container = await startTaskContainer(engine, task, image, {
+  const env = await startTaskEnvironment(engine, task, image, {
     ...(options.runId === undefined ? {} : { runId: options.runId }),
     ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
+    ...(options.sidecarReadyTimeoutMs === undefined ? {} : { sidecarReadyTimeoutMs: options.sidecarReadyTimeoutMs }),
   });
+  const container = env.container;
   const session = new SandboxSession(container, task.workdir, {
     ...(options.bestEffort === undefined ? {} : { bestEffort: options.bestEffort }),
     ...(options.pinCpu === undefined ? {} : { pinCpu: options.pinCpu }),
@@ -32,7 +35,7 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     try {
       await session.close();
     } finally {
-      await container.remove();
+      await env[Symbol.asyncDispose]();
     }
   };
   return { container, session, [Symbol.asyncDispose]: dispose };

@@ -46,6 +46,7 @@ const command: CommandModule<object, CleanArgs> = {
           name: i.tags.join(', ') || chalk.dim('<untagged>'),
         })),
         ...report.volumes.map((v) => ({ kind: 'volume', id: v.replace(/^authbench-harness-/, '').slice(0, 12), name: v })),
+        ...report.networks.map((n) => ({ kind: 'network', id: n.replace(/^authbench-net-/, '').slice(0, 12), name: n })),
       ];
       if (rows.length > 0) {
         process.stdout.write(
@@ -60,7 +61,7 @@ const command: CommandModule<object, CleanArgs> = {
         );
       }
       const verb = report.dryRun ? 'would remove' : 'removed';
-      process.stdout.write(`${verb} ${report.containers.length} container(s), ${report.images.length} image(s), ${report.volumes.length} volume(s)\n`);
+      process.stdout.write(`${verb} ${report.containers.length} container(s), ${report.images.length} image(s), ${report.volumes.length} volume(s), ${report.networks.length} network(s)\n`);
       if (report.skipped > 0) {
         process.stdout.write(chalk.dim(`left ${report.skipped} resource(s) that only inherited authbench labels from an authbench image\n`));
       }

@@ -4,10 +4,11 @@
  * names the flag or the file (and, for an element, its index and field).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../test/cli.ts';
 
 let dir = '';
@@ -64,5 +65,177 @@ describe('eval --model scripted/replay', () => {
     const r = await evalCli('--model', 'scripted/replay', '--replay', file);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`authbench: INVALID_CONFIG ${file}: cannot read replay file: `);
+  });
+});
+
+// The bundled tasks and their stored gold: enough for everything eval checks before Docker.
+const TASKS = fileURLToPath(new URL('../../tasks', import.meta.url));
+const TRACES = fileURLToPath(new URL('../../oracle-traces', import.meta.url));
+const local = (...args: string[]) => evalCli('--tasks', TASKS, '--oracle-traces', TRACES, ...args);
+
+describe('eval flags are checked before any work', () => {
+  it.each([
+    [['--cache', 'bogus'], /cache/],
+    [['--max-turns', '0'], /--max-turns 0: expected an integer ≥ 1/],
+    [['--model-timeout', '0'], /--model-timeout 0: expected a number > 0/],
+    [['--model-retries', '-1'], /--model-retries -1: expected an integer ≥ 0/],
+    [['--seed', 'abc'], /--seed is not a number: expected an integer/],
+    [['--limit', '0'], /--limit 0: expected an integer ≥ 1/],
+    [['--attempts', '1.5'], /--attempts 1.5: expected an integer ≥ 1/],
+    [['--strategy', 'bogus'], /strategy/],
+    [['-n', '0'], /--concurrency 0: expected an integer ≥ 1/],
+  ])('%j exits 1 naming the flag, without a stack trace, writing nothing', async (flags, expected) => {
+    const r = await local('--model', 'scripted/oracle', '--job-name', 'flags', ...flags);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(expected);
+    expect(r.err).not.toContain('internal error');
+    expect(r.err).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(dir, 'jobs'))).toBe(false);
+  });
+
+  it('refuses an unknown scripted model, and a provider model without its key, before anything is written', async () => {
+    const unknown = await local('--model', 'scripted/nope', '--job-name', 'nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('--model scripted/nope: unknown scripted model');
+    vi.stubEnv('OPENAI_API_KEY', '');
+    try {
+      const keyless = await local('--model', 'gpt-5', '--job-name', 'keyless', 'log-triage');
+      expect(keyless.code).toBe(1);
+      expect(keyless.err).toContain('openai/gpt-5: OPENAI_API_KEY is not set');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const noUrl = await local('--model', 'openai-compatible/qwen', '--job-name', 'nourl', 'log-triage');
+    expect(noUrl.code).toBe(1);
+    expect(noUrl.err).toContain('needs the server\'s base URL');
+    expect(existsSync(join(dir, 'jobs'))).toBe(false);
+  });
+
+  it('keeps --job-name inside --jobs-dir', async () => {
+    for (const name of ['../../x', '/tmp/x', '..', '.hidden', 'a/b']) {
+      const r = await local('--model', 'scripted/oracle', '--job-name', name, '--dry-run');
+      expect(r.code, name).toBe(1);
+      expect(r.err, name).toContain('a job name is one folder inside --jobs-dir');
+    }
+  });
+
+  it('refuses --resume without --job-name instead of starting a new job', async () => {
+    const r = await local('--model', 'scripted/oracle', '--resume');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('--resume needs --job-name');
+  });
+
+  it('names a task (positional or -i) that matches nothing', async () => {
+    const r = await local('--model', 'scripted/oracle', 'log-triag', '--dry-run');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('TASK_NOT_FOUND');
+    expect(r.err).toContain('"log-triag"');
+  });
+
+  it('shows the defaults the config gets in --help', async () => {
+    const { EVAL_DEFAULTS } = await import('../../evaluation/index.ts');
+    let printed = '';
+    const log = vi.spyOn(console, 'log').mockImplementation((s: unknown) => {
+      printed += String(s);
+    });
+    try {
+      await runCli('eval', '--help');
+    } finally {
+      log.mockRestore();
+    }
+    const help = printed.replace(/\s+/g, ' ');
+    expect(help).toContain(`[default: ${EVAL_DEFAULTS.max_turns}]`);
+    expect(help).toMatch(new RegExp(`--model-timeout .*\\[default: ${EVAL_DEFAULTS.model_timeout_sec}\\]`));
+    expect(help).toMatch(new RegExp(`--model-retries .*\\[default: ${EVAL_DEFAULTS.model_retries}\\]`));
+    expect(help).toMatch(/--cache .*\[default: read-write\]/);
+    expect(help).toContain('125 nothing measured');
+  });
+});
+
+interface DryRun {
+  tasks: number;
+  pending: number;
+  config: { model: string; include: string[]; policies: string[]; max_turns: number };
+}
+const ids = (r: { out: string }): string[] => (JSON.parse(r.out) as { rollouts: { id: string }[] }).rollouts.map((x) => x.id);
+
+describe('eval --dry-run, positionals, --limit', () => {
+  it('prints the plan and its size for tasks given as positionals, writing nothing', async () => {
+    const r = await local('--model', 'scripted/oracle', 'log-triage', 'csv-sales-report', '--policy', 'gold', '--policy', 'allow-all', '-k', '2', '--dry-run', '--json');
+    expect(r.code, r.err).toBe(0);
+    const plan = JSON.parse(r.out) as DryRun;
+    expect(plan).toMatchObject({ tasks: 2, pending: 8 });
+    expect(ids(r)).toHaveLength(8);
+    expect(ids(r)).toContain('log-triage__allow-all__tool-boundary__a2');
+    expect(existsSync(join(dir, 'jobs'))).toBe(false);
+    const text = await local('--model', 'scripted/oracle', 'log-triage', '--dry-run');
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/1 task\(s\), 1 rollout\(s\), 1 to run; nothing was written/);
+  });
+
+  it('--limit N keeps the first N selected tasks by id', async () => {
+    const all = await local('--model', 'scripted/oracle', '--dry-run', '--json');
+    const limited = await local('--model', 'scripted/oracle', '--limit', '2', '--dry-run', '--json');
+    expect(limited.code, limited.err).toBe(0);
+    expect((JSON.parse(limited.out) as DryRun).tasks).toBe(2);
+    const firstTwo = [...new Set(ids(all).map((id) => id.split('__')[0]))].sort().slice(0, 2);
+    expect(ids(limited).map((id) => id.split('__')[0])).toEqual(firstTwo);
+  });
+
+  it('--policy FILE plans rollouts under the hand-written policy; an invalid file or an unknown word is refused', async () => {
+    const file = join(dir, 'mine.json');
+    await writeFile(file, JSON.stringify({ read: ['/app/**'], write: ['/app/out'], execute: ['/usr/bin/*'] }));
+    const r = await local('--model', 'scripted/oracle', 'log-triage', '--policy', file, '--policy', 'gold', '--dry-run', '--json');
+    expect(r.code, r.err).toBe(0);
+    expect(ids(r).sort()).toEqual(['log-triage__file__tool-boundary__a1', 'log-triage__gold__tool-boundary__a1']);
+    const bad = join(dir, 'bad-policy.json');
+    await writeFile(bad, JSON.stringify({ read: ['relative'], write: [], execute: [] }));
+    const invalid = await local('--model', 'scripted/oracle', 'log-triage', '--policy', bad, '--dry-run');
+    expect(invalid.code).toBe(1);
+    expect(invalid.err).toContain(`INVALID_POLICY ${bad}`);
+    const unknown = await local('--model', 'scripted/oracle', 'log-triage', '--policy', 'glod', '--dry-run');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('--policy glod: neither a policy source nor a file');
+  });
+});
+
+describe('eval --resume --job-name NAME', () => {
+  /** A job folder as a started job leaves it (config.json), made without Docker. */
+  async function savedJob(name: string, config: object): Promise<void> {
+    const { configFromFlags } = await import('../../evaluation/index.ts');
+    await mkdir(join(dir, 'resume-jobs', name), { recursive: true });
+    await writeFile(join(dir, 'resume-jobs', name, 'config.json'), JSON.stringify(configFromFlags({ tasks_dir: TASKS, oracle_traces_dir: TRACES, ...config })));
+  }
+  const resume = (name: string, ...args: string[]) => runCli('eval', '--jobs-dir', join(dir, 'resume-jobs'), '--job-name', name, '--resume', '--dry-run', '--json', ...args);
+
+  it('continues from the saved config alone; flags given again that match are accepted', async () => {
+    await savedJob('saved', { model: 'scripted/oracle', include: ['log-triage'], policies: ['gold', 'allow-all'], max_turns: 7 });
+    for (const extra of [[], ['--model', 'scripted/oracle', '--policy', 'allow-all', '--policy', 'gold', '--max-turns', '7', 'log-triage']]) {
+      const r = await resume('saved', ...extra);
+      expect(r.code, r.err).toBe(0);
+      expect((JSON.parse(r.out) as DryRun).config).toMatchObject({ model: 'scripted/oracle', include: ['log-triage'], policies: ['gold', 'allow-all'], max_turns: 7 });
+      expect(ids(r)).toHaveLength(2);
+    }
+  });
+
+  it('refuses flags that differ from the saved config, naming each', async () => {
+    await savedJob('differs', { model: 'scripted/oracle', include: ['log-triage'] });
+    const r = await resume('differs', '--policy', 'allow-all', '--max-turns', '9');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('cannot resume differs: --policy, --max-turns differ from the job\'s saved config');
+    expect(r.err).toContain('--policy: saved gold, given allow-all');
+    expect(r.err).toContain('--max-turns: saved 30, given 9');
+    const task = await resume('differs', 'csv-sales-report');
+    expect(task.code).toBe(1);
+    expect(task.err).toContain('task selection');
+  });
+
+  it('says when there is no such job, unless the flags of a new one are given (a rerun script)', async () => {
+    const r = await resume('never-started');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('no job never-started to resume');
+    const started = await resume('never-started', '--model', 'scripted/oracle', '--tasks', TASKS, '--oracle-traces', TRACES, 'log-triage');
+    expect(started.code, started.err).toBe(0);
+    expect(JSON.parse(started.out)).toMatchObject({ tasks: 1, pending: 1 });
   });
 });

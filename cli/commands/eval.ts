@@ -1,137 +1,193 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
-import type { JobEvent, SummaryRow } from '../../evaluation/index.ts';
+import type { EvalFlags, JobEvent, SummaryRow } from '../../evaluation/index.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 import { createProgress } from '../progress.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { intFlag, listFlag, positiveFlag } from '../flags.ts';
 
 interface EvalArgs extends BuildFlagArgs {
-  model: string;
+  task: string[];
+  model: string | undefined;
   /** An array when the flag is repeated (refused). */
   replay: string | string[] | undefined;
   'base-url': string | undefined;
-  tasks: string;
-  'oracle-traces': string;
-  include: string[];
-  exclude: string[];
-  policy: string[];
-  strategy: 'direct' | 'sufficiency-tightness';
-  defense: string[];
+  tasks: string | undefined;
+  'oracle-traces': string | undefined;
+  include: string | string[] | undefined;
+  exclude: string | string[] | undefined;
+  policy: string | string[] | undefined;
+  strategy: 'direct' | 'sufficiency-tightness' | undefined;
+  defense: string | string[] | undefined;
   concurrency: number;
-  attempts: number;
-  seed: number;
-  'max-turns': number;
+  attempts: number | undefined;
+  seed: number | undefined;
+  'max-turns': number | undefined;
+  limit: number | undefined;
   'jobs-dir': string;
   'job-name': string | undefined;
   resume: boolean;
-  cache: string;
-  'model-timeout': number;
-  'model-retries': number;
+  'dry-run': boolean;
+  cache: 'off' | 'read-write' | 'replay-only' | undefined;
+  'model-timeout': number | undefined;
+  'model-retries': number | undefined;
   json: boolean;
 }
 
 const pct = (x: number | null): string => (x === null ? chalk.dim('N/A') : `${(x * 100).toFixed(1)}%`);
 const num = (x: number | null): string => (x === null ? chalk.dim('N/A') : x.toFixed(2));
 
+// Flags that make up the job's config have no yargs default: undefined means "not given", which
+// --resume needs to tell apart from a default (the saved config supplies it). The defaults are EVAL_DEFAULTS
+// (evaluation/resume.ts), shown here as text so --help loads nothing heavy; eval.test.ts checks they agree.
 const command: CommandModule<object, EvalArgs> = {
-  command: 'eval',
+  command: 'eval [task..]',
   describe: 'Run the execution agent on every task × policy source × defense × attempt, validate, and summarize',
   builder: (y: Argv) =>
     withBuildFlags(y)
-      .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection | scripted/replay', type: 'string', demandOption: true })
+      .positional('task', { describe: 'Task ids or globs to run (as -i; default: every task under --tasks)', type: 'string', array: true, default: [] })
+      .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection | scripted/replay (required unless --resume)', type: 'string' })
       .option('replay', { describe: 'With --model scripted/replay: a JSON array of shell commands (strings or {"command", "timeout_sec"}) proposed one per turn', type: 'string' })
       .option('base-url', { describe: 'Base URL for openai-compatible providers (vLLM, Ollama, llama.cpp)', type: 'string' })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
-      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
-      .option('include', { alias: 'i', describe: 'Task id glob to keep (repeatable)', type: 'string', array: true, default: [] })
-      .option('exclude', { alias: 'x', describe: 'Task id glob to drop (repeatable)', type: 'string', array: true, default: [] })
-      .option('policy', { describe: 'Policy source: gold | allow-all | deny-all | generated (repeatable)', type: 'string', array: true, default: ['gold'] })
-      .option('strategy', { describe: 'How --policy generated is written by --model', choices: ['direct', 'sufficiency-tightness'] as const, default: 'direct' as const })
-      .option('defense', { describe: 'Defense: none | prompt-only | structured-guard | tool-boundary | taint-only | intent-ledger | rollback (repeatable)', type: 'string', array: true, default: ['tool-boundary'] })
-      .option('concurrency', { alias: 'n', describe: 'Rollouts in parallel', type: 'number', default: 3 })
-      .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', default: 1 })
-      .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', default: 0 })
-      .option('max-turns', { describe: 'Model turns per episode', type: 'number', default: 30 })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', defaultDescription: '"tasks"' })
+      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', defaultDescription: '"oracle-traces"' })
+      .option('include', { alias: 'i', describe: 'Task id glob to keep (repeatable); each must match a task', type: 'string' })
+      .option('exclude', { alias: 'x', describe: 'Task id glob to drop (repeatable)', type: 'string' })
+      .option('limit', { describe: 'Only the first N selected tasks (by id)', type: 'number', coerce: intFlag('limit', 1) })
+      .option('policy', { describe: 'Policy source: gold | allow-all | deny-all | generated, or a policy FILE (hand-written; scored and enforced like the others) (repeatable)', type: 'string', defaultDescription: 'gold' })
+      .option('strategy', { describe: 'How --policy generated is written by --model', choices: ['direct', 'sufficiency-tightness'] as const, defaultDescription: 'direct' })
+      .option('defense', { describe: 'Defense: none | prompt-only | structured-guard | tool-boundary | taint-only | intent-ledger | rollback (repeatable)', type: 'string', defaultDescription: 'tool-boundary' })
+      .option('concurrency', { alias: 'n', describe: 'Rollouts in parallel', type: 'number', default: 3, coerce: intFlag('concurrency', 1) })
+      .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', defaultDescription: '1', coerce: intFlag('attempts', 1) })
+      .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', defaultDescription: '0', coerce: intFlag('seed', Number.MIN_SAFE_INTEGER) })
+      .option('max-turns', { describe: 'Model turns per episode', type: 'number', defaultDescription: '30', coerce: intFlag('max-turns', 1) })
       .option('jobs-dir', { describe: 'Where jobs are written', type: 'string', default: 'jobs' })
-      .option('job-name', { describe: 'Job folder name (default: <model>-<time>)', type: 'string' })
-      .option('resume', { describe: 'Continue a job: skip rollouts with a complete result; refuse if its inputs changed', type: 'boolean', default: false })
-      .option('cache', { describe: 'Model response cache: off | read-write | replay-only', type: 'string', default: 'read-write' })
-      .option('model-timeout', { describe: 'Seconds per model call attempt', type: 'number', default: 300 })
-      .option('model-retries', { describe: 'Retries of a model call on rate limits, 5xx and timeouts (backoff honours Retry-After)', type: 'number', default: 4 })
+      .option('job-name', { describe: 'Job folder name inside --jobs-dir (default: <model>-<time>)', type: 'string' })
+      .option('resume', { describe: 'Continue the job --job-name from its saved config: skip rollouts with a complete result; flags given again must match it (with --model and no such job: start it)', type: 'boolean', default: false })
+      .option('dry-run', { describe: 'Check everything and print the rollout plan and its size; write, build and run nothing', type: 'boolean', default: false })
+      .option('cache', { describe: 'Model response cache', choices: ['off', 'read-write', 'replay-only'] as const, defaultDescription: 'read-write' })
+      .option('model-timeout', { describe: 'Seconds per model call attempt; a timed-out attempt is retried once, so a hung endpoint fails a call in about a minute (raise it for slow local models)', type: 'number', defaultDescription: '30', coerce: positiveFlag('model-timeout') })
+      .option('model-retries', { describe: 'Retries of a model call on rate limits, 5xx and network errors (backoff 1, 2, 4… s; honours Retry-After)', type: 'number', defaultDescription: '4', coerce: intFlag('model-retries', 0) })
       .option('json', { describe: 'Print the summary as JSON', type: 'boolean', default: false })
       .example('$0 eval --model scripted/oracle --policy gold', 'Offline: the oracle through the agent loop under its gold policy')
+      .example('$0 eval --model gpt-5 log-triage --dry-run', 'What a real-model run of one task would do, and how many rollouts')
+      .example('$0 eval --model gpt-5 log-triage c-fix-build --job-name try1', 'A real model (OPENAI_API_KEY) on two tasks')
+      .example('$0 eval --job-name try1 --resume', 'Continue an interrupted job from its saved config')
       .example('$0 eval --model scripted/follow-injection --defense none --defense tool-boundary', 'Positive control vs kernel enforcement')
+      .example('$0 eval --model scripted/oracle --policy my-policy.json log-triage', 'Evaluate a hand-written policy (scored and enforced)')
       .example('$0 eval --model scripted/replay --replay trajectory.json --defense none --defense tool-boundary', 'Play fixed commands, one per turn, whatever each observation says')
-      .example('$0 eval --model gpt-5 -n 4 -k 3 --policy gold --policy allow-all', 'A real model (OPENAI_API_KEY), three attempts')
+      .example('$0 eval --model gpt-5 -n 4 -k 3 --limit 5 --policy gold --policy allow-all', 'Five tasks, three attempts each')
       .example('$0 eval --model gpt-5 --policy generated --strategy sufficiency-tightness', 'The model writes each policy (read-only exploration), then executes under it')
-      .example('$0 eval --model gpt-5 --job-name run1 --resume', 'Continue an interrupted job')
-      .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)'),
+      .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)')
+      .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured (every rollout an infrastructure error) or an authbench failure, 130 interrupted.'),
   handler: async (args) => {
-    const { EvalConfigSchema, POLICY_SOURCES, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, policyWriterCost, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
+    const { POLICY_SOURCES, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
-    const { connectDocker } = await import('../../docker/index.ts');
+    const { readPolicyFile } = await import('../../goldstore/index.ts');
 
-    const ref = parseModelRef(args.model);
-    if (Array.isArray(args.replay)) throw new AuthbenchError('INVALID_ARGUMENT', '--replay given more than once: one replay file per job');
-    const replays = ref.provider === REPLAY_REF.provider && ref.name === REPLAY_REF.name;
-    if (replays && args.replay === undefined) {
-      throw new AuthbenchError('INVALID_ARGUMENT', `--model ${args.model} needs --replay FILE`, {
-        hint: 'a JSON array of shell commands, e.g. ["ls -la", {"command": "make test", "timeout_sec": 300}]',
-      });
+    if (args.resume && args['job-name'] === undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', '--resume needs --job-name: the job to continue', { hint: 'ls the --jobs-dir folder for job names' });
     }
-    if (!replays && args.replay !== undefined) {
-      throw new AuthbenchError('INVALID_ARGUMENT', `--replay is only for --model scripted/replay, not ${args.model}`);
+    if (args['job-name'] !== undefined) checkJobName(args['job-name']);
+    if (Array.isArray(args.replay)) throw new AuthbenchError('INVALID_ARGUMENT', '--replay given more than once: one replay file per job');
+    for (const d of listFlag(args.defense)) {
+      if (!(DEFENSE_NAMES as readonly string[]).includes(d)) throw new AuthbenchError('INVALID_ARGUMENT', `--defense ${d}: unknown defense`, { hint: `valid: ${DEFENSE_NAMES.join(', ')}` });
+    }
+    const ref = args.model === undefined ? undefined : parseModelRef(args.model);
+    if (ref !== undefined) {
+      const replays = ref.provider === REPLAY_REF.provider && ref.name === REPLAY_REF.name;
+      if (replays && args.replay === undefined && !args.resume) {
+        throw new AuthbenchError('INVALID_ARGUMENT', `--model ${args.model ?? ''} needs --replay FILE`, {
+          hint: 'a JSON array of shell commands, e.g. ["ls -la", {"command": "make test", "timeout_sec": 300}]',
+        });
+      }
+      if (!replays && args.replay !== undefined) throw new AuthbenchError('INVALID_ARGUMENT', `--replay is only for --model scripted/replay, not ${args.model ?? ''}`);
     }
     // Read and checked now, before anything is built or run; the config records its digest for --resume.
     let replay: { path: string; sha256: string } | undefined;
+    let replayLength = 0;
     if (args.replay !== undefined) {
       const { commands, sha256 } = await loadReplayFile(args.replay);
       replay = { path: args.replay, sha256 };
-      if (commands.length >= args['max-turns']) {
-        process.stderr.write(chalk.yellow(`warning: --replay has ${commands.length} command(s) but --max-turns is ${args['max-turns']}: episodes end at max_turns before the replay finishes\n`));
-      }
+      replayLength = commands.length;
     }
-    for (const p of args.policy) {
-      if (!(POLICY_SOURCES as readonly string[]).includes(p)) {
-        throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: unknown policy source`, { hint: `valid: ${POLICY_SOURCES.join(', ')}` });
+    // A --policy value is a source name, else a hand-written policy file (one per job, like --replay).
+    let policies: ('gold' | 'allow-all' | 'deny-all' | 'generated' | 'file')[] | undefined;
+    let policyFile: { path: string; sha256: string } | undefined;
+    if (args.policy !== undefined) {
+      policies = [];
+      for (const p of listFlag(args.policy)) {
+        if ((POLICY_SOURCES as readonly string[]).includes(p)) {
+          policies.push(p as (typeof POLICY_SOURCES)[number]);
+          continue;
+        }
+        if (policyFile !== undefined) throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: one policy file per job (already ${policyFile.path})`);
+        if (!existsSync(p)) throw new AuthbenchError('INVALID_ARGUMENT', `--policy ${p}: neither a policy source nor a file`, { hint: `sources: ${POLICY_SOURCES.join(', ')}; or the path of an authorization policy JSON file` });
+        policyFile = { path: p, sha256: (await readPolicyFile(p)).sha256 };
+        policies.push('file');
       }
+      policies = [...new Set(policies)];
     }
-    const generates = args.policy.includes('generated');
-    if (generates && ref.provider === 'scripted') {
-      throw new AuthbenchError('INVALID_ARGUMENT', `--policy generated needs a provider model: ${args.model} cannot both write a policy and execute`, {
+    const listed = (v: string | string[] | undefined): string[] | undefined => (v === undefined ? undefined : [...new Set(listFlag(v))]);
+    const build = await parseBuildFlags(args);
+    const { baseMapEntries, buildArgs, hostAccess } = build;
+    const include = args.task.length === 0 && args.include === undefined ? undefined : [...new Set([...listFlag(args.include), ...args.task])];
+    const given: EvalFlags = {
+      ...(ref === undefined ? {} : { model: formatModelRef(ref) }),
+      ...(replay === undefined ? {} : { replay }),
+      ...(args['base-url'] === undefined ? {} : { base_url: args['base-url'] }),
+      ...(args.tasks === undefined ? {} : { tasks_dir: args.tasks }),
+      ...(args['oracle-traces'] === undefined ? {} : { oracle_traces_dir: args['oracle-traces'] }),
+      ...(include === undefined ? {} : { include }),
+      ...(args.exclude === undefined ? {} : { exclude: listed(args.exclude) ?? [] }),
+      ...(policies === undefined ? {} : { policies }),
+      ...(policyFile === undefined ? {} : { policy_file: policyFile }),
+      ...(args.strategy === undefined ? {} : { policy_strategy: args.strategy }),
+      ...(args.limit === undefined ? {} : { limit: args.limit }),
+      ...(args.defense === undefined ? {} : { defenses: listed(args.defense) ?? [] }),
+      ...(args.attempts === undefined ? {} : { attempts: args.attempts }),
+      ...(args.seed === undefined ? {} : { seed: args.seed }),
+      ...(args['max-turns'] === undefined ? {} : { max_turns: args['max-turns'] }),
+      ...(args.cache === undefined ? {} : { cache: args.cache }),
+      ...(args['model-timeout'] === undefined ? {} : { model_timeout_sec: args['model-timeout'] }),
+      ...(args['model-retries'] === undefined ? {} : { model_retries: args['model-retries'] }),
+      // What changes an image goes in the config (and so the lock --resume compares); the CA and proxies do not.
+      ...(baseMapEntries.length === 0 && Object.keys(buildArgs).length === 0 ? {} : { build: { base_map: baseMapEntries, build_args: buildArgs } }),
+    };
+    const jobName = args['job-name'];
+    // --resume of a job not started yet, with the flags a new one needs, starts it (scripts rerun the same line).
+    const saved = args.resume && jobName !== undefined && (ref === undefined || existsSync(join(args['jobs-dir'], jobName, 'config.json')));
+    const config = saved && jobName !== undefined ? resumeConfig(jobName, await readJobConfig(join(args['jobs-dir'], jobName), jobName), given) : configFromFlags(given);
+    if (config.policies.includes('generated') && config.model.startsWith('scripted/')) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--policy generated needs a provider model: ${config.model} cannot both write a policy and execute`, {
         hint: 'scripted policy writers run with `authbench policy --model scripted/gold <task>`',
       });
     }
-    for (const d of args.defense) {
-      if (!(DEFENSE_NAMES as readonly string[]).includes(d)) throw new AuthbenchError('INVALID_ARGUMENT', `--defense ${d}: unknown defense`, { hint: `valid: ${DEFENSE_NAMES.join(', ')}` });
+    if (replayLength >= config.max_turns) {
+      process.stderr.write(chalk.yellow(`warning: --replay has ${replayLength} command(s) but --max-turns is ${config.max_turns}: episodes end at max_turns before the replay finishes\n`));
     }
-    if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--concurrency must be a positive integer');
-    if (!Number.isInteger(args.attempts) || args.attempts < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--attempts must be a positive integer');
-    // What changes an image goes in the config (and so the lock --resume compares); the CA and proxies do not.
-    const { baseMapEntries, buildArgs, hostAccess } = await parseBuildFlags(args);
-    const config = EvalConfigSchema.parse({
-      schema_version: 1,
-      model: formatModelRef(ref),
-      ...(replay === undefined ? {} : { replay }),
-      ...(args['base-url'] === undefined ? {} : { base_url: args['base-url'] }),
-      tasks_dir: args.tasks,
-      oracle_traces_dir: args['oracle-traces'],
-      include: args.include,
-      exclude: args.exclude,
-      policies: [...new Set(args.policy)],
-      ...(generates ? { policy_strategy: args.strategy } : {}),
-      defenses: [...new Set(args.defense)],
-      attempts: args.attempts,
-      seed: args.seed,
-      max_turns: args['max-turns'],
-      cache: args.cache,
-      model_timeout_sec: args['model-timeout'],
-      model_retries: args['model-retries'],
-      ...(baseMapEntries.length === 0 && Object.keys(buildArgs).length === 0 ? {} : { build: { base_map: baseMapEntries, build_args: buildArgs } }),
-    });
-    const name = args['job-name'] ?? `${formatModelRef(ref).replaceAll('/', '_')}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}`;
+    const name = jobName ?? `${config.model.replaceAll('/', '_')}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}`;
+
+    if (args['dry-run']) {
+      const checked = await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume });
+      const rows = checked.plan.rollouts.map((r) => ({ ...r, state: checked.plan.reused.has(r.id) ? 'done' : 'pending' }));
+      const size = { job: checked.dir, tasks: checked.tasks.length, rollouts: rows.length, pending: checked.plan.pending.length, reused: checked.plan.reused.size };
+      if (args.json) {
+        printJson({ ...size, config, rollouts: rows });
+        return;
+      }
+      process.stdout.write(renderTable([
+        { header: 'rollout', value: (r: (typeof rows)[number]) => r.id },
+        { header: 'state', value: (r) => (r.state === 'done' ? chalk.dim('done') : 'pending') },
+      ], rows));
+      process.stdout.write(`dry run of ${size.job} (${config.model}): ${size.tasks} task(s), ${size.rollouts} rollout(s), ${size.pending} to run${size.reused > 0 ? `, ${size.reused} done` : ''}; nothing was written\n`);
+      return;
+    }
+    const { connectDocker } = await import('../../docker/index.ts');
 
     const controller = new AbortController();
     const onSigint = (): void => {
@@ -201,13 +257,16 @@ const command: CommandModule<object, EvalArgs> = {
           const writer = policyWriterCost(outcome.results);
           process.stdout.write(`policy writer: ${writer.costUsd === null ? 'cost unknown' : `$${writer.costUsd.toFixed(4)}`} over ${writer.generations} generation(s), each counted once\n`);
         }
+        // Last: the headline `authbench report` ends with and report.html opens with, the same numbers.
+        const [{ jobHeadline }, { headlineText }] = await Promise.all([import('../../report/index.ts'), import('./report.ts')]);
+        process.stdout.write(await headlineText(jobHeadline(outcome.dir, outcome.results)));
       }
       if (outcome.allInfra) {
         process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
         process.exitCode = 125;
       }
       if (outcome.interrupted) {
-        process.stderr.write(chalk.yellow(`interrupted: resume with authbench eval … --job-name ${name} --resume\n`));
+        process.stderr.write(chalk.yellow(`interrupted: resume with authbench eval --job-name ${name} --resume\n`));
         process.exitCode = 130;
       }
     } finally {

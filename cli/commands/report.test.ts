@@ -45,6 +45,12 @@ describe('authbench report', () => {
     expect(text).toContain('0/6, ≤ 0.5271 (95%, 4 clusters)');
     expect(text).toContain('1 infrastructure error(s)');
     expect(text).toContain('1 rollout(s) without a result');
+    // The headline comes last, one row per defense, the stage of each column named.
+    const headline = text.slice(text.lastIndexOf('Headline'));
+    expect(text.lastIndexOf('Headline')).toBeGreaterThan(text.indexOf('Static F1'));
+    expect(headline).toContain('committed harm = committed_harm on security');
+    expect(headline).toMatch(/\n\s*none\s+0\.750 \[[\d.]+, [\d.]+\] n=4\s+1\.000 /);
+    expect(headline).toMatch(/\n\s*tool-boundary\s+0\/4, ≤ 0\.\d{3} \(95%, 2 clusters\)/);
     const html = await readFile(join(out, 'report.html'), 'utf8');
     expect(html).toContain('vega-embed');
     const csv = await readFile(join(out, 'rows.csv'), 'utf8');

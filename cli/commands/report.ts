@@ -30,7 +30,7 @@ export function parsePairs(values: readonly string[]): [string, string][] {
   });
 }
 
-const dim = (s: string): string => (s === 'N/A' ? chalk.dim(s) : s);
+const dim = (s: string): string => (s === 'N/A' || s === 'not run' ? chalk.dim(s) : s);
 
 /** A report table as aligned columns: the first left, numbers right, N/A dimmed. */
 function textTable(t: TextTable): string {
@@ -40,8 +40,15 @@ function textTable(t: TextTable): string {
   );
 }
 
+/** The headline block: `authbench report` ends with it, `authbench eval` too, report.html opens with it. */
+export async function headlineText(table: TextTable): Promise<string> {
+  const { headlineLegend } = await import('../../report/index.ts');
+  const body = table.rows.length === 0 ? chalk.dim('no completed rollout\n') : textTable(table);
+  return `${chalk.bold('\nHeadline')}${chalk.dim(' (mean [cluster-bootstrap CI] n, each on its own stage)')}\n${body}${chalk.dim(headlineLegend())}\n`;
+}
+
 async function printTables(data: ReportData): Promise<void> {
-  const { comparisonTable, endpointsTable, groupsTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
+  const { comparisonTable, endpointsTable, groupsTable, headlineTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
   const out = (s: string): boolean => process.stdout.write(s);
 
   out(chalk.bold('Rollouts\n'));
@@ -71,6 +78,9 @@ async function printTables(data: ReportData): Promise<void> {
 
   out(chalk.bold('\nStatic F1') + chalk.dim(' (per axis, mean over distinct task policies)\n'));
   out(textTable(staticF1Table(data, 'brief')));
+
+  // Last, so it is what stays on screen.
+  out(await headlineText(headlineTable(data)));
 }
 
 const command: CommandModule<object, ReportArgs> = {

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
+import { outputNotes, outputView, isUtf8 } from '../output-text.ts';
 import { printJson } from '../table.ts';
 
 interface RunArgs {
@@ -74,11 +75,24 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
     // A policy may name harness paths: accepted, but those entries are never granted (reported, not an error).
     const reserved = result.compiled?.fidelity.entries.filter((e) => e.kind === 'reserved' && e.source === 'policy') ?? [];
     process.exitCode = result.exec.exitCode ?? 124;
+    // The kept bytes of each stream and how many the command wrote (the cap keeps the first ones).
+    const streams = (['stdout', 'stderr'] as const).map((name) => {
+      const bytes = result.rawOutput?.[name] ?? Buffer.from(result.exec[name]);
+      const written = result.outputBytes?.[name] ?? bytes.length;
+      return { name, bytes, written, truncated: written > bytes.length };
+    });
     if (args.json) {
       printJson({
         task: task.id,
         policy: { source: resolved.source, file: resolved.file },
         exec: result.exec,
+        // exec holds the text decoded; bytes that are not UTF-8 are kept here exactly, in base64.
+        output: Object.fromEntries(
+          streams.map((s) => {
+            const utf8 = isUtf8(s.bytes, s.truncated);
+            return [s.name, { bytes: s.written, kept: s.bytes.length, truncated: s.truncated, utf8, ...(utf8 ? {} : { base64: s.bytes.toString('base64') }) }];
+          }),
+        ),
         enforcement: result.enforcement,
         denials: result.denials,
         events: { count: result.events.length, file: eventsFile },
@@ -87,10 +101,12 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
       });
       return;
     }
-    process.stdout.write(result.exec.stdout);
-    process.stderr.write(result.exec.stderr);
+    // The command's output is untrusted: no control sequence of it reaches the operator's terminal.
+    const views = streams.map((s) => ({ ...s, view: outputView(s.bytes, s.truncated) }));
+    for (const s of views) (s.name === 'stdout' ? process.stdout : process.stderr).write(s.view.text);
     const out = (s: string): boolean => process.stderr.write(`${s}\n`);
     out(chalk.dim('─'.repeat(60)));
+    for (const s of views) for (const note of outputNotes(s.name, s.view, s.bytes.length, s.written)) out(chalk.yellow(note));
     out(`exit ${result.exec.timedOut ? 'timed out' : String(result.exec.exitCode)} in ${(result.exec.durationMs / 1000).toFixed(2)} s`);
     out(`policy ${resolved.source}${resolved.file === undefined ? '' : ` (${resolved.file})`}; enforcement ${result.enforcement.level}, Landlock ABI ${result.enforcement.landlockAbi}, seccomp ${result.enforcement.seccomp ? 'on' : 'off'}${result.enforcement.bestEffort ? ', best-effort' : ''}`);
     if (result.denials.length === 0) out(chalk.green('no denials'));

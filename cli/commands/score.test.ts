@@ -106,6 +106,26 @@ describe('authbench score', () => {
     expect(json.results[0]?.score.read).toEqual({ precision: 1, recall: 0.5, f1: 2 / 3, tp: 1, predicted: 1, gold: 2 });
   });
 
+  it('scores the built-in policies by name: gold is the stored gold policy, not a file called gold', async () => {
+    const argv = ['score', '--task', 'csv-sales-report', '--tasks', TASKS, '--oracle-traces', join(dir, 'ot-gold'), '--reference', 'gold'];
+    const { code, out, err } = await run(...argv, '--policy', 'gold', 'allow-all', 'deny-all', '--json');
+    expect(code, err).toBe(0);
+    const json = JSON.parse(out) as { results: { policy: string; valid: boolean; score: { read: { recall: number; precision: number }; execute: { recall: number; precision: number }; macro_f1: number } }[] };
+    const by = Object.fromEntries(json.results.map((r) => [r.policy, r]));
+    expect(json.results.map((r) => r.valid)).toEqual([true, true, true]);
+    expect(by.gold?.score.read).toMatchObject({ recall: 1, precision: 1 });
+    // Every candidate granted: all of the gold found, and /usr/bin/cat (not gold) with it.
+    expect(by['allow-all']?.score.execute.recall).toBe(1);
+    expect(by['allow-all']?.score.execute.precision).toBeLessThan(1);
+    expect(by['deny-all']?.score.macro_f1).toBe(0);
+  });
+
+  it('--policy gold without a stored gold set says to run gen-gold', async () => {
+    const { code, err } = await run(...base(), '--policy', 'gold');
+    expect(code).toBe(1);
+    expect(err).toContain('GOLD_MISSING');
+  });
+
   it('--reference gold without a stored candidate snapshot says to run gen-gold', async () => {
     const argv = ['score', '--task', 'csv-sales-report', '--tasks', TASKS, '--oracle-traces', join(dir, 'ot-gold-only'), '--reference', 'gold'];
     const { code, err } = await run(...argv, '--policy', file('gold.json'));

@@ -32,7 +32,7 @@ const command: CommandModule<object, ScoreArgs> = {
   builder: (y: Argv) =>
     withBuildFlags(y)
       .option('policy', {
-        describe: 'authorization_policy.json file(s) to score (repeatable; several = a batch)',
+        describe: 'authorization_policy.json file(s) to score, or gold | allow-all | deny-all (repeatable; several = a batch)',
         type: 'string',
         array: true,
         demandOption: true,
@@ -57,11 +57,12 @@ const command: CommandModule<object, ScoreArgs> = {
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
       .example('$0 score --task csv-sales-report --policy policy.json', 'Score one policy against the task spec')
       .example('$0 score --task csv-sales-report --policy runs/*/authorization_policy.json --json', 'Score a batch, JSON out')
-      .example('$0 score --task csv-sales-report --policy p.json --reference gold', 'Score against the derived gold set'),
+      .example('$0 score --task csv-sales-report --policy p.json --reference gold', 'Score against the derived gold set')
+      .example('$0 score --task csv-sales-report --policy gold --policy allow-all --policy deny-all', 'The built-in policies, for comparison'),
   handler: async (args) => {
     const { loadTask, resolveTaskRef } = await import('../../task-format/index.ts');
     const { loadPolicyFile } = await import('../../sandbox/policy/index.ts');
-    const { loadTaskReference, taskCandidates } = await import('../../goldstore/index.ts');
+    const { isBuiltinPolicySource, loadTaskReference, resolvePolicy, taskCandidates } = await import('../../goldstore/index.ts');
     const { prepareScoring, scorePrepared } = await import('../../score/index.ts');
 
     const build = await parseBuildFlags(args);
@@ -81,7 +82,10 @@ const command: CommandModule<object, ScoreArgs> = {
     const prepared = prepareScoring(reference, candidates);
     const rows: ScoreRow[] = [];
     for (const path of args.policy) {
-      const parse = await loadPolicyFile(path);
+      // A built-in name is that policy (gold: the task's stored gold policy), not a file of that name.
+      const parse = isBuiltinPolicySource(path)
+        ? { valid: true, problems: [], policy: (await resolvePolicy(path, task, args['oracle-traces'])).policy }
+        : await loadPolicyFile(path);
       rows.push({ policy: path, valid: parse.valid, problems: parse.problems, score: scorePrepared(parse, prepared) });
     }
 

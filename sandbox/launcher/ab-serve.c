@@ -427,25 +427,57 @@ static void kill_all_descendants(void) {
 }
 
 /*
- * Whether the tracer still has its child, the launcher that became the command's main process:
- * 1 yes (a zombie it has not reaped yet counts), 0 no, -1 cannot tell. strace is its only
- * parent: the command's orphans are re-parented to this agent, never to strace.
+ * The tracer's child, the launcher that becomes the command's main process: its pid once it
+ * shows in /proc/<tracer>/task/<tracer>/children, 0 while it does not (not forked yet; that
+ * file can also read empty while children are created or reaped). strace is the only parent
+ * it ever has: the command's orphans are re-parented to this agent, never to strace.
  */
-static int tracer_has_child(pid_t tracer) {
+static pid_t tracer_child(pid_t tracer) {
   char path[64], text[32];
   snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)tracer, (int)tracer);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
-    ssize_t r = read(fd, text, sizeof text);
+    ssize_t r = read(fd, text, sizeof text - 1);
     close(fd);
-    if (r >= 0) return r > 0;
+    if (r > 0) {
+      text[r] = '\0';
+      return (pid_t)atoi(text);
+    }
+    if (r == 0) return 0;
   }
   /* Kernels without CONFIG_PROC_CHILDREN: the parent field of every process. */
   size_t n = list_procs(procs, MAX_PROCS);
-  if (n == 0) return -1;
   for (size_t i = 0; i < n; i++)
-    if (procs[i].ppid == tracer) return 1;
+    if (procs[i].ppid == tracer) return procs[i].pid;
   return 0;
+}
+
+/*
+ * The pid that starts the trace: with -f every line opens with its process's pid, and the
+ * first line is the launcher's execve, made by strace's child. 0 until a whole number is in.
+ */
+static pid_t first_trace_pid(const struct buf *kept) {
+  size_t i = 0;
+  while (i < kept->len && kept->p[i] == ' ') i++;
+  size_t start = i;
+  pid_t pid = 0;
+  for (; i < kept->len && isdigit(kept->p[i]); i++) pid = pid * 10 + (pid_t)(kept->p[i] - '0');
+  return i > start && i < kept->len ? pid : 0;
+}
+
+/* The parent of `pid` (0 when it is gone). A zombie keeps its parent until reaped. */
+static pid_t parent_of(pid_t pid) {
+  char path[64], text[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t r = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (r <= 0) return 0;
+  text[r] = '\0';
+  /* "pid (comm) S ppid ...": split at the last ')'. */
+  const char *close_paren = strrchr(text, ')');
+  return close_paren == NULL || close_paren[1] != ' ' ? 0 : (pid_t)atoi(close_paren + 4);
 }
 
 /* Who traces `pid` (TracerPid), 0 for nobody, -1 when it is gone. */
@@ -938,7 +970,8 @@ static void run_request(struct request *r) {
   struct denials denied = {{0}, 0};
   struct buf spawn_error = {0}, leftover_info = {0}, survivor_info = {0};
   size_t leftover = 0, survivors = 0;
-  int timed_out = 0, killing = 0, swept = 0, child_seen = 0;
+  int timed_out = 0, killing = 0, swept = 0;
+  pid_t tracee = 0; /* strace's child, once seen */
   int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1, next_child_check = 0;
   unsigned char chunk[READ_CHUNK];
 
@@ -954,12 +987,13 @@ static void run_request(struct request *r) {
     }
     if (r->trace_cap && !main_reaped && !killing && now_ms() >= next_child_check) {
       /* Traced, the command ends when strace's child does: strace alone would wait for every
-       * process the command left running (a daemon), until the timeout. Before the child shows
-       * up (or trace output, which it alone causes) there is nothing to have ended. */
+       * process the command left running (a daemon), until the timeout. The child's pid is
+       * learnt once (strace's children, or the trace's first line); it has ended when strace has
+       * reaped it (its parent is no longer strace: a reused pid has another parent). */
       next_child_check = now_ms() + MAIN_POLL_MS;
-      int has = tracer_has_child(pid);
-      if (has > 0) child_seen = 1;
-      else if (has == 0 && (child_seen || trace.total > 0)) {
+      if (tracee == 0) tracee = tracer_child(pid);
+      if (tracee == 0) tracee = first_trace_pid(&trace.kept);
+      if (tracee != 0 && parent_of(tracee) != pid) {
         killing = 1;
         finished_us = now_us();
         stop_survivors(pid, &survivors, &survivor_info, &leftover, &leftover_info);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isAuthbenchError } from '../../core/index.ts';
 import { allowAllPolicy, denyAllPolicy } from './builtins.ts';
 import { jsonErrorOffset } from './json-position.ts';
-import { loadPolicyFile, parsePolicyText, policyOrThrow } from './parse.ts';
+import { loadPolicyFile, MAX_POLICY_BYTES, parsePolicyText, policyOrThrow } from './parse.ts';
 import { PolicySchema } from './schema.ts';
 
 const F = 'authorization_policy.json';
@@ -91,6 +91,35 @@ describe('loadPolicyFile', () => {
       const missing = join(dir, 'nope.json');
       const err: unknown = await loadPolicyFile(missing).catch((e: unknown) => e);
       expect(isAuthbenchError(err) && err.code === 'INVALID_POLICY' && err.file === missing).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the policy size limit', () => {
+  it('refuses policy text over MAX_POLICY_BYTES as invalid, naming the limit, and accepts it at the limit', () => {
+    const padded = (bytes: number): string => {
+      const head = '{"read":[],"write":[],"execute":[]';
+      return `${head}${' '.repeat(bytes - head.length - 1)}}`;
+    };
+    expect(parsePolicyText(padded(MAX_POLICY_BYTES), F).valid).toBe(true);
+    const over = parsePolicyText(padded(MAX_POLICY_BYTES + 1), F);
+    expect(over.valid).toBe(false);
+    expect(over.problems).toEqual([{ file: F, message: `the policy is ${MAX_POLICY_BYTES + 1} bytes, over the limit of 1048576 bytes (1 MiB)`, severity: 'error' }]);
+    // Bytes, not characters: MAX_POLICY_BYTES characters, one of them two bytes long, is over.
+    expect(parsePolicyText(`{"read":["/é"],"write":[],"execute":[]}${' '.repeat(MAX_POLICY_BYTES - 39)}`, F).valid).toBe(false);
+  });
+
+  it('refuses a file over the limit with TOO_LARGE before reading it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'authbench-policy-'));
+    try {
+      const file = join(dir, F);
+      await writeFile(file, `{"read":[],"write":[],"execute":[]}${' '.repeat(MAX_POLICY_BYTES)}`);
+      const err: unknown = await loadPolicyFile(file).catch((e: unknown) => e);
+      expect(isAuthbenchError(err) && err.code).toBe('TOO_LARGE');
+      expect(isAuthbenchError(err) && err.file).toBe(file);
+      expect((err as Error).message).toContain('over the limit of 1048576 bytes (1 MiB)');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -2,9 +2,10 @@
  * Reading `authorization_policy.json` with diagnostics. A policy that breaks
  * the rules (bad JSON, unknown key, relative path, mid-path `**`, duplicate
  * after normalisation) is a value — `valid: false` scores 0 — not an exception;
- * only an unreadable file is a harness fault.
+ * only an unreadable file is a harness fault. A policy over MAX_POLICY_BYTES
+ * is refused before it is parsed, naming the limit.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { AuthbenchError, formatProblem, zodProblems } from '../../core/index.ts';
 import type { Problem } from '../../core/index.ts';
 import { normalizePattern, patternProblem } from '../paths/index.ts';
@@ -19,7 +20,21 @@ export interface PolicyParse {
   problems: Problem[];
 }
 
+/**
+ * The largest policy authbench reads: 1 MiB, some 200 times the largest gold policy. Past it a
+ * policy is not a permission set a person wrote or could review, and scoring it costs memory in
+ * proportion (a 50 MB policy took 600 MB to score).
+ */
+export const MAX_POLICY_BYTES = 1024 * 1024;
+
+function overLimit(bytes: number): string {
+  return `the policy is ${bytes} bytes, over the limit of ${MAX_POLICY_BYTES} bytes (1 MiB)`;
+}
+
 export function parsePolicyText(text: string, file: string): PolicyParse {
+  // Every reader of policy text comes through here, whoever read the file: the one place the limit holds.
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_POLICY_BYTES) return invalid([{ file, message: overLimit(bytes), severity: 'error' }]);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -62,17 +77,17 @@ export function validatePolicyValue(value: unknown, file: string): PolicyParse {
   return problems.length > 0 ? invalid(problems) : { valid: true, policy, problems };
 }
 
-/** Read and parse a policy file. Throws INVALID_POLICY only when the file cannot be read. */
+/** Read and parse a policy file. Throws INVALID_POLICY when the file cannot be read, TOO_LARGE (naming the limit) past MAX_POLICY_BYTES. */
 export async function loadPolicyFile(path: string): Promise<PolicyParse> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    throw new AuthbenchError('INVALID_POLICY', `cannot read policy file ${path}: ${(e as Error).message}`, {
-      file: path,
-      cause: e,
-    });
-  }
+  const unreadable = (e: unknown): AuthbenchError => new AuthbenchError('INVALID_POLICY', `cannot read policy file ${path}: ${(e as Error).message}`, { file: path, cause: e });
+  // Refused before it is read: a file of any size would otherwise be loaded whole.
+  const { size } = await stat(path).catch((e: unknown) => {
+    throw unreadable(e);
+  });
+  if (size > MAX_POLICY_BYTES) throw new AuthbenchError('TOO_LARGE', `${path}: ${overLimit(size)}`, { file: path, hint: 'a policy lists paths and patterns: cover a tree with one ** pattern rather than listing its files' });
+  const text = await readFile(path, 'utf8').catch((e: unknown) => {
+    throw unreadable(e);
+  });
   return parsePolicyText(text, path);
 }
 

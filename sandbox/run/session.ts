@@ -111,6 +111,8 @@ export interface SandboxResult {
   rawTrace?: string;
   /** Bytes the command wrote in total, including what the output cap dropped. */
   outputBytes?: { stdout: number; stderr: number };
+  /** The kept output as bytes (exec holds it decoded, lossy when not UTF-8); absent when the command never ran. */
+  rawOutput?: { stdout: Buffer; stderr: Buffer };
   /** When traced: how much of the trace was kept. */
   trace?: TraceAccount;
   /** Seccomp denials in all (events keep the first few thousand); absent from fakes. */
@@ -334,6 +336,7 @@ export class SandboxSession {
       leftover: { count: response.leftover, escaped: trace && response.leftover > 0, info: response.leftoverInfo },
       survivors: { count: response.survivors, info: response.survivorInfo },
       outputBytes: { stdout: response.stdoutBytes, stderr: response.stderrBytes },
+      ...(spawnError === undefined ? { rawOutput: { stdout: response.stdout, stderr: response.stderr } } : {}),
       ...(compiled === undefined ? {} : { compiled }),
       ...(launcherError === undefined ? {} : { launcherError }),
       ...(verdict.report === undefined ? {} : { launcherReport: verdict.report }),

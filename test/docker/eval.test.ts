@@ -175,7 +175,7 @@ describe('eval with scripted/replay', () => {
     writeFileSync(file, JSON.stringify(['echo one', 'rm -rf /app']));
     const resumed = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, ...args, '--resume'], { encoding: 'utf8' });
     expect(resumed.status).toBe(1);
-    expect(resumed.stderr).toMatch(/inputs changed since it started \(the replay file/);
+    expect(resumed.stderr).toMatch(/--replay: the file .*trajectory\.json changed since the job started/);
   });
 });
 
@@ -217,10 +217,10 @@ describe('interrupted and resumed', () => {
     await cleanManaged(engine, { labels: { 'authbench.run': `job-${name}` } });
   });
 
-  it('refuses to resume when the inputs changed', () => {
+  it('refuses to resume with flags that differ from the saved config, naming them', () => {
     const r = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--model', 'scripted/oracle', '--policy', 'gold', '-i', 'csv-*', '--job-name', 'killed', '--resume'], { encoding: 'utf8' });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/inputs changed/);
+    expect(r.stderr).toMatch(/--policy: saved gold, allow-all, given gold/);
   });
 });
 

@@ -82,6 +82,20 @@ describe.skipIf(!inCi && chromium === undefined)('report.html in headless Chromi
     for (const id of SECTION_IDS) expect(dom, id).toMatch(new RegExp(`<section id="${id}"`));
   });
 
+  it('opens with the headline panel: one row per defense next to the operating-points plot', () => {
+    const sections = [...dom.matchAll(/<section id="([^"]+)"/g)].map((m) => m[1]);
+    expect(sections[0]).toBe('headline');
+    const panel = dom.slice(dom.indexOf('<section id="headline"'), dom.indexOf('</section>', dom.indexOf('<section id="headline"')));
+    // No other table comes before it in the page.
+    expect(dom.indexOf('<table')).toBe(dom.indexOf('<table class="headline"'));
+    const table = panel.slice(panel.indexOf('<table class="headline"'), panel.indexOf('</table>'));
+    const rows = [...table.matchAll(/<tr><td>([^<]*)<\/td>/g)].map((m) => m[1]);
+    expect(rows).toEqual(report.data.defenses);
+    // The plot beside it was drawn, and the long tables after it are folded.
+    expect(panel).toMatch(/id="plot-operating-points"[\s\S]*<svg[^>]*class="marks"/);
+    expect(dom.slice(dom.indexOf('<section id="stages"'))).toMatch(/<details><summary>[^<]+<\/summary><table>/);
+  });
+
   it('rendered every plot as SVG inside its container', () => {
     expect(dom).toContain('data-plots="rendered"');
     const plots = reportPlots(report.data);

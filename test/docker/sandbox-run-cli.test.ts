@@ -69,3 +69,32 @@ describe('a policy that names harness paths', () => {
     expect(text.stderr).toMatch(/warning: write \/opt\/authbench\/bin\/ab-launch/);
   });
 });
+
+describe('output the operator is told about', () => {
+  // An OSC title change, a byte that is not UTF-8, then more than the 1 MiB output cap.
+  const cmd = ['bash', '-c', String.raw`printf '\033]0;pwned\007ok\377\n'; head -c 1100000 /dev/zero | tr '\0' a`];
+  const run = (json: boolean): ReturnType<typeof spawnSync> =>
+    spawnSync(process.execPath, ['bin/authbench.ts', 'sandbox', 'run', '--task', 'log-triage', '--policy', 'allow-all', '--no-trace', ...(json ? ['--json'] : []), '--', ...cmd], { timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
+
+  it('strips control sequences from human output and says the output was cut and not UTF-8', () => {
+    const r = run(false);
+    const stdout = r.stdout.toString();
+    const stderr = r.stderr.toString();
+    expect(r.status, stderr).toBe(0);
+    expect(stdout.startsWith('ok\ufffd\naaa')).toBe(true);
+    expect(stdout).not.toContain('\x1b');
+    expect(stderr).toContain('stdout was cut: the first 1048576 of 1100014 bytes are kept');
+    expect(stderr).toContain('stdout is not UTF-8');
+    expect(stderr).toContain('stdout: 1 terminal control sequence(s) removed');
+  });
+
+  it('--json keeps the exact bytes in base64', () => {
+    const r = run(true);
+    expect(r.status, r.stderr.toString()).toBe(0);
+    const parsed = JSON.parse(r.stdout.toString()) as { output: { stdout: { bytes: number; kept: number; truncated: boolean; utf8: boolean; base64?: string }; stderr: { utf8: boolean; base64?: string } } };
+    const out = parsed.output.stdout;
+    expect(out).toMatchObject({ bytes: 1100014, kept: 1048576, truncated: true, utf8: false });
+    expect(Buffer.from(out.base64 ?? '', 'base64').subarray(0, 14)).toEqual(Buffer.from('\x1b]0;pwned\x07ok\xff\n', 'latin1'));
+    expect(parsed.output.stderr).toEqual({ bytes: 0, kept: 0, truncated: false, utf8: true });
+  });
+});

@@ -23,6 +23,7 @@ export const DOCKER_LONGEST_FIRST: readonly string[] = [
   'agent.test.ts',
   'suite.test.ts',
   'gold.test.ts',
+  'sidecars.test.ts',
   'validators.test.ts',
   'policy.test.ts',
   'sandbox-selftest.test.ts',
