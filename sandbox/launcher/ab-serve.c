@@ -426,29 +426,51 @@ static void kill_all_descendants(void) {
   reap();
 }
 
+static int comm_of(pid_t pid, char *comm, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t r = read(fd, comm, size - 1);
+  close(fd);
+  if (r <= 0) return -1;
+  comm[r] = '\0';
+  if (comm[r - 1] == '\n') comm[r - 1] = '\0';
+  return 0;
+}
+
 /*
- * The tracer's child, the launcher that becomes the command's main process: its pid once it
- * shows in /proc/<tracer>/task/<tracer>/children, 0 while it does not (not forked yet; that
- * file can also read empty while children are created or reaped). strace is the only parent
- * it ever has: the command's orphans are re-parented to this agent, never to strace.
+ * The tracer's child that became the command's main process (the launcher, exec'd by strace's
+ * child): its pid once it shows among strace's children with a name of its own, 0 before.
+ * strace also forks short-lived children of its own (--seccomp-bpf probes the kernel with one
+ * at start-up): they never exec, so they keep strace's name (whatever it was exec'd as) and are
+ * passed over; taking one for the command would end the command when the probe ends. strace is
+ * the only parent the command's main process ever has: its orphans are re-parented to this
+ * agent, never to strace.
  */
 static pid_t tracer_child(pid_t tracer) {
-  char path[64], text[32];
+  char path[64], text[256], comm[32], own[32];
+  /* strace may run through the harness's loader: its name is whatever it was exec'd as. */
+  if (comm_of(tracer, own, sizeof own) != 0) return 0;
   snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)tracer, (int)tracer);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     ssize_t r = read(fd, text, sizeof text - 1);
     close(fd);
-    if (r > 0) {
+    if (r >= 0) {
       text[r] = '\0';
-      return (pid_t)atoi(text);
+      for (char *p = text; *p != '\0';) {
+        pid_t child = (pid_t)strtol(p, &p, 10);
+        if (child <= 0) break;
+        if (comm_of(child, comm, sizeof comm) == 0 && strcmp(comm, own) != 0) return child;
+      }
+      return 0;
     }
-    if (r == 0) return 0;
   }
   /* Kernels without CONFIG_PROC_CHILDREN: the parent field of every process. */
   size_t n = list_procs(procs, MAX_PROCS);
   for (size_t i = 0; i < n; i++)
-    if (procs[i].ppid == tracer) return procs[i].pid;
+    if (procs[i].ppid == tracer && strcmp(procs[i].comm, own) != 0) return procs[i].pid;
   return 0;
 }
 
