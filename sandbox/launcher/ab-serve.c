@@ -21,7 +21,7 @@
  * stays below it whatever it does (double forks, setsid). A command ends when
  * its main process ends. Untraced, whatever is left is then killed and counted
  * (leftover). Traced, strace would wait for every tracee, so the agent watches
- * strace's only child (the launcher, which execs the command): once it is gone
+ * the command's main process (the trace's first pid): once strace has reaped it
  * the processes the tracer still follows are survivors, those it does not
  * escaped it (leftover, evidence of tampering); all are killed *before* the
  * tracer, which records their deaths and exits with the main process's status.
@@ -68,7 +68,7 @@ int stop_serve_main(const char *pid_arg);
 #define TRACER_GRACE_MS 2000
 /* Without a pidfd, how often to look for the command's exit. */
 #define WAIT_POLL_MS 5
-/* Traced: how often to look whether strace's child (the command's main process) is still there. */
+/* Traced: how often to look whether the command's main process is still there. */
 #define MAIN_POLL_MS 20
 /* "pid comm" lines kept per list of killed processes; the rest are counted. */
 #define MAX_INFO_LINES 8
@@ -426,57 +426,12 @@ static void kill_all_descendants(void) {
   reap();
 }
 
-static int comm_of(pid_t pid, char *comm, size_t size) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t r = read(fd, comm, size - 1);
-  close(fd);
-  if (r <= 0) return -1;
-  comm[r] = '\0';
-  if (comm[r - 1] == '\n') comm[r - 1] = '\0';
-  return 0;
-}
-
 /*
- * The tracer's child that became the command's main process (the launcher, exec'd by strace's
- * child): its pid once it shows among strace's children with a name of its own, 0 before.
- * strace also forks short-lived children of its own (--seccomp-bpf probes the kernel with one
- * at start-up): they never exec, so they keep strace's name (whatever it was exec'd as) and are
- * passed over; taking one for the command would end the command when the probe ends. strace is
- * the only parent the command's main process ever has: its orphans are re-parented to this
- * agent, never to strace.
- */
-static pid_t tracer_child(pid_t tracer) {
-  char path[64], text[256], comm[32], own[32];
-  /* strace may run through the harness's loader: its name is whatever it was exec'd as. */
-  if (comm_of(tracer, own, sizeof own) != 0) return 0;
-  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)tracer, (int)tracer);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t r = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (r >= 0) {
-      text[r] = '\0';
-      for (char *p = text; *p != '\0';) {
-        pid_t child = (pid_t)strtol(p, &p, 10);
-        if (child <= 0) break;
-        if (comm_of(child, comm, sizeof comm) == 0 && strcmp(comm, own) != 0) return child;
-      }
-      return 0;
-    }
-  }
-  /* Kernels without CONFIG_PROC_CHILDREN: the parent field of every process. */
-  size_t n = list_procs(procs, MAX_PROCS);
-  for (size_t i = 0; i < n; i++)
-    if (procs[i].ppid == tracer && strcmp(procs[i].comm, own) != 0) return procs[i].pid;
-  return 0;
-}
-
-/*
- * The pid that starts the trace: with -f every line opens with its process's pid, and the
- * first line is the launcher's execve, made by strace's child. 0 until a whole number is in.
+ * The command's main process: the pid that starts the trace. With -f every line opens with
+ * its process's pid, and the first line is the launcher's execve, made by strace's child (strace
+ * writes each line as it happens). Not strace's children: strace forks short-lived probes of its
+ * own at start-up (--seccomp-bpf), and taking one for the command would end the command when the
+ * probe ends. 0 until a whole number is in.
  */
 static pid_t first_trace_pid(const struct buf *kept) {
   size_t i = 0;
@@ -502,7 +457,11 @@ static pid_t parent_of(pid_t pid) {
   return close_paren == NULL || close_paren[1] != ' ' ? 0 : (pid_t)atoi(close_paren + 4);
 }
 
-/* Who traces `pid` (TracerPid), 0 for nobody, -1 when it is gone. */
+/*
+ * Who traces `pid` (TracerPid), 0 for nobody, -1 when it is gone or dying: a zombie has left
+ * its tracer already (a fork bomb's children die by the hundred while they are looked at), and
+ * must not be counted as a process that escaped it.
+ */
 static pid_t tracer_of(pid_t pid) {
   char path[64], text[2048];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -512,6 +471,12 @@ static pid_t tracer_of(pid_t pid) {
   close(fd);
   if (r <= 0) return -1;
   text[r] = '\0';
+  const char *state = strstr(text, "\nState:");
+  if (state != NULL) {
+    state += strlen("\nState:");
+    while (*state == ' ' || *state == '\t') state++;
+    if (*state == 'Z' || *state == 'X') return -1;
+  }
   const char *t = strstr(text, "\nTracerPid:");
   return t == NULL ? -1 : (pid_t)atoi(t + strlen("\nTracerPid:"));
 }
@@ -993,7 +958,7 @@ static void run_request(struct request *r) {
   struct buf spawn_error = {0}, leftover_info = {0}, survivor_info = {0};
   size_t leftover = 0, survivors = 0;
   int timed_out = 0, killing = 0, swept = 0;
-  pid_t tracee = 0; /* strace's child, once seen */
+  pid_t tracee = 0; /* the command's main process, once the trace names it */
   int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1, next_child_check = 0;
   unsigned char chunk[READ_CHUNK];
 
@@ -1009,11 +974,10 @@ static void run_request(struct request *r) {
     }
     if (r->trace_cap && !main_reaped && !killing && now_ms() >= next_child_check) {
       /* Traced, the command ends when strace's child does: strace alone would wait for every
-       * process the command left running (a daemon), until the timeout. The child's pid is
-       * learnt once (strace's children, or the trace's first line); it has ended when strace has
-       * reaped it (its parent is no longer strace: a reused pid has another parent). */
+       * process the command left running (a daemon), until the timeout. The main process's pid
+       * is read off the trace's first line; it has ended when strace has reaped it (its parent
+       * is no longer strace: a reused pid has another parent). */
       next_child_check = now_ms() + MAIN_POLL_MS;
-      if (tracee == 0) tracee = tracer_child(pid);
       if (tracee == 0) tracee = first_trace_pid(&trace.kept);
       if (tracee != 0 && parent_of(tracee) != pid) {
         killing = 1;
