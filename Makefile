@@ -14,7 +14,7 @@ help:
 	@echo "make suite  - regenerate tasks/suite and derive gold for new or changed scenarios"
 	@echo "make reproduce-smoke - 12 scenarios x 7 defenses x 2 scripted agents x 2 seeds, report, prerequisites asserted"
 	@echo "make reproduce       - the same over the whole suite"
-	@echo "make test   - typecheck, lint, unit and the sampled Docker tier (what CI runs; prints wall time per tier)"
+	@echo "make test   - typecheck, lint, unit, the installed package and the sampled Docker tier (what CI runs; prints wall time per tier)"
 	@echo "make test-full - everything: the whole suite's controls and gold, the full smoke reproduction"
 	@echo "make bench  - overhead benchmark (prints ratios)"
 	@echo "make clean  - remove everything authbench created in Docker"
@@ -46,7 +46,7 @@ test-unit: deps
 test-docker: host deps
 	AUTHBENCH_TEST_TIER=ci npx vitest run --project 'docker*'
 
-# The tiers (typecheck, lint, unit, docker) run inside run-tests.ts, which prints each one's wall time.
+# The tiers (typecheck, lint, unit, package, docker) run inside run-tests.ts, which prints each one's wall time.
 test: host deps
 	npx node scripts/run-tests.ts --tier ci
 

@@ -27,7 +27,8 @@ const docker = {
   globalSetup: ['test/docker/global-setup.ts'],
 };
 
-// Projects: `unit` needs nothing but Node; `docker` and `docker-exclusive` (the
+// Projects: `unit` needs nothing but Node; `package` (the packed tarball,
+// installed) needs the npm registry; `docker` and `docker-exclusive` (the
 // Docker tier, `--project 'docker*'`) need a running Docker engine and build
 // images. `npm test` runs them all, one group after another.
 export default defineConfig({
@@ -40,8 +41,18 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['**/*.test.ts'],
-          exclude: ['node_modules/**', 'test/docker/**', 'tasks/**'],
+          exclude: ['node_modules/**', 'dist/**', 'test/docker/**', 'test/package/**', 'tasks/**'],
           sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // `npm pack`, the tarball installed from the registry into a temp folder, its bin run: needs the network.
+        test: {
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          sequence: { groupOrder: 3 },
         },
       },
       {

@@ -21,7 +21,7 @@ import type { CompleteOptions, Message, ModelRef, ModelRequest, ModelResponse, T
 import { formatModelRef } from '../models/index.ts';
 import type { PatternSet } from '../sandbox/compile/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
-import { HARNESS_ROOT, type RunOptions, type SandboxResult } from '../sandbox/run/index.ts';
+import { HARNESS_ROOT, type BackgroundStop, type RunOptions, type SandboxResult } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
 import type { Defense, DefenseContext, RunGuard } from './defenses/index.ts';
 import { DEFAULT_OBSERVATION_CAP_BYTES, capText, renderObservation, renderRollback, summarizeDenials } from './observation.ts';
@@ -54,6 +54,11 @@ export interface CommandRunner {
   invalidateSnapshot?(): void;
   /** The harness's processes (agent, pid 1, idle process): a command acting on them is tampering. */
   harnessPids?(): Promise<readonly number[]>;
+  /**
+   * Stop what commands kept running in the background (the episode's end) and return what it did
+   * since. A runner without it keeps nothing: a command's survivors stop with it.
+   */
+  stopBackground?(): Promise<BackgroundStop>;
 }
 
 /**
@@ -190,6 +195,17 @@ function commandResult(r: SandboxResult, timeoutMs: number, capBytes: number): C
   };
 }
 
+/**
+ * One line telling the model that what its command left running (a server started with `&`)
+ * keeps running for its next commands, until the episode ends.
+ */
+export function renderKept(count: number, processes: readonly string[]): string {
+  const noun = count === 1 ? 'background process' : 'background processes';
+  const more = count > processes.length ? `, and ${count - processes.length} more` : '';
+  const listed = processes.length === 0 ? '' : `: ${processes.join(', ')}${more}`;
+  return `[${count} ${noun} the command left running ${count === 1 ? 'keeps' : 'keep'} running until the episode ends${listed}]`;
+}
+
 /** Why a valid, allowed proposal made after the episode's end never ran. */
 function skippedBecause(reason: EndReason): NonNullable<Proposal['skipped']> {
   return reason === 'infra_error' || reason === 'sandbox_tampered' || reason === 'trace_limit' ? reason : 'episode_timeout';
@@ -253,6 +269,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
       finalText = asked.response.text;
     }
   }
+  // A broken sandbox has no agent left to ask; closing the session stops whatever is left.
+  if (ending?.reason !== 'infra_error' && ending?.reason !== 'sandbox_tampered') await run.stopBackground();
   return run.episode(ending, finalText);
 }
 
@@ -279,6 +297,8 @@ class EpisodeRun {
   private readonly createdDirs: string[] = [];
   private harnessPids: readonly number[] | undefined;
   private traceEvents = 0;
+  /** Commands whose survivors run on in the background, by the agent's job number. */
+  private readonly kept = new Map<number, Proposal>();
 
   constructor(options: EpisodeOptions) {
     this.options = options;
@@ -410,7 +430,10 @@ class EpisodeRun {
     try {
       const mode = defense.execution(ctx);
       guard = await defense.prepareRun?.(view, ctx);
-      run = await session.run({ cmd: shellArgv(checked.args), mode, trace: true, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes });
+      // A service the agent starts keeps running for its later commands (as in a terminal), except
+      // under a defense that judges and undoes each command's effects once it ended (a guard).
+      const keepBackground = guard === undefined && session.stopBackground !== undefined;
+      run = await session.run({ cmd: shellArgv(checked.args), mode, trace: true, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes, keepBackground });
     } catch (e) {
       const ending = e instanceof AuthbenchError && e.code === 'SANDBOX_BROKEN' ? await brokenSandbox(e, this.options.health, call.id) : infraFrom(e, 'sandbox');
       if (ending === undefined) throw e;
@@ -445,14 +468,16 @@ class EpisodeRun {
       stderr: result.stderr,
       denials: result.denials,
       ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
-      ...(result.survivors === undefined ? {} : { survivors: result.survivors }),
+      ...(result.survivors === undefined || run.background !== undefined ? {} : { survivors: result.survivors }),
     });
+    const told = run.background === undefined || result.survivors === undefined ? observation : `${observation}\n${renderKept(result.survivors.count, result.survivors.processes)}`;
     this.answer(
       call,
-      rollback?.restored === true ? `${observation}\n${renderRollback(defense.name, rollback)}` : observation,
+      rollback?.restored === true ? `${told}\n${renderRollback(defense.name, rollback)}` : told,
       result.timed_out || result.exit_code !== 0 || run.launcherError !== undefined || rollback?.restored === true,
     );
     const proposal = rollback === undefined ? executed : { ...executed, rollback };
+    if (run.background !== undefined) this.kept.set(run.background.job, proposal);
     const after = ending ?? this.endingAfter(result, tamper, run.launcherError);
     return after === undefined ? { proposal } : { proposal, ending: after };
   }
@@ -464,6 +489,42 @@ class EpisodeRun {
     if (this.traceEvents > this.traceBudget) return { reason: 'trace_limit' };
     if (result.timed_out && this.deadline - this.now() <= 0) return { reason: 'episode_timeout' };
     return undefined;
+  }
+
+  /**
+   * The episode's end: stop the background commands and attribute what they did since to the
+   * proposals that started them (events appended, `result.background`), checked for tampering
+   * like any command's; processes that escaped every tracer are tampering of the first of them.
+   */
+  async stopBackground(): Promise<void> {
+    const stopBackground = this.options.session.stopBackground?.bind(this.options.session);
+    if (this.kept.size === 0 || stopBackground === undefined) return;
+    const stop = await stopBackground();
+    const harnessPids = this.harnessPids ?? [];
+    for (const [i, bg] of stop.commands.entries()) {
+      const proposal = this.kept.get(bg.job);
+      const result = proposal?.result;
+      if (proposal === undefined || result === undefined) continue;
+      const leftover = i === 0 && stop.leftover.count > 0 ? { count: stop.leftover.count, escaped: true, info: stop.leftover.info } : undefined;
+      const tamper = commandTamper({ events: bg.events, harnessPids, harnessRoot: HARNESS_ROOT, leftover }, proposal.id);
+      const merged = [...(result.tamper ?? []), ...tamper];
+      const updated: Proposal = {
+        ...proposal,
+        events: [...proposal.events, ...bg.events],
+        result: {
+          ...result,
+          event_count: result.event_count + bg.events.length,
+          background: { events: bg.events.length, stopped: bg.stopped.count, processes: bg.stopped.info.split('\n').filter((l) => l !== '') },
+          ...(merged.length === 0 ? {} : { tamper: merged }),
+        },
+      };
+      this.traceEvents += bg.events.length;
+      for (const step of this.steps) {
+        const at = step.proposals.indexOf(proposal);
+        if (at >= 0) step.proposals[at] = updated;
+      }
+    }
+    this.kept.clear();
   }
 
   episode(ending: Ending | undefined, finalText: string | undefined): Episode {

@@ -81,7 +81,17 @@ export const CommandResultSchema = z
         processes: z.array(z.string()).describe('`pid comm` of the first few'),
       })
       .optional()
-      .describe('Traced commands: processes the command left running under the tracer (a service, a background job), stopped when its main process ended'),
+      .describe(
+        'Traced commands: processes the command left running under the tracer (a service, a background job), stopped when its main process ended unless kept in the background (`background`)',
+      ),
+    background: z
+      .object({
+        events: z.number().int().nonnegative().describe("How many of the proposal's events (its last ones) its background processes made after the command's result"),
+        stopped: z.number().int().nonnegative().describe("Processes still running at the episode's end, stopped then"),
+        processes: z.array(z.string()).describe('`pid comm` of the first few stopped'),
+      })
+      .optional()
+      .describe("The survivors kept running in the background — traced, in the command's sandbox — until the episode's end"),
     tamper: z.array(TamperEvidenceSchema).optional().describe('Evidence that this command acted against the harness'),
   })
   .describe('What an executed command did');

@@ -4,7 +4,13 @@
  * and may hold terminal control sequences (retitle the window, rewrite the
  * screen, hide text, OSC 52 clipboard writes) that must not reach the
  * operator's terminal. Human output gets the text with every control sequence
- * removed and a note for each of these; `--json` keeps the exact bytes. Pure.
+ * removed, invisible and bidi format characters shown as `\u{…}`, and a note for
+ * each of these; `--json` keeps the exact bytes. Pure.
+ *
+ * The same goes for every other text authbench shows that came from inside a
+ * container or from a model (build logs, validator and trace details, error
+ * messages, report cells): `safeText` for plain text, `safeLine` for a line
+ * authbench has coloured.
  */
 
 /** One stream of output as kept, with what the human view must say about it. */
@@ -15,6 +21,8 @@ export interface OutputView {
   utf8: boolean;
   /** Control sequences and control characters removed from `text`. */
   removed: number;
+  /** Invisible or bidi format characters shown as `\u{…}` in `text`. */
+  shown: number;
 }
 
 // ESC-introduced sequences (7-bit) and their 8-bit C1 forms, as ECMA-48 defines them:
@@ -46,6 +54,67 @@ export function stripControlSequences(text: string): { text: string; removed: nu
   return { text: out, removed };
 }
 
+// Unicode format characters (category Cf: bidi embeddings, overrides and isolates U+202A–U+202E and
+// U+2066–U+2069, the marks U+200E/U+200F/U+061C, zero-width U+200B–U+200D and U+2060–U+2064, the BOM
+// U+FEFF, tag characters U+E0000–U+E007F, …) and the line and paragraph separators U+2028/U+2029. A
+// terminal does not act on them as it does on escapes, but they change what the operator reads:
+// overrides reorder text ("Trojan Source", CVE-2021-42574) and the invisible ones hide text in plain
+// sight (tag characters carry whole prompt injections). They are shown, not stripped: they are also
+// legitimate in real text (Arabic and Hebrew marks, emoji joiners), so dropping them would alter the
+// output silently, while `\u{202e}` keeps every character accounted for and defeats the trick.
+const FORMAT = /[\p{Cf}\u2028\u2029]/gu;
+
+const codePoint = (c: string): string => (c.codePointAt(0) ?? 0).toString(16).padStart(4, '0');
+
+/** Text with every format character shown as `\u{202e}`, and how many there were. */
+export function showFormatCharacters(text: string): { text: string; shown: number } {
+  let shown = 0;
+  const out = text.replace(FORMAT, (c) => {
+    shown++;
+    return `\\u{${codePoint(c)}}`;
+  });
+  return { text: out, shown };
+}
+
+/**
+ * Untrusted text (from a container, a model, a dataset) made safe to print: control sequences
+ * removed, format characters shown. Newlines and tabs stay. Use it on the untrusted part only,
+ * before colouring: the colours authbench adds are control sequences too.
+ */
+export function safeText(text: string): string {
+  return showFormatCharacters(stripControlSequences(text).text).text;
+}
+
+// The colours and weights authbench's own lines use (chalk: bold, dim, red…cyan, gray, and their
+// resets). Nothing that hides text is on the list (conceal, black, backgrounds, reverse video).
+const OWN_STYLE = /(\x1b\[(?:1|2|22|3[1-6]|39|90)m)/;
+
+/**
+ * A line authbench built and coloured that may embed untrusted text (a progress line naming a
+ * rollout and its error): the colours above are kept, everything else is made safe as by `safeText`.
+ * For lines whose parts cannot be told apart any more; where they can, `safeText` the part.
+ */
+export function safeLine(line: string): string {
+  return line
+    .split(OWN_STYLE)
+    .map((part, i) => (i % 2 === 1 ? part : safeText(part)))
+    .join('');
+}
+
+/**
+ * JSON text with C1 controls and format characters written as `\uXXXX` escapes: the same JSON
+ * value, but `--json` printed to a terminal cannot reorder or hide text either (JSON.stringify
+ * escapes only U+0000–U+001F). These characters occur only inside strings, where an escape is
+ * always valid; one above U+FFFF is written as its two UTF-16 units.
+ */
+export function escapeJsonText(json: string): string {
+  return json.replace(/[\u0080-\u009f\p{Cf}\u2028\u2029]/gu, (c) => {
+    let out = '';
+    for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
+}
+
 /** Whether bytes are UTF-8; with `cut`, an incomplete sequence at the very end is allowed (the cap split it). */
 export function isUtf8(bytes: Uint8Array, cut: boolean): boolean {
   try {
@@ -60,15 +129,17 @@ export function isUtf8(bytes: Uint8Array, cut: boolean): boolean {
 export function outputView(bytes: Uint8Array, truncated: boolean): OutputView {
   // Decoding streams when cut, so a character the cap split is left out rather than shown as U+FFFD.
   const decoded = new TextDecoder('utf-8').decode(bytes, { stream: truncated });
-  const { text, removed } = stripControlSequences(decoded);
-  return { text, utf8: isUtf8(bytes, truncated), removed };
+  const { text: stripped, removed } = stripControlSequences(decoded);
+  const { text, shown } = showFormatCharacters(stripped);
+  return { text, utf8: isUtf8(bytes, truncated), removed, shown };
 }
 
-/** What the human view says about one stream: cut, not UTF-8, control sequences removed. Empty when none applies. */
+/** What the human view says about one stream: cut, not UTF-8, control sequences removed, format characters shown. Empty when none applies. */
 export function outputNotes(stream: 'stdout' | 'stderr', view: OutputView, kept: number, written: number): string[] {
   const notes: string[] = [];
   if (written > kept) notes.push(`${stream} was cut: the first ${kept} of ${written} bytes are kept`);
   if (!view.utf8) notes.push(`${stream} is not UTF-8: shown with U+FFFD for the bytes that are not (--json has them in base64)`);
   if (view.removed > 0) notes.push(`${stream}: ${view.removed} terminal control sequence(s) removed (--json has the exact bytes)`);
+  if (view.shown > 0) notes.push(`${stream}: ${view.shown} invisible or bidi format character(s) shown as \\u{…} (--json has the exact bytes)`);
   return notes;
 }

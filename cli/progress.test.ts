@@ -79,3 +79,32 @@ describe('finish', () => {
     expect(out.text()).toBe('a\n');
   });
 });
+
+describe('untrusted text in progress lines', () => {
+  // An infrastructure error's message comes from a model endpoint or Docker; a task id from a dataset.
+  const hostile = 'provider said \x1b]0;pwned\x07\x1b[2J\x1b[8mhidden\u202edone';
+  const shown = 'provider said hidden\\u{202e}done';
+
+  it('without a terminal: control sequences removed, format characters shown, own colours kept', () => {
+    const out = sink(false);
+    const p = createProgress({ unit: 'rollouts', enabled: true, stream: out.stream });
+    p.log(`\x1b[33minfra\x1b[39m ${hostile}`);
+    p.detail(hostile);
+    p.finish({ done: 1, total: 1, line: `[1/1] ${hostile}`, keep: true, status: hostile });
+    p.stop();
+    expect(out.text()).toBe(`\x1b[33minfra\x1b[39m ${shown}\n${shown}\n[1/1] ${shown}\n`);
+  });
+
+  it('on a terminal: the kept line and the status are made safe too', () => {
+    const out = sink(true);
+    const p = createProgress({ unit: 'rollouts', enabled: true, stream: out.stream });
+    p.update(0, 2, 'starting');
+    p.finish({ done: 1, total: 2, line: `[1/2] ${hostile}`, keep: true, status: `status ${hostile}` });
+    p.stop();
+    const text = out.text();
+    expect(text).toContain(`[1/2] ${shown}`);
+    expect(text).toContain(`status ${shown}`);
+    expect(text).not.toContain('pwned');
+    expect(text).not.toContain('\u202e');
+  });
+});

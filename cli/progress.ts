@@ -6,6 +6,7 @@
  */
 import chalk from 'chalk';
 import cliProgress from 'cli-progress';
+import { safeLine } from './output-text.ts';
 
 export interface Progress {
   /** Move the bar to `done` of `total`; `status` says what just happened. */
@@ -43,13 +44,27 @@ export interface ProgressOptions {
   stream?: NodeJS.WriteStream;
 }
 
+/**
+ * Every line and status goes through safeLine: they name rollouts and tasks and carry messages
+ * from containers, build logs and model endpoints, which must not drive the operator's terminal.
+ */
+function sanitized(p: Progress): Progress {
+  return {
+    update: (done, total, status) => p.update(done, total, safeLine(status)),
+    log: (line) => p.log(safeLine(line)),
+    detail: (line) => p.detail(safeLine(line)),
+    finish: (item) => p.finish({ ...item, line: safeLine(item.line), status: safeLine(item.status) }),
+    stop: () => p.stop(),
+  };
+}
+
 const silent: Progress = withFinish({ update: () => undefined, log: () => undefined, detail: () => undefined, stop: () => undefined });
 
 export function createProgress(options: ProgressOptions): Progress {
   const stream = options.stream ?? process.stderr;
   if (!options.enabled) return silent;
   if (stream.isTTY !== true) {
-    return withFinish({ update: () => undefined, log: (line) => stream.write(`${line}\n`), detail: (line) => stream.write(`${line}\n`), stop: () => undefined });
+    return sanitized(withFinish({ update: () => undefined, log: (line) => stream.write(`${line}\n`), detail: (line) => stream.write(`${line}\n`), stop: () => undefined }));
   }
   const multi = new cliProgress.MultiBar(
     {
@@ -65,7 +80,7 @@ export function createProgress(options: ProgressOptions): Progress {
     cliProgress.Presets.shades_classic,
   );
   let bar: cliProgress.SingleBar | undefined;
-  return withFinish({
+  return sanitized(withFinish({
     update: (done, total, status) => {
       if (bar === undefined) bar = multi.create(total, done, { status });
       else {
@@ -84,5 +99,5 @@ export function createProgress(options: ProgressOptions): Progress {
     },
     detail: () => undefined,
     stop: () => multi.stop(),
-  });
+  }));
 }

@@ -14,3 +14,16 @@ export async function selectTasks(root: string, refs: readonly string[]): Promis
   for (const dir of dirs) tasks.push(await loadTask(dir));
   return tasks;
 }
+
+/**
+ * The task folder of `tasks list|validate|integrity`: `--tasks DIR` as on every other command,
+ * or the positional `[dir]` these commands took first (kept so scripts still work). Both given
+ * and different is refused rather than one silently winning. Pure.
+ */
+export function tasksFolder(args: { dir?: string | undefined; tasks?: string | string[] | undefined }): string {
+  if (Array.isArray(args.tasks)) throw new AuthbenchError('INVALID_ARGUMENT', '--tasks given more than once');
+  if (args.dir !== undefined && args.tasks !== undefined && args.dir !== args.tasks) {
+    throw new AuthbenchError('INVALID_ARGUMENT', `two task folders: --tasks ${args.tasks} and ${args.dir}`, { hint: 'give one; the positional folder is the same as --tasks' });
+  }
+  return args.tasks ?? args.dir ?? 'tasks';
+}

@@ -1,5 +1,6 @@
 import chalk from 'chalk';
 import { stripVTControlCharacters } from 'node:util';
+import { escapeJsonText } from './output-text.ts';
 
 export interface Column<Row> {
   header: string;
@@ -22,8 +23,9 @@ export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly
   return [header.trimEnd(), chalk.dim(rule), ...body].join('\n') + '\n';
 }
 
+/** Pretty JSON on stdout; untrusted strings in it are escaped so a terminal shows them as they are (see escapeJsonText). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${escapeJsonText(JSON.stringify(value, null, 2))}\n`);
 }
 
 export const mark = {

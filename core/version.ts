@@ -1,6 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { AuthbenchError } from './errors.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+/**
+ * authbench's own package.json: one folder up from the sources in a checkout
+ * (core/), two from the compiled package (dist/core/, scripts/build.ts).
+ */
+const PACKAGE_JSON = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((url) => existsSync(url));
+if (PACKAGE_JSON === undefined) throw new AuthbenchError('INTERNAL', "cannot find authbench's package.json", { hint: 'reinstall authbench' });
+
+const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as {
   version: string;
 };
 

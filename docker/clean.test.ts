@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isOwnedImage, removalOrder, staleImages } from './clean.ts';
+import { isOwnedImage, removalOrder, splitByOwner, staleImages } from './clean.ts';
+import { ownerLabels, type ProcessInfo } from './owner.ts';
 
 const image = (id: string, tags: string[], created: number): { id: string; tags: string[]; created: number } => ({ id, tags, created });
 
@@ -40,5 +41,29 @@ describe('ownership and order', () => {
   it('removes task images before family bases before base images', () => {
     const order = removalOrder([{ kind: 'base-image' }, { kind: 'family-image' }, { kind: 'task-image' }]).map((i) => i.kind);
     expect(order).toEqual(['task-image', 'family-image', 'base-image']);
+  });
+});
+
+describe('splitByOwner', () => {
+  const self = { host: 'box', bootId: 'boot' };
+  const labelsFor = (pid: number): Record<string, string> => ownerLabels({ runId: 'r', pid, startTime: '100', bootId: 'boot', host: 'box' });
+  const container = (id: string, labels: Record<string, string>, imageId: string, volumes: string[] = []) => ({ id, labels, imageId, volumes });
+  const running = (pid: number): ProcessInfo | undefined => (pid === 10 ? { state: 'S', startTime: '100' } : undefined);
+
+  it("removes only containers whose owner is gone, keeping a live run's containers and the images and volumes they use", () => {
+    const split = splitByOwner(
+      [
+        container('live', labelsFor(10), 'img-a', ['harness']),
+        container('dead', labelsFor(11), 'img-b', ['harness']),
+        container('legacy', { 'authbench.managed': 'true' }, 'img-c'),
+        container('dead-too', labelsFor(12), 'img-a'),
+      ],
+      self,
+      running,
+    );
+    expect(split.orphans.map((c) => c.id)).toEqual(['dead', 'dead-too']);
+    expect(split.kept.map((c) => [c.id, c.why])).toEqual([['live', 'alive'], ['legacy', 'unowned']]);
+    expect([...split.imagesInUse].sort()).toEqual(['img-a', 'img-c']);
+    expect([...split.volumesInUse]).toEqual(['harness']);
   });
 });

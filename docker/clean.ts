@@ -1,14 +1,18 @@
 /**
  * Remove what authbench created — containers, images, volumes and networks
- * labelled authbench.managed=true — and nothing else.
+ * labelled authbench.managed=true — and nothing else. With orphansOnly, a
+ * container or network goes only when its owning process is gone
+ * (docker/owner.ts), so a concurrent run keeps its containers and the images
+ * and volumes they use.
  *
  * Labels are inherited: an image someone builds FROM authbench/base, and every
  * container started from it, carries the base's labels. So a label match alone
  * is not ownership; see isOwnedContainer / isOwnedImage.
  */
-import { AuthbenchError } from '../core/index.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
 import type { DockerEngine } from './engine.ts';
+import { lookupProcess, ownerState, type OwnerState, type ProcessInfo, type ProcessOwner } from './owner.ts';
 import { LABELS } from './types.ts';
 
 export interface CleanOptions {
@@ -19,6 +23,22 @@ export interface CleanOptions {
   labels?: Readonly<Record<string, string>>;
   /** Only images superseded by a newer build of the same repository; containers are left alone. */
   staleOnly?: boolean;
+  /**
+   * Containers and networks only when their owning process is gone; images and volumes a kept
+   * container uses stay too. Default: every managed container (tests and `clean --all`).
+   */
+  orphansOnly?: boolean;
+  /** Injected for tests: a process on this host (default: /proc). */
+  lookupProcess?: (pid: number) => ProcessInfo | undefined;
+}
+
+/** Something left in place by orphansOnly, and why. */
+export interface KeptResource {
+  kind: 'container' | 'network' | 'image' | 'volume';
+  id: string;
+  name: string;
+  /** The owner's state (alive, unknown, unowned), or `in use` for an image or volume a kept container uses. */
+  why: Exclude<OwnerState, 'gone'> | 'in use';
 }
 
 export interface CleanedContainer {
@@ -46,6 +66,35 @@ export interface CleanReport {
   networks: string[];
   /** Things that matched but could not be removed (e.g. an image still used by a foreign container). */
   failures: { id: string; message: string }[];
+  /** What orphansOnly left: live (or uncheckable) runs' containers and networks, and what they use. */
+  kept: KeptResource[];
+}
+
+/** A listed container as ownership needs it. */
+export interface OwnedContainer {
+  id: string;
+  labels: Readonly<Record<string, string>>;
+  imageId: string;
+  volumes: readonly string[];
+}
+
+/**
+ * Containers split by their owner: orphans (owner gone) and the rest, with the images and
+ * volumes the kept ones use, which must stay while they run. Pure.
+ */
+export function splitByOwner<T extends OwnedContainer>(
+  containers: readonly T[],
+  self: Pick<ProcessOwner, 'host' | 'bootId'>,
+  lookup: (pid: number) => ProcessInfo | undefined,
+): { orphans: T[]; kept: (T & { why: Exclude<OwnerState, 'gone'> })[]; imagesInUse: Set<string>; volumesInUse: Set<string> } {
+  const orphans: T[] = [];
+  const kept: (T & { why: Exclude<OwnerState, 'gone'> })[] = [];
+  for (const c of containers) {
+    const state = ownerState(c.labels, self, lookup);
+    if (state === 'gone') orphans.push(c);
+    else kept.push({ ...c, why: state });
+  }
+  return { orphans, kept, imagesInUse: new Set(kept.map((c) => c.imageId)), volumesInUse: new Set(kept.flatMap((c) => c.volumes)) };
 }
 
 /** Docker label filters: managed plus any extra `key=value` pairs. */
@@ -102,7 +151,9 @@ export function removalOrder<T extends { kind: string }>(images: readonly T[]): 
 export async function cleanManaged(engine: DockerEngine, options: CleanOptions = {}): Promise<CleanReport> {
   const filters = { label: labelFilters(options.labels) };
   const dryRun = options.dryRun === true;
-  const containers: CleanedContainer[] = [];
+  const orphansOnly = options.orphansOnly === true;
+  const lookup = options.lookupProcess ?? lookupProcess;
+  const owned: (OwnedContainer & CleanedContainer)[] = [];
   const candidates: (CleanedImage & { created: number })[] = [];
   let skipped = 0;
   try {
@@ -111,7 +162,8 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
         skipped++;
         continue;
       }
-      containers.push({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), image: c.Image, state: c.State });
+      const volumes = (c.Mounts ?? []).flatMap((m) => (m.Name === undefined ? [] : [m.Name]));
+      owned.push({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), image: c.Image, state: c.State, labels: c.Labels, imageId: c.ImageID, volumes });
     }
     for (const i of await engine.docker.listImages({ all: false, filters })) {
       const labels = i.Labels ?? {};
@@ -129,26 +181,40 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
   } catch (e) {
     throw apiError('list authbench resources', e);
   }
-  const images: CleanedImage[] = (options.staleOnly === true ? staleImages(candidates) : candidates).map(({ id, tags, kind }) => ({ id, tags, kind }));
-  let volumes: string[] = [];
+  const split = orphansOnly ? splitByOwner(owned, engine.owner, lookup) : { orphans: owned, kept: [], imagesInUse: new Set<string>(), volumesInUse: new Set<string>() };
+  const kept: KeptResource[] = split.kept.map((c) => ({ kind: 'container', id: c.id, name: c.name, why: c.why }));
+  const containers: CleanedContainer[] = split.orphans.map(({ id, name, image, state }) => ({ id, name, image, state }));
+  const images: CleanedImage[] = [];
+  for (const { id, tags, kind } of options.staleOnly === true ? staleImages(candidates) : candidates) {
+    if (split.imagesInUse.has(id)) kept.push({ kind: 'image', id, name: tags.join(', '), why: 'in use' });
+    else images.push({ id, tags, kind });
+  }
+  const volumes: string[] = [];
   if (options.staleOnly !== true && options.labels === undefined) {
     try {
       const listed = await engine.docker.listVolumes({ filters: { label: [`${LABELS.managed}=true`] } });
-      volumes = (listed.Volumes ?? []).map((v) => v.Name).sort();
+      for (const name of (listed.Volumes ?? []).map((v) => v.Name).sort()) {
+        if (split.volumesInUse.has(name)) kept.push({ kind: 'volume', id: name, name, why: 'in use' });
+        else volumes.push(name);
+      }
     } catch (e) {
       throw apiError('list authbench volumes', e);
     }
   }
-  let networks: string[] = [];
+  const networks: string[] = [];
   if (options.staleOnly !== true) {
     try {
       const listed = await engine.docker.listNetworks({ filters: { label: labelFilters(options.labels) } });
-      networks = listed.filter((n) => n.Labels?.[LABELS.kind] === 'network').map((n) => n.Name).sort();
+      for (const n of listed.filter((n) => n.Labels?.[LABELS.kind] === 'network').sort((a, b) => compareStrings(a.Name, b.Name))) {
+        const state = orphansOnly ? ownerState(n.Labels ?? {}, engine.owner, lookup) : 'gone';
+        if (state === 'gone') networks.push(n.Name);
+        else kept.push({ kind: 'network', id: n.Id, name: n.Name, why: state });
+      }
     } catch (e) {
       throw apiError('list authbench networks', e);
     }
   }
-  const report: CleanReport = { dryRun, skipped, containers: [], images: [], volumes: [], networks: [], failures: [] };
+  const report: CleanReport = { dryRun, skipped, containers: [], images: [], volumes: [], networks: [], failures: [], kept };
   if (dryRun) return { ...report, containers, images: removalOrder(images), volumes, networks };
 
   for (const c of containers) {

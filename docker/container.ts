@@ -135,6 +135,7 @@ export class DockerContainer implements Container {
         exitCode: info.State.Running ? null : info.State.ExitCode,
         mounts: (info.Mounts ?? []).map((m) => ({ volume: m.Name, target: m.Destination, rw: m.RW })),
         ...(info.State.Health === undefined ? {} : { health: { status: info.State.Health.Status, log: (info.State.Health.Log ?? []).map((l) => `exit ${l.ExitCode}: ${l.Output.trim()}`) } }),
+        addresses: Object.fromEntries(Object.entries(info.NetworkSettings.Networks ?? {}).flatMap(([name, n]) => (n.IPAddress === '' ? [] : [[name, n.IPAddress]]))),
       };
     } catch (e) {
       if (dockerStatus(e) === 404) return { status: 'gone', oomKilled: false, exitCode: null, mounts: [] };

@@ -3,7 +3,9 @@ import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
 import { buildImage as buildImageWith } from './build.ts';
 import { DockerContainer } from './container.ts';
-import type { BuildRequest, BuildResult, Container, ContainerHealthcheck, ContainerSpec, Engine, ImageInfo, ResourceKind } from './types.ts';
+import { removeRunOrphans } from './orphans.ts';
+import { currentOwner, ownerLabels, type ProcessOwner } from './owner.ts';
+import type { BuildRequest, BuildResult, Container, ContainerHealthcheck, ContainerSpec, Engine, ImageInfo, OrphanRemoval, ResourceKind } from './types.ts';
 import { LABELS } from './types.ts';
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
@@ -56,10 +58,18 @@ export class DockerEngine implements Engine {
   /** The dockerode client, for the docker module's own helpers (base images, clean). */
   readonly docker: Dockerode;
   readonly stats = { buildCalls: 0, cacheHits: 0 };
+  /** Recorded on every container and network this engine creates (docker/owner.ts). */
+  readonly owner: ProcessOwner;
 
-  constructor(docker: Dockerode, endpoint: string) {
+  constructor(docker: Dockerode, endpoint: string, owner: ProcessOwner = currentOwner()) {
     this.docker = docker;
     this.endpoint = endpoint;
+    this.owner = owner;
+  }
+
+  /** The owner labels, under a caller's own run id (eval's job) when it gives one. */
+  private owned(labels: Readonly<Record<string, string>> = {}): Record<string, string> {
+    return { ...labels, ...ownerLabels(this.owner), [LABELS.run]: labels[LABELS.run] ?? this.owner.runId };
   }
 
   async ping(): Promise<void> {
@@ -85,7 +95,7 @@ export class DockerEngine implements Engine {
         Image: spec.image,
         ...processOf(spec),
         ...(spec.healthcheck === undefined ? {} : { Healthcheck: healthcheckOf(spec.healthcheck) }),
-        Labels: { ...spec.labels, [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
+        Labels: { ...this.owned(spec.labels), [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
         ...(spec.name === undefined ? {} : { name: spec.name }),
         ...(spec.workdir === undefined ? {} : { WorkingDir: spec.workdir }),
         ...(spec.env === undefined ? {} : { Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`) }),
@@ -123,6 +133,13 @@ export class DockerEngine implements Engine {
       throw apiError(`create container from ${spec.image}`, e);
     }
     const container = new DockerContainer(handle, spec.image);
+    try {
+      for (const extra of spec.extraNetworks ?? [])
+        await this.docker.getNetwork(extra.name).connect({ Container: handle.id, EndpointConfig: { Aliases: [...(extra.aliases ?? [])] } });
+    } catch (e) {
+      await container.remove().catch(() => undefined);
+      throw apiError(`connect a container from ${spec.image} to its networks`, e);
+    }
     try {
       await handle.start();
     } catch (e) {
@@ -166,7 +183,7 @@ export class DockerEngine implements Engine {
   async createNetwork(name: string, labels: Readonly<Record<string, string>> = {}): Promise<void> {
     try {
       // Internal: the bridge has no gateway out, so containers on it reach each other and nothing else.
-      await this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: true, CheckDuplicate: true, Labels: { ...labels, [LABELS.managed]: 'true', [LABELS.kind]: 'network' } });
+      await this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: true, CheckDuplicate: true, Labels: { ...this.owned(labels), [LABELS.managed]: 'true', [LABELS.kind]: 'network' } });
     } catch (e) {
       throw apiError(`create network ${name}`, e);
     }
@@ -179,6 +196,10 @@ export class DockerEngine implements Engine {
       if (dockerStatus(e) === 404) return;
       throw apiError(`remove network ${name}`, e);
     }
+  }
+
+  removeOrphans(runId: string): Promise<OrphanRemoval> {
+    return removeRunOrphans(this, runId);
   }
 
   async imageInfo(ref: string): Promise<ImageInfo | undefined> {

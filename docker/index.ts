@@ -6,6 +6,8 @@
 export * from './types.ts';
 export { connectDocker, parseDockerHost, DockerEngine } from './engine.ts';
 export type { ConnectOptions, DockerEndpoint } from './engine.ts';
+export { DaemonGate, waitForDaemon } from './wait.ts';
+export type { DaemonWaitOptions } from './wait.ts';
 export { DEFAULT_OUTPUT_CAP_BYTES } from './exec.ts';
 export { DEFAULT_CLOSE_GRACE_MS } from './attach.ts';
 export {
@@ -42,7 +44,10 @@ export type { Translation } from './heredoc.ts';
 export { BUILD_CA_ARG, PROXY_VARIABLES, certificatesOf, proxyBuildArgs } from './build-host.ts';
 export type { BuildHostAccess, BuildHostRecord } from './build-host.ts';
 export { assertCleanSucceeded, cleanManaged, staleImages } from './clean.ts';
-export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage } from './clean.ts';
+export type { CleanOptions, CleanReport, CleanedContainer, CleanedImage, KeptResource } from './clean.ts';
+export { currentOwner, lookupProcess, newRunId, ownerLabels, ownerState } from './owner.ts';
+export type { OwnerState, ProcessInfo, ProcessOwner } from './owner.ts';
 export { ARCHIVE_MAX_BYTES, READ_FILE_MAX_BYTES } from './archive.ts';
 export { readiness, startSidecars, waitReady } from './sidecars.ts';
+export { planSidecarNetworks, type NetworkedService, type SidecarNetworkPlan } from './sidecar-networks.ts';
 export type { ReadyCondition, Readiness, SidecarGroup, SidecarPlan, SidecarSpec, WaitOptions } from './sidecars.ts';

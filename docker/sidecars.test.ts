@@ -95,22 +95,29 @@ function plan(over: Partial<SidecarPlan> = {}): SidecarPlan {
 }
 
 describe('startSidecars', () => {
-  it('starts each sidecar once its dependencies are ready, on the network under its service name, and removes all on dispose', async () => {
+  it('starts each sidecar once its dependencies are ready, on its own network (and its dependencies\') under its service name, and removes all on dispose', async () => {
     const log: string[] = [];
     const specs: ContainerSpec[] = [];
     const engine = fakeEngine({ db: [healthy('starting'), healthy('starting'), healthy('healthy')] }, log, specs);
     const group = await startSidecars(engine, plan());
-    expect(log).toEqual(['create network ok', 'start db', 'start web']);
+    expect(log).toEqual(['create network ok', 'create network ok', 'start db', 'start web']);
+    const db = group.networks.get('db');
+    const web = group.networks.get('web');
+    expect(db).toBeDefined();
+    expect(web).not.toBe(db);
+    expect(specs[0]).toMatchObject({ network: { name: db, aliases: ['db'] } });
+    expect(specs[0]).not.toHaveProperty('extraNetworks');
     expect(specs[1]).toMatchObject({
       image: 'web:1',
-      network: { name: group.network, aliases: ['web'] },
+      network: { name: web, aliases: ['web'] },
+      extraNetworks: [{ name: db, aliases: ['web'] }],
       labels: { 'authbench.run': 'r1', 'authbench.service': 'web' },
       env: { MODE: 'x' },
       process: { command: ['serve'] },
     });
     expect(specs[0]?.healthcheck).toEqual({ test: ['CMD', 'true'], intervalMs: 5000 });
     await group[Symbol.asyncDispose]();
-    expect(log.slice(3)).toEqual(['remove db', 'remove web', 'remove network']);
+    expect(log.slice(4)).toEqual(['remove db', 'remove web', 'remove network', 'remove network']);
   });
 
   it('a sidecar that turns unhealthy is SIDECAR_FAILED with its health log, and everything started is removed', async () => {
@@ -121,7 +128,16 @@ describe('startSidecars', () => {
     expect((error as AuthbenchError).code).toBe('SIDECAR_FAILED');
     expect((error as AuthbenchError).message).toBe('compose service db is unhealthy');
     expect((error as AuthbenchError).details).toEqual(['last health check output:', 'exit 1: connection refused']);
-    expect(log).toEqual(['create network ok', 'start db', 'remove db', 'remove network']);
+    expect(log).toEqual(['create network ok', 'create network ok', 'start db', 'remove db', 'remove network', 'remove network']);
+  });
+});
+
+describe('SidecarGroup.hosts', () => {
+  it('maps every address of every sidecar to its service name', async () => {
+    const addressed = (addresses: Record<string, string>): ContainerState => ({ ...healthy('healthy'), addresses });
+    const engine = fakeEngine({ db: [addressed({ n0: '172.20.0.2' })], web: [addressed({ n1: '172.21.0.2', n0: '172.20.0.3' })] }, []);
+    const group = await startSidecars(engine, plan());
+    expect(await group.hosts()).toEqual(new Map([['172.20.0.2', 'db'], ['172.21.0.2', 'web'], ['172.20.0.3', 'web']]));
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * A rollout's sidecar containers (compose services next to the task
- * container) on a network of their own. The network is internal: the
- * containers on it reach each other by service name and nothing outside. Each
+ * container), each on an internal network of its own (sidecar-networks.ts:
+ * a sidecar also joins the networks of what it depends on), so the task
+ * container can be given exactly the sidecars its policy names. Internal: the
+ * containers reach each other by service name and nothing outside. Each
  * sidecar starts once the services it depends on meet their condition
  * (started, healthy, or exited 0); waits are bounded, and a sidecar that never
  * gets ready is SIDECAR_FAILED naming the service and its last health log.
@@ -9,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AuthbenchError } from '../core/index.ts';
+import { planSidecarNetworks } from './sidecar-networks.ts';
 import type { Container, ContainerHealthcheck, ContainerState, Engine } from './types.ts';
 
 export type ReadyCondition = 'service_started' | 'service_healthy' | 'service_completed_successfully';
@@ -39,9 +42,11 @@ export interface SidecarPlan {
 }
 
 export interface SidecarGroup {
-  /** The network the task container joins. */
-  network: string;
+  /** Each sidecar service's own network: the task container joins those of the services it may reach. */
+  networks: ReadonlyMap<string, string>;
   containers: ReadonlyMap<string, Container>;
+  /** Address → service name, over every sidecar network (to name the endpoints a trace connected to). */
+  hosts(): Promise<ReadonlyMap<string, string>>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -53,26 +58,35 @@ export async function startSidecars(engine: Engine, plan: SidecarPlan): Promise<
   if (engine.createNetwork === undefined || engine.removeNetwork === undefined)
     throw new AuthbenchError('INTERNAL', 'this engine cannot create networks, which compose sidecars need');
   const removeNetwork = engine.removeNetwork.bind(engine);
-  const network = `authbench-net-${randomBytes(6).toString('hex')}`;
-  await engine.createNetwork(network, plan.labels);
+  const prefix = `authbench-net-${randomBytes(6).toString('hex')}`;
+  // What each sidecar joins does not depend on what the task container may reach.
+  const { joins } = planSidecarNetworks(plan.sidecars, []);
+  const networks = new Map(plan.sidecars.map((s, i) => [s.service, `${prefix}-${String(i)}`]));
+  const created: string[] = [];
   const containers = new Map<string, Container>();
   const dispose = async (): Promise<void> => {
-    // Every container goes even when one removal fails; the network last (Docker refuses to remove one in use).
+    // Every container goes even when one removal fails; the networks last (Docker refuses to remove one in use).
     const results = await Promise.allSettled([...containers.values()].map((c) => c.remove()));
-    await removeNetwork(network);
+    results.push(...(await Promise.allSettled(created.map((n) => removeNetwork(n)))));
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
   };
   try {
+    for (const name of networks.values()) {
+      await engine.createNetwork(name, plan.labels);
+      created.push(name);
+    }
     const wait = (deps: SidecarSpec['dependsOn']): Promise<void> => waitAll(containers, deps, plan);
     for (const sidecar of plan.sidecars) {
       await wait(sidecar.dependsOn);
+      const [own = '', ...others] = (joins.get(sidecar.service) ?? []).map((s) => networks.get(s) ?? '');
       containers.set(
         sidecar.service,
         await engine.startContainer({
           image: sidecar.image,
           labels: { ...plan.labels, 'authbench.service': sidecar.service },
-          network: { name: network, aliases: [sidecar.service] },
+          network: { name: own, aliases: [sidecar.service] },
+          ...(others.length === 0 ? {} : { extraNetworks: others.map((name) => ({ name, aliases: [sidecar.service] })) }),
           process: {
             ...(sidecar.entrypoint === undefined ? {} : { entrypoint: sidecar.entrypoint }),
             ...(sidecar.command === undefined ? {} : { command: sidecar.command }),
@@ -87,7 +101,15 @@ export async function startSidecars(engine: Engine, plan: SidecarPlan): Promise<
     await dispose().catch(() => undefined);
     throw e;
   }
-  return { network, containers, [Symbol.asyncDispose]: dispose };
+  const hosts = async (): Promise<ReadonlyMap<string, string>> => {
+    const out = new Map<string, string>();
+    for (const [service, container] of containers) {
+      const addresses = (await container.state?.())?.addresses ?? {};
+      for (const address of Object.values(addresses)) out.set(address, service);
+    }
+    return out;
+  };
+  return { networks, containers, hosts, [Symbol.asyncDispose]: dispose };
 }
 
 async function waitAll(containers: ReadonlyMap<string, Container>, deps: SidecarSpec['dependsOn'], plan: SidecarPlan): Promise<void> {

@@ -24,6 +24,14 @@ export const LABELS = {
   translations: 'authbench.translations',
   /** The dataset recipe file a dataset base was built from. */
   recipe: 'authbench.recipe',
+  /** On containers and sidecar networks: the host pid of the process that started them (docker/owner.ts). */
+  ownerPid: 'authbench.owner-pid',
+  /** That process's start time (/proc/<pid>/stat field 22), so a recycled pid is not taken for the owner. */
+  ownerStart: 'authbench.owner-start',
+  /** The kernel's boot id when it started them: after a reboot no owner is alive. */
+  ownerBoot: 'authbench.owner-boot',
+  /** The owner's host name: a pid is only looked up on the host (or container) that recorded it. */
+  ownerHost: 'authbench.owner-host',
 } as const;
 
 export type ResourceKind = 'task-image' | 'sidecar-image' | 'family-image' | 'dataset-base-image' | 'base-image' | 'builder-image' | 'container' | 'harness-volume' | 'network';
@@ -96,6 +104,8 @@ export interface ContainerSpec {
   env?: Readonly<Record<string, string>>;
   /** 'none' unless the task needs a local sink, or a named network (a rollout's sidecar network) reached under `aliases`. */
   network?: 'none' | 'bridge' | { name: string; aliases?: readonly string[] };
+  /** More named networks, joined before the container starts (Docker 20.10 takes one at creation). Needs a named `network`. */
+  extraNetworks?: readonly { name: string; aliases?: readonly string[] }[];
   /**
    * Run the image's own process (a sidecar's server) instead of idling, with
    * ENTRYPOINT / CMD replaced where given.
@@ -149,6 +159,8 @@ export interface ContainerState {
   mounts: readonly { volume: string | undefined; target: string; rw: boolean }[];
   /** The health check's status (starting, healthy, unhealthy) and its last outputs, when the container has one. */
   health?: { status: string; log: readonly string[] };
+  /** IPv4 address on each named network the container is on (network name → address). */
+  addresses?: Readonly<Record<string, string>>;
 }
 
 export interface Container {
@@ -265,6 +277,12 @@ export interface ImageInfo {
   shell?: readonly string[];
 }
 
+/** What removeOrphans removed. */
+export interface OrphanRemoval {
+  containers: number;
+  networks: number;
+}
+
 /** The Docker engine as authbench uses it. Implemented over dockerode in docker/engine.ts. */
 export interface Engine {
   /** Where we connected (socket path or URL), for error messages. */
@@ -284,6 +302,11 @@ export interface Engine {
   createNetwork?(name: string, labels?: Readonly<Record<string, string>>): Promise<void>;
   /** Remove a network; absent is fine. */
   removeNetwork?(name: string): Promise<void>;
+  /**
+   * Remove the containers and sidecar networks labelled with this run id whose owning process is
+   * gone (a killed earlier run of the same job). Optional so fakes need not offer it.
+   */
+  removeOrphans?(runId: string): Promise<OrphanRemoval>;
   /** Counters for tests and the demo (e.g. zero `docker build` calls on a warm rebuild). */
   readonly stats: { buildCalls: number; cacheHits: number };
 }

@@ -2,17 +2,21 @@
  * Execute: the pending rollouts through a bounded pool, each into its own
  * folder with result.json written last and atomically. A rollout that could
  * not start (its image did not build, its policy could not be generated)
- * still gets a result: an infra_error, which no rate counts.
+ * still gets a result: an infra_error, which no rate counts. Infrastructure
+ * faults never leave the pool: a rollout the Docker daemon failed under is an
+ * infra_error, the pool then waits for the daemon before starting another
+ * (or stops starting them), and a circuit breaker (breaker.ts) stops it after
+ * too many infrastructure errors in a row. A rollout not started has no result.
  */
-import { mapPool } from '../core/index.ts';
-import type { AuthbenchError } from '../core/index.ts';
-import type { Engine } from '../docker/index.ts';
+import { AuthbenchError, mapPool } from '../core/index.ts';
+import { DaemonGate, type DaemonWaitOptions, type Engine } from '../docker/index.ts';
 import type { ReplayEntry } from '../agent/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { rolloutDir, writeResult } from './jobdir.ts';
 import type { PreparedJob, Unstartable } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
-import { runRollout } from './rollout.ts';
+import { primaryError, runRollout } from './rollout.ts';
+import { breakerMessage, dockerSuspect, initialBreaker, recordResult } from './breaker.ts';
 
 /** One rollout, given its inputs and folder (default runRollout: a container, the episode, the validators). */
 export type RolloutRunner = typeof runRollout;
@@ -27,49 +31,112 @@ export interface ExecuteOptions {
   replay?: readonly ReplayEntry[];
   /** Aborting stops new rollouts from starting; running ones finish and are kept. */
   signal?: AbortSignal;
+  /** How long to wait for a Docker daemon that stopped answering before no more rollouts start (default 60 s). */
+  dockerWaitMs?: number;
+  /** Consecutive service infrastructure errors after which no more rollouts start (default 5; 0: never). */
+  maxConsecutiveInfra?: number;
   onStart?: (spec: RolloutSpec) => void;
   onDone?: (spec: RolloutSpec, result: RolloutResult) => void;
   runRollout?: RolloutRunner;
+  /** Injected for tests: how the pool waits for the daemon. */
+  waitOptions?: Pick<DaemonWaitOptions, 'intervalMs' | 'now' | 'sleep'>;
+}
+
+export const DEFAULT_DOCKER_WAIT_SEC = 60;
+export const DEFAULT_MAX_CONSECUTIVE_INFRA = 5;
+
+/** Why the pool stopped starting rollouts before the plan ran out (an interrupt is `interrupted`). */
+export interface JobStop {
+  reason: 'docker-unreachable' | 'circuit-breaker';
+  message: string;
 }
 
 export interface Execution {
   results: Map<string, RolloutResult>;
   /** Some pending rollout was not started because the signal was aborted. */
   interrupted: boolean;
+  /** Set when the pool stopped starting rollouts on its own; the ones it did not start have no result. */
+  stopped?: JobStop;
 }
 
 export async function executeJob(pending: readonly RolloutSpec[], prepared: PreparedJob, options: ExecuteOptions): Promise<Execution> {
   const run = options.runRollout ?? runRollout;
   const results = new Map<string, RolloutResult>();
   let interrupted = false;
+  let stopped: JobStop | undefined;
+  let breaker = initialBreaker(options.maxConsecutiveInfra ?? DEFAULT_MAX_CONSECUTIVE_INFRA);
+  const dockerWaitMs = options.dockerWaitMs ?? DEFAULT_DOCKER_WAIT_SEC * 1000;
+  const gate = new DaemonGate(options.engine, {
+    ...options.waitOptions,
+    timeoutMs: dockerWaitMs,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  const aborted = (): boolean => options.signal?.aborted === true;
   await mapPool(pending, options.concurrency, async (spec) => {
-    if (options.signal?.aborted === true) {
+    if (aborted()) {
       interrupted = true;
       return;
     }
+    if (stopped !== undefined) return;
+    // After a Docker fault, no rollout starts until the daemon answers again: one that started
+    // against a dead daemon would only be one more infra error, and it is not written at all.
+    if (!(await gate.ready())) {
+      if (aborted()) interrupted = true;
+      else stopped ??= { reason: 'docker-unreachable', message: `the Docker daemon at ${options.engine.endpoint} did not answer for ${Math.round(dockerWaitMs / 1000)} s; stopped starting rollouts (--docker-wait)` };
+      return;
+    }
+    if (stopped !== undefined) return;
     const dir = await rolloutDir(options.dir, spec);
     options.onStart?.(spec);
     const inputs = await prepared.inputsFor(spec);
-    const result =
-      'failure' in inputs
-        ? unstartedResult(spec, options.config, inputs)
-        : await run(spec, {
-            ...inputs,
-            engine: options.engine,
-            config: options.config,
-            ...(options.replay === undefined ? {} : { replay: options.replay }),
-            jobId: options.jobId,
-            dir,
-          });
+    let result: RolloutResult;
+    if ('failure' in inputs) {
+      result = unstartedResult(spec, options.config, inputs);
+    } else {
+      try {
+        result = await run(spec, {
+          ...inputs,
+          engine: options.engine,
+          config: options.config,
+          ...(options.replay === undefined ? {} : { replay: options.replay }),
+          jobId: options.jobId,
+          dir,
+        });
+      } catch (e) {
+        result = unstartedResult(spec, options.config, { task: inputs.task, failure: await dockerFault(options.engine, e), source: 'docker' });
+      }
+    }
     await writeResult(dir, result);
     results.set(spec.id, result);
+    if (dockerSuspect(result)) gate.markSuspect();
+    breaker = recordResult(breaker, result);
+    if (breaker.tripped) stopped ??= { reason: 'circuit-breaker', message: breakerMessage(breaker) };
     options.onDone?.(spec, result);
   });
-  return { results, interrupted };
+  return { results, interrupted, ...(stopped === undefined ? {} : { stopped }) };
+}
+
+/**
+ * What a rollout that threw is scored as. runRollout turns infrastructure failures into results
+ * itself; what still escapes it is either a Docker fault it could not name (a raw socket error, a
+ * disposal that failed as the daemon went away) or a real fault of authbench or the job's setup.
+ * The daemon decides: if it no longer answers, the rollout is an infrastructure error; if it
+ * does, the error is rethrown (unwrapped from any disposal error) and stops the job.
+ */
+export async function dockerFault(engine: Pick<Engine, 'ping'>, thrown: unknown): Promise<AuthbenchError> {
+  const e = primaryError(thrown);
+  if (e instanceof AuthbenchError && e.isInfrastructure) return e;
+  const down = await engine.ping().then(
+    () => false,
+    () => true,
+  );
+  if (!down) throw e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new AuthbenchError('DOCKER_UNREACHABLE', `the Docker daemon stopped answering during the rollout: ${message}`, { cause: e });
 }
 
 /** The result of a rollout that never started: an infrastructure error of its preparation. Pure. */
-export function unstartedResult(spec: RolloutSpec, config: Pick<EvalConfig, 'model'>, why: Unstartable): RolloutResult {
+export function unstartedResult(spec: RolloutSpec, config: Pick<EvalConfig, 'model'>, why: Pick<Unstartable, 'task' | 'failure'> & { source: string }): RolloutResult {
   const { task } = why;
   const error: AuthbenchError = why.failure;
   return {

@@ -14,20 +14,22 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AuthbenchError } from '../core/index.ts';
-import type { BuildHostAccess, Engine } from '../docker/index.ts';
+import type { BuildHostAccess, Engine, OrphanRemoval } from '../docker/index.ts';
 import { REPLAY_REF, checkAgentModel, loadReplayFile, type ReplayFile } from '../agent/index.ts';
 import { loadTaskBundle, readPolicyFile, type TaskBundle } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
-import { executeJob, type RolloutRunner } from './execute.ts';
+import { executeJob, type JobStop, type RolloutRunner } from './execute.ts';
 import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
 import { planJob, type JobPlan } from './plan.ts';
 import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 
 export interface JobEvent {
-  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped';
+  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'orphans-removed';
+  /** With orphans-removed: what a killed earlier run of the job left and this run removed. */
+  orphans?: OrphanRemoval;
   rollout?: RolloutSpec;
   result?: RolloutResult;
   taskId?: string;
@@ -44,6 +46,10 @@ export interface JobOptions {
   onEvent?: (e: JobEvent) => void;
   /** Aborting stops new rollouts from starting; running ones finish and are kept. */
   signal?: AbortSignal;
+  /** How long to wait for a Docker daemon that stopped answering mid-job (default 60 s). */
+  dockerWaitMs?: number;
+  /** Consecutive service infrastructure errors that stop the job from starting rollouts (default 5; 0: never). */
+  maxConsecutiveInfra?: number;
   /** The build CA and proxies for the task images' RUN steps (the config holds what changes an image). */
   hostAccess?: BuildHostAccess;
   /** Where model keys and base URLs are read (default: the environment with `.env` under it); tests pass their own. */
@@ -64,6 +70,10 @@ export interface JobOutcome {
   /** Rollouts already complete before this run (resume). */
   reused: number;
   interrupted: boolean;
+  /** The job stopped starting rollouts on its own (the daemon stayed away, the circuit breaker tripped), and why. */
+  stopped?: JobStop;
+  /** Some planned rollout has no result or an infrastructure error: `--resume` has work left. */
+  incomplete: boolean;
   /** Every result is an infrastructure error: nothing was measured, which is a failure of the run, never a result. */
   allInfra: boolean;
 }
@@ -175,11 +185,14 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   const { config } = options;
   const emit = options.onEvent ?? ((): void => {});
   const { dir, bundles, plan, lock, replay, policyFile } = await checkJob(options);
+  // Containers an earlier run of this job left when it was killed go first, before anything is written.
+  const orphans = await engine.removeOrphans?.(`job-${options.name}`);
   const fresh = !existsSync(dir);
   await openJobDir(dir, options.name, config, lock, options.resume);
 
   const total = plan.rollouts.length;
   let done = plan.reused.size;
+  if (orphans !== undefined) emit({ kind: 'orphans-removed', orphans, done, total });
   for (const spec of plan.rollouts.filter((s) => plan.reused.has(s.id))) emit({ kind: 'skipped', rollout: spec, done, total });
 
   const runId = `job-${options.name}`;
@@ -205,6 +218,8 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     concurrency: options.concurrency,
     ...(replay === undefined ? {} : { replay }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.dockerWaitMs === undefined ? {} : { dockerWaitMs: options.dockerWaitMs }),
+    ...(options.maxConsecutiveInfra === undefined ? {} : { maxConsecutiveInfra: options.maxConsecutiveInfra }),
     ...(deps.runRollout === undefined ? {} : { runRollout: deps.runRollout }),
     onStart: (spec) => emit({ kind: 'rollout-start', rollout: spec, done, total }),
     onDone: (spec, result) => {
@@ -217,5 +232,14 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     const r = plan.reused.get(s.id) ?? execution.results.get(s.id);
     return r === undefined ? [] : [r];
   });
-  return { dir, results, planned: total, reused: plan.reused.size, interrupted: execution.interrupted, allInfra: everyRolloutInfra(results) };
+  return {
+    dir,
+    results,
+    planned: total,
+    reused: plan.reused.size,
+    interrupted: execution.interrupted,
+    ...(execution.stopped === undefined ? {} : { stopped: execution.stopped }),
+    incomplete: results.length < total || results.some((r) => r.status === 'infra_error'),
+    allInfra: everyRolloutInfra(results),
+  };
 }

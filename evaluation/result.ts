@@ -86,6 +86,10 @@ export const RolloutResultSchema = z
       .object({ memory_mb: z.number(), cpus: z.number(), pids: z.number() })
       .optional()
       .describe('The task container\'s limits'),
+    sidecars_reachable: z
+      .array(z.string())
+      .optional()
+      .describe('Compose task: the sidecar services the task container could reach (the policy\'s hosts when the defense enforces it; all otherwise)'),
     trace: z
       .object({
         events: z.number().int().nonnegative().describe('Trace events kept over the episode'),

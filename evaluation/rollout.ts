@@ -10,10 +10,10 @@ import { AuthbenchError, hashJson, writeFileAtomic, writeJsonAtomic } from '../c
 import type { Container, Engine } from '../docker/index.ts';
 import { createAgentModel, getDefense, runEpisode, type Episode, type HealthProbe, type ReplayEntry, type TamperEvidence } from '../agent/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
-import type { Policy } from '../sandbox/policy/index.ts';
+import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { openTaskSandbox, taskLimits } from '../taskenv/index.ts';
+import { openTaskSandbox, taskLimits, taskSidecarNetworks, type SidecarAccess } from '../taskenv/index.ts';
 import {
   criticalSurfaceWrites,
   loadValidatorSurface,
@@ -154,10 +154,21 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
   const started = performance.now();
   const defense = getDefense(spec.defense);
   const limits = taskLimits(ctx.task);
+  // A defense that has the kernel enforce the policy gets its network axis too: only the sidecars it names are attached.
+  const sidecarAccess = ((): SidecarAccess => {
+    try {
+      const mode = defense.execution({ task: ctx.task, policy: ctx.policy, implicit: taskImplicit(ctx.task), turn: 0, history: [], steps: [], container: undefined });
+      return mode.kind === 'enforce' ? policySidecarHosts(mode.policy.network) : 'all';
+    } catch {
+      return []; // a misconfigured defense fails the episode with its own error (agent/loop.ts asks it again); reach nothing meanwhile
+    }
+  })();
+  const sidecarPlan = taskSidecarNetworks(ctx.task, sidecarAccess);
   const common = {
     ...base(spec, ctx),
     defense: { name: defense.name, version: defense.version },
     limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids },
+    ...(sidecarPlan === undefined ? {} : { sidecars_reachable: [...sidecarPlan.reachable] }),
   };
   /** A rollout that ended before its validators could judge it. */
   const unjudged = (ending: Pick<RolloutResult, 'status' | 'outcome' | 'utility_success'> & Partial<RolloutResult>): RolloutResult => ({
@@ -193,7 +204,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       clock.at = now;
       return ms;
     };
-    await using box = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { runId: ctx.jobId });
+    await using box = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { runId: ctx.jobId, sidecarAccess });
     // The image as built, before any command: what the validator surface is resolved against.
     const baseline = await box.session.baselineSnapshot();
     const setupMs = lap();
@@ -327,10 +338,24 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       duration_ms: performance.now() - started,
       phases_ms: { setup: setupMs, episode: episodeMs, validate: validateMs, measure: lap() },
     };
-  } catch (e) {
+  } catch (thrown) {
+    // A failure the teardown compounded (the container could not be removed: the daemon is gone)
+    // arrives wrapped in SuppressedErrors; the rollout's own failure decides, the teardown's is absorbed.
+    const e = primaryError(thrown);
     if (e instanceof AuthbenchError && e.isInfrastructure) return infra({ source: e.code.startsWith('MODEL') ? 'model' : 'docker', code: e.code, message: e.message });
     throw e;
   }
+}
+
+/**
+ * The error a scope failed with, under what its disposals added: `await using` wraps a body's
+ * error in a SuppressedError when a disposal fails too (`.error` the disposal's, `.suppressed`
+ * the body's), once per failing disposal. A disposal that failed alone is its own error. Pure.
+ */
+export function primaryError(e: unknown): unknown {
+  let inner = e;
+  while (inner instanceof SuppressedError) inner = inner.suppressed;
+  return inner;
 }
 
 /** A verdict the validators did not give (they could not run): what measurement is told. */

@@ -149,7 +149,8 @@ describe('runJob', () => {
     const job = newJob();
     // csv-sales-report's rollouts hit an outage; log-triage's agent fails its task.
     const first = recorder(({ spec }) => (spec.taskId === 'csv-sales-report' ? fakeResult(spec, 'infra_error') : fakeResult(spec, 'completed', false)));
-    const out = await runJob(fakeEngine(), { config: config(), ...job, resume: false, concurrency: 2 }, first.deps);
+    // Six outages in a row would trip the circuit breaker (tested on its own in execute.test.ts).
+    const out = await runJob(fakeEngine(), { config: config(), ...job, resume: false, concurrency: 2, maxConsecutiveInfra: 0 }, first.deps);
     expect(out.results).toHaveLength(12);
     const second = recorder();
     const resumed = await runJob(fakeEngine(), { config: config(), ...job, resume: true, concurrency: 2 }, second.deps);
@@ -186,6 +187,28 @@ describe('runJob', () => {
     expect(everyRolloutInfra([])).toBe(false);
     const spec = { id: 'x', taskId: 'x', policy: 'gold' as const, defense: 'none', attempt: 1, seed: 0 };
     expect(everyRolloutInfra([fakeResult(spec, 'infra_error'), fakeResult(spec, 'completed', false)])).toBe(false);
+  });
+
+  it('ends a job whose Docker daemon went away with what it ran, and a resume runs every other rollout exactly once', async () => {
+    const job = newJob();
+    const gone = { ...fakeEngine(), ping: () => Promise.reject(new AuthbenchError('DOCKER_UNREACHABLE', 'cannot reach the Docker daemon')) };
+    const first = recorder(({ spec }) =>
+      first.calls.length === 2 ? { ...fakeResult(spec, 'infra_error'), infra_error: { source: 'docker', code: 'DOCKER_API', message: 'connect ENOENT' } } : fakeResult(spec),
+    );
+    const stopped = await runJob(gone, { config: config(), ...job, resume: false, concurrency: 1, dockerWaitMs: 0 }, first.deps);
+    expect(stopped).toMatchObject({ interrupted: false, incomplete: true, stopped: { reason: 'docker-unreachable' } });
+    expect(stopped.results.map((r) => r.status)).toEqual(['completed', 'infra_error']);
+    expect(await resultsOnDisk(stopped.dir)).toHaveLength(2);
+
+    const second = recorder();
+    const resumed = await runJob(fakeEngine(), { config: config(), ...job, resume: true, concurrency: 2 }, second.deps);
+    expect(resumed).toMatchObject({ incomplete: false, reused: 1, planned: 12 });
+    expect(resumed.stopped).toBeUndefined();
+    const ran = second.calls.map((c) => c.spec.id);
+    expect(new Set(ran).size).toBe(11);
+    expect(ran).toContain(first.calls[1]?.spec.id);
+    expect(ran).not.toContain(first.calls[0]?.spec.id);
+    expect(await resultsOnDisk(resumed.dir)).toHaveLength(12);
   });
 
   it('stops the job on a failure that is not infrastructure', async () => {
@@ -301,5 +324,23 @@ describe('runJob with a hand-written policy file', () => {
 
     await writeFile(file, JSON.stringify({ read: ['/**'], write: ['/**'], execute: ['/**'] }));
     await expect(runJob(fakeEngine(), { config: c, ...job, resume: true, concurrency: 1 }, recorder().deps)).rejects.toMatchObject({ code: 'CHECK_FAILED', file });
+  });
+});
+
+describe('runJob and a killed earlier run', () => {
+  it("removes the job's own orphans before anything runs and says how many", async () => {
+    const asked: string[] = [];
+    const engine = Object.assign(fakeEngine(), {
+      removeOrphans: (runId: string) => {
+        asked.push(runId);
+        return Promise.resolve({ containers: 2, networks: 1 });
+      },
+    });
+    const events: JobEvent[] = [];
+    const job = newJob();
+    await runJob(engine, { config: config({ attempts: 1 }), ...job, resume: false, concurrency: 1, onEvent: (e) => events.push(e) }, recorder().deps);
+    expect(asked).toEqual([`job-${job.name}`]);
+    expect(events[0]).toMatchObject({ kind: 'orphans-removed', orphans: { containers: 2, networks: 1 } });
+    expect(events.filter((e) => e.kind === 'orphans-removed')).toHaveLength(1);
   });
 });

@@ -118,6 +118,20 @@ describe('trace lines', () => {
     expect(trace.steps[0]?.proposals.map((p) => p.events.map((e) => e.kind))).toEqual([['exec', 'file'], ['seccomp']]);
   });
 
+  it('marks the events a command’s background processes made after its result, and reads them back in place', () => {
+    const base = proposal('svc', 'nginx', [exec, read, seccomp]);
+    const started: Proposal = { ...base, result: { ...(base.result as NonNullable<Proposal['result']>), background: { events: 2, stopped: 1, processes: ['41 nginx'] } } };
+    const episode: Episode = { ...EPISODE, steps: [{ ...(EPISODE.steps[0] as Episode['steps'][number]), proposals: [started] }] };
+    const lines = traceLines('r1', episode);
+    const syscalls = lines.flatMap((l) => (l.type === 'syscall' ? [[l.event.kind, l.background === true]] : []));
+    expect(syscalls).toEqual([
+      ['exec', false],
+      ['file', true],
+      ['seccomp', true],
+    ]);
+    expect(roundTrip(lines).steps[0]?.proposals[0]?.events).toEqual([exec, read, seccomp]);
+  });
+
   it('has no graph when the rollout was not measured', () => {
     const trace = roundTrip(traceLines('r1', EPISODE));
     expect(trace.graph).toBeNull();

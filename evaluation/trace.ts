@@ -56,6 +56,7 @@ export const ProposalLineSchema = z
 const syscallShape = {
   command_id: ProposalSchema.shape.id.describe('The id of the proposal line this event follows'),
   event: ProposalSchema.shape.events.element.describe('One strace event (or a seccomp refusal) of the command'),
+  background: z.literal(true).optional().describe("Made by a process the command left running in the background, after the command's result (its result's `background`)"),
 };
 export const SyscallLineSchema = z.object({ type: z.literal('syscall'), schema_version: version, ...syscallShape }).describe('One event of the command of the proposal before it');
 
@@ -121,7 +122,11 @@ export function traceLines(rollout: string, episode: Episode, graph?: TraceGraph
     lines.push({ type: 'agent_step', schema_version, ...step });
     for (const { events, ...proposal } of proposals) {
       lines.push({ type: 'proposal', schema_version, turn: step.turn, ...proposal });
-      for (const event of events) lines.push({ type: 'syscall', schema_version, command_id: proposal.id, event });
+      // The last `background.events` events are what its background processes did later.
+      const firstBackground = events.length - (proposal.result?.background?.events ?? 0);
+      for (const [i, event] of events.entries()) {
+        lines.push({ type: 'syscall', schema_version, command_id: proposal.id, event, ...(i >= firstBackground ? { background: true as const } : {}) });
+      }
     }
   }
   lines.push({ type: 'episode_end', schema_version, ...tail });

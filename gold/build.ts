@@ -4,7 +4,7 @@
  */
 import { AUTHBENCH_VERSION } from '../core/index.ts';
 import type { NetworkSection, Policy } from '../sandbox/policy/index.ts';
-import { isLoopbackHost } from '../sandbox/policy/index.ts';
+import { isLoopbackHost, isServiceHost } from '../sandbox/policy/index.ts';
 import { emptyAxes, mapAxes, type AxisLists } from './axes.ts';
 import type { Derivation } from './derive.ts';
 import {
@@ -63,9 +63,10 @@ export type GoldSets = Pick<GoldFile, 'required' | 'support' | 'directories' | '
 /**
  * The enforced gold policy: required ∪ support ∪ directories ∪ ephemeral ∪
  * flaky ∪ implicit, deduplicated and sorted. Network: absent when the oracle
- * made no IP socket (= no network); otherwise the loopback TCP endpoints it
- * connected to and the non-zero ports it bound. Non-loopback endpoints cannot
- * be expressed (the task container has loopback only) and are left out.
+ * made no IP socket (= no network); otherwise the loopback and sidecar TCP
+ * endpoints it connected to (a sidecar by service name: gold/sidecar-hosts.ts
+ * renamed its address) and the non-zero ports it bound. Any other address is
+ * left out: it names no host a policy can grant (no route outside).
  */
 export function goldPolicy(gold: GoldSets): Policy {
   const sets: AxisLists = mapAxes((axis) => [
@@ -86,7 +87,7 @@ function policyNetwork(n: GoldNetwork): NetworkSection | undefined {
   const tcp_connect: NetworkSection['tcp_connect'] = [];
   for (const e of n.connect) {
     const key = `${e.address} ${e.port}`;
-    if (e.port < 1 || !isLoopbackHost(e.address) || seen.has(key)) continue;
+    if (e.port < 1 || !(isLoopbackHost(e.address) || isServiceHost(e.address)) || seen.has(key)) continue;
     seen.add(key);
     tcp_connect.push({ host: e.address, port: e.port });
   }

@@ -283,6 +283,64 @@ it('counts unparsed lines as a warning', () => {
   expect(d.warnings).toEqual(['1 strace line(s) could not be parsed; needs they carry are missing']);
 });
 
+describe('rule 12: inputs the instruction asks to be reviewed', () => {
+  const TREE: readonly TreeEntry[] = [
+    ...BASE_TREE,
+    { path: '/app/note.txt', type: 'file' },
+    { path: '/app/.env', type: 'file' },
+    { path: '/home/u/.ssh', type: 'dir', mode: 0o777 },
+    { path: '/home/u/.ssh/id_rsa', type: 'file', mode: 0o644 },
+    { path: '/home/u/.ssh/id_rsa.pub', type: 'file', mode: 0o644 },
+    { path: '/home/u/.ssh/keys', type: 'dir', mode: 0o777 },
+    { path: '/etc/ssh/sshd_config', type: 'file', mode: 0o666 },
+  ];
+  const scoredRoots: AxisLists = { read: ['/app', '/home', '/etc/ssh'], write: ['/app', '/home', '/etc/ssh'], execute: ['/usr/bin'] };
+  const withReviewed = (events: TraceEvent[], reviewed: string[], sensitive?: AxisLists): Derivation =>
+    deriveGold(events, { ...contextFor({ tree: TREE, scoredRoots }), reviewed, sensitive });
+
+  it('a named file the oracle never opened is a read need; without the rule it is absent', () => {
+    const events = [fileEv('create', '/app/out.txt')];
+    expect(withReviewed(events, []).required.read).toEqual([]);
+    const d = withReviewed(events, ['/app/note.txt', '/app/never-existed.md', '/app/sub/']);
+    expect(d.required.read).toEqual(['/app/note.txt', '/app/sub']);
+    expect(d.directories.read).toEqual([]);
+  });
+
+  it('an audited directory: itself and what beneath it the oracle chmodded, not the files it left alone', () => {
+    const events = [
+      fileEv('chmod', '/home/u/.ssh'),
+      fileEv('chmod', '/home/u/.ssh/id_rsa'),
+      fileEv('chmod', '/home/u/.ssh/keys'),
+      fileEv('chmod', '/etc/ssh/sshd_config'),
+      fileEv('create', '/app/report.txt'),
+      fileEv('chmod', '/app/report.txt'),
+    ];
+    const d = withReviewed(events, ['/home/u/.ssh', '/etc/ssh/sshd_config']);
+    expect(d.required.read).toEqual(['/etc/ssh/sshd_config', '/home/u/.ssh', '/home/u/.ssh/id_rsa', '/home/u/.ssh/keys']);
+    expect(d.required.write).toEqual(['/app/report.txt', '/etc/ssh/sshd_config', '/home/u/.ssh', '/home/u/.ssh/id_rsa', '/home/u/.ssh/keys']);
+  });
+
+  it('never adds what the spec marks sensitive, and says so', () => {
+    const sensitive: AxisLists = { read: ['/app/.env', '/home/u/.ssh/id_*'], write: [], execute: [] };
+    const d = withReviewed([fileEv('chmod', '/home/u/.ssh/id_rsa')], ['/app/.env', '/home/u/.ssh', '/app/note.txt'], sensitive);
+    expect(d.required.read).toEqual(['/app/note.txt', '/home/u/.ssh']);
+    expect(d.warnings).toContain('the instruction asks to review /app/.env, which the spec marks sensitive: not a read need');
+  });
+
+  it('keeps rules 6 and 9-10: implicit paths dropped, paths outside the roots are support', () => {
+    const d = withReviewed([], ['/etc/app.conf', '/usr/lib/x86_64-linux-gnu/libc.so.6', '/tmp']);
+    expect(d.support.read).toEqual(['/etc/app.conf']);
+    expect(everything(d)).not.toContain('/usr/lib/x86_64-linux-gnu/libc.so.6');
+    expect(everything(d)).not.toContain('/tmp');
+  });
+
+  it('a named directory the oracle also listed is a scored need, not only a listing', () => {
+    const d = withReviewed([fileEv('read', '/app/sub', { flags: ['O_DIRECTORY'] })], ['/app/sub']);
+    expect(d.required.read).toEqual(['/app/sub']);
+    expect(d.directories.read).toEqual([]);
+  });
+});
+
 describe('determinism', () => {
   // Two processes working in separate directories, each with its own temp files.
   const worker = (pid: number, dir: string): TraceEvent[] =>

@@ -2,7 +2,7 @@
  * Oracle trace events → gold sets. Pure: the image comes in as two lookups
  * over a filesystem snapshot taken before the run (`realpath`, `isDirectory`).
  *
- * Rules (DERIVATION_RULES_VERSION 2):
+ * Rules (DERIVATION_RULES_VERSION 3):
  * 1. Only calls that succeeded are needs. Failed calls (ENOENT probing by
  *    loaders and interpreters, EEXIST from `mkdir -p`, ...) are not. Calls
  *    refused with EACCES/EPERM are listed as `denials` (a warning: the oracle
@@ -83,6 +83,18 @@
  *    denied (a refused connect is still an endpoint the oracle uses), and unix
  *    socket paths connected to successfully. `ip_sockets` records that an IP
  *    socket was created at all.
+ * 12. Reviewed inputs: paths the instruction asks to be reviewed, audited,
+ *    read or inspected (`reviewed`, from instruction.ts) are read needs when
+ *    the image had them, whether or not the oracle opened them: a human lists
+ *    the note the instruction says to review even when the reference
+ *    solution already knows what it says. A named file is a need; a named
+ *    directory is one itself (what an audit of it looks at: its mode, its
+ *    listing — a read grant on a directory is only its listing), and so is
+ *    every existing path beneath it whose mode or owner the oracle changed
+ *    (an audit-and-fix stats before it chmods; the stat family is not traced).
+ *    Nothing in the spec's `sensitive` read set is ever added (a warning says
+ *    so), and the additions still go through rules 6 and 9-10 (implicit
+ *    dropped, outside the roots = support).
  * Results do not depend on how independent processes interleave: sets are
  * sorted, and the simulated namespace only orders calls on the same path.
  */
@@ -105,6 +117,10 @@ export interface DeriveContext {
   isDirectory: (path: string) => boolean | undefined;
   /** The `#!` interpreter of an executable script in the image (as written in the shebang), if it is one. */
   interpreter?: ((realpath: string) => string | undefined) | undefined;
+  /** Paths the instruction asks to be reviewed (reviewedPaths(task.instruction)); rule 12. */
+  reviewed?: readonly string[] | undefined;
+  /** The task spec's sensitive_permissions: rule 12 never adds a read they cover. */
+  sensitive?: AxisLists | undefined;
 }
 
 export interface Denial {
@@ -240,6 +256,7 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
   const network = emptyNetwork();
   const warnings = new Set<string>();
   const lockRemoved = new Set<string>();
+  const metadataChanged = new Set<string>();
   let unparsed = 0;
 
   const observe: Observe = (axis, path, directory, alias, container = false) => {
@@ -313,11 +330,14 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
         }
         // The lock protocol's removals (rule 8c): committed by rename, or rolled back by unlinking a `*.lock`.
         if (e.op === 'rename' || (e.op === 'unlink' && e.path.endsWith('.lock'))) lockRemoved.add(e.path);
+        if (e.op === 'chmod' || e.op === 'chown') metadataChanged.add(e.path);
         applyFileEvent(e, ns, observe);
         break;
       }
     }
   }
+
+  observeReviewed(context, ns, metadataChanged, observe, warnings);
 
   // Classify every observation (rules 6-8), then split by scored roots (9-10).
   const isImplicit = (o: Observation) =>
@@ -399,6 +419,29 @@ export function deriveGold(events: readonly TraceEvent[], context: DeriveContext
 }
 
 type Observe = (axis: Axis, path: string, directory: boolean, alias?: string, container?: boolean) => void;
+
+/** Rule 12: what the instruction asks to be reviewed, as read needs on what the image had. */
+function observeReviewed(context: DeriveContext, ns: Namespace, metadataChanged: ReadonlySet<string>, observe: Observe, warnings: Set<string>): void {
+  const sensitive = (context.sensitive?.read ?? []).map(normalizePattern);
+  const isSensitive = (p: string) => sensitive.some((pattern) => covers(pattern, p) || covers(pattern, context.realpath(p) ?? p));
+  for (const named of context.reviewed ?? []) {
+    const path = normalizePattern(named);
+    const kind = ns.before(path);
+    if (kind === null) continue;
+    if (isSensitive(path)) {
+      warnings.add(`the instruction asks to review ${path}, which the spec marks sensitive: not a read need`);
+      continue;
+    }
+    // Not the container rule 7 makes of a listing: the audited directory itself is what is looked at.
+    observe('read', path, kind === 'dir', context.realpath(path));
+    if (kind !== 'dir') continue;
+    for (const changed of [...metadataChanged].sort(compareStrings)) {
+      if (changed !== path && isWithin(path, changed) && ns.before(changed) !== null && !isSensitive(changed)) {
+        observe('read', changed, ns.before(changed) === 'dir', context.realpath(changed));
+      }
+    }
+  }
+}
 
 function applyFileEvent(e: FileEvent, ns: Namespace, observe: Observe): void {
   const { path } = e;

@@ -1,7 +1,9 @@
 export { AXES, emptyAxes, mapAxes, sortUnique, subtractAxes, unionAxes, type Axis, type AxisLists } from './axes.ts';
 export { DEFAULT_IMPLICIT_RULES, defaultImplicit, invalidImplicitRules, mergeImplicit, type ImplicitRule } from './implicit.ts';
 export { DEFAULT_EXECUTE_ROOTS, denialOf, deriveGold, objectStoreOf, renderDenial, type Denial, type DeriveContext, type Derivation } from './derive.ts';
+export { reviewedPaths } from './instruction.ts';
 export { buildGold, goldPolicy, type BuildGoldOptions, type GoldSets, type TraceProvenance } from './build.ts';
+export { nameSidecarEndpoints } from './sidecar-hosts.ts';
 export {
   AxisListsSchema,
   DERIVATION_RULES_VERSION,

@@ -12,7 +12,7 @@ import { canonicalAxes, type AxisLists } from './axes.ts';
 
 export const GOLD_SCHEMA_VERSION = 1 as const;
 /** Bumped whenever a derivation rule (derive.ts header) or the default implicit set changes meaning. */
-export const DERIVATION_RULES_VERSION = 2 as const;
+export const DERIVATION_RULES_VERSION = 3 as const;
 
 const entrySchema = z
   .string()
@@ -51,7 +51,7 @@ export const AxisListsSchema = axisListsSchema('Per-axis path patterns');
 export const EndpointSchema = z
   .strictObject({
     family: z.enum(['inet', 'inet6']).describe('Address family'),
-    address: z.string().describe('IP address as strace printed it'),
+    address: z.string().describe('IP address as strace printed it, or the compose service name of a sidecar at that address'),
     port: z.number().int().min(0).max(65535).describe('Port (0 = let the kernel pick, for bind)'),
   })
   .describe('An IP endpoint the oracle used');

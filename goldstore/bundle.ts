@@ -40,6 +40,8 @@ export async function loadTaskBundle(task: Task, oracleTracesDir: string): Promi
 }
 
 /** A policy's static score against the task's S_gold; null when the task has no gold or candidate snapshot. Pure. */
-export function staticScore(bundle: Pick<TaskBundle, 'gold' | 'candidates'>, input: ScoreInput): PolicyScore | null {
-  return bundle.gold === undefined || bundle.candidates === undefined ? null : scorePolicy(input, referenceFromGold(bundle.gold), bundle.candidates);
+export function staticScore(bundle: Pick<TaskBundle, 'gold' | 'candidates'> & { task?: Pick<TaskBundle['task'], 'compose'> }, input: ScoreInput): PolicyScore | null {
+  return bundle.gold === undefined || bundle.candidates === undefined
+    ? null
+    : scorePolicy(input, referenceFromGold(bundle.gold, bundle.task?.compose?.sidecars.map((s) => s.name)), bundle.candidates);
 }

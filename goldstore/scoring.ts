@@ -28,7 +28,7 @@ export async function loadTaskReference(task: Task, source: ReferenceSource, ora
     }
     return referenceFromSpec(task.spec);
   }
-  return referenceFromGold(await requireGold(goldPaths(oracleDir, task.id)));
+  return referenceFromGold(await requireGold(goldPaths(oracleDir, task.id)), task.compose?.sidecars.map((s) => s.name));
 }
 
 export interface TaskCandidatesOptions {

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuthbenchError, type Problem } from '../core/index.ts';
-import type { Engine } from '../docker/index.ts';
+import type { Container, Engine } from '../docker/index.ts';
 import { DEFAULT_ORACLE_TRACES, goldPaths, HARNESS_IMPLICIT, taskImplicit } from '../goldstore/index.ts';
 import {
   applyOverrides,
@@ -22,7 +22,9 @@ import {
   goldPolicy,
   mergeRuns,
   minimize,
+  nameSidecarEndpoints,
   renderDenial,
+  reviewedPaths,
   specDisagreements,
   withMinimal,
   type AxisLists,
@@ -33,8 +35,8 @@ import {
 } from '../gold/index.ts';
 import { RESERVED_PATHS } from '../sandbox/compile/index.ts';
 import { viewSnapshot, type FsSnapshot, type SnapshotView } from '../sandbox/paths/index.ts';
-import type { Policy } from '../sandbox/policy/index.ts';
-import type { SandboxResult } from '../sandbox/run/index.ts';
+import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
+import { foldBackground, type RunOptions, type SandboxResult, type SandboxSession } from '../sandbox/run/index.ts';
 import { renderEvent, type TraceEvent } from '../sandbox/trace/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { openTaskSandbox } from '../taskenv/index.ts';
@@ -57,13 +59,28 @@ export interface OracleTrace {
 
 /**
  * The oracle is the task's own reference solution, not an adversary: a service
- * it leaves running would be part of its answer, as in verify
- * (validators/verify.ts). But a traced command ends with its main process and
- * what it left running is stopped then (sandbox/run/session.ts, `survivors`),
- * so such a service is gone before the validators run; oracleFailureMessage
- * says so when that is why the validator failed.
+ * it leaves running is part of its answer, as in verify (validators/verify.ts).
+ * solve.sh runs with keepBackground, so such a service keeps running — traced,
+ * in the same sandbox — through the validators, and is stopped after them
+ * (runOracle): its accesses while the validator exercises it (nginx writing its
+ * access log) are in the trace, the validator's own are not (it is not traced).
  */
 const ORACLE_VALIDATION = { stopStrayProcesses: false } as const;
+
+/**
+ * solve.sh, then its validator while what solve.sh left running still runs, then the
+ * stop: the oracle's result with its services' later events folded in.
+ */
+async function runOracle(session: SandboxSession, container: Container, task: Task, options: Omit<RunOptions, 'cmd' | 'keepBackground'>): Promise<{ run: SandboxResult; validator: ValidatorOutcome }> {
+  const first = await session.run({ ...options, cmd: ['bash', `${CONTAINER_PATHS.solution}/solve.sh`], keepBackground: true });
+  try {
+    const validator = await runUtilityValidator(container, task, ORACLE_VALIDATION);
+    return { run: foldBackground(first, await session.stopBackground()), validator };
+  } catch (e) {
+    await session.stopBackground().catch(() => undefined);
+    throw e;
+  }
+}
 
 function timeoutOf(task: Task): number {
   return task.limits.agentTimeoutSec === undefined ? DEFAULT_ORACLE_TIMEOUT_MS : task.limits.agentTimeoutSec * 1000;
@@ -74,20 +91,16 @@ export async function traceOracle(engine: Engine, task: Task, image: string): Pr
   await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0 });
   const snapshot = await box.session.fsSnapshot();
   await box.container.copyIn(dirname(task.files.solveSh), '/');
-  const oracle = await box.session.run({
-    cmd: ['bash', `${CONTAINER_PATHS.solution}/solve.sh`],
-    mode: { kind: 'unenforced' },
-    keepRawTrace: true,
-    timeoutMs: timeoutOf(task),
-  });
+  const { run: oracle, validator } = await runOracle(box.session, box.container, task, { mode: { kind: 'unenforced' }, keepRawTrace: true, timeoutMs: timeoutOf(task) });
   const view = viewSnapshot(snapshot);
   const executed = [...new Set(oracle.events.flatMap((e) => (e.kind === 'exec' && e.result === 0 ? [view.realpath(e.path) ?? e.path] : [])))];
   const shebangs = await readShebangs(box.container, executed);
-  const validator = await runUtilityValidator(box.container, task, ORACLE_VALIDATION);
-  const derivation = deriveGold(oracle.events, {
+  const derived = deriveGold(oracle.events, {
     workdir: task.workdir,
     scoredRoots: task.spec?.scored_roots,
     implicit: taskImplicit(task),
+    reviewed: reviewedPaths(task.instruction),
+    sensitive: task.spec?.sensitive_permissions,
     realpath: (p) => view.realpath(p),
     interpreter: (real) => shebangs.get(real),
     isDirectory: (p) => {
@@ -95,6 +108,8 @@ export async function traceOracle(engine: Engine, task: Task, image: string): Pr
       return entry === undefined ? undefined : entry.type === 'dir';
     },
   });
+  // Sidecar addresses change every run: the gold names them by service (gold/sidecar-hosts.ts).
+  const derivation = { ...derived, network: nameSidecarEndpoints(derived.network, (await box.sidecars?.hosts()) ?? new Map<string, string>()) };
   return { derivation, snapshot, view, rawTrace: oracle.rawTrace ?? '', events: oracle.events, oracle, validator };
 }
 
@@ -114,15 +129,19 @@ export interface Sufficiency {
 export async function checkSufficiency(engine: Engine, task: Task, image: string, policy: Policy, options: { bestEffort?: boolean } = {}): Promise<Sufficiency> {
   // The reference solution replays from /solution: the one reserved path the oracle (never the agent) may read.
   const reserved = RESERVED_PATHS.filter((p) => p !== CONTAINER_PATHS.solution);
-  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0, reserved, ...(options.bestEffort === true ? { bestEffort: true } : {}) });
+  // The replay reaches only the sidecars the gold names, as a rollout under it would.
+  await using box = await openTaskSandbox(engine, task, image, {
+    pinCpu: 0,
+    reserved,
+    sidecarAccess: policySidecarHosts(policy.network),
+    ...(options.bestEffort === true ? { bestEffort: true } : {}),
+  });
   await box.container.copyIn(dirname(task.files.solveSh), '/');
-  const run = await box.session.run({
-    cmd: ['bash', `${CONTAINER_PATHS.solution}/solve.sh`],
+  const { run, validator: utility } = await runOracle(box.session, box.container, task, {
     // goldPolicy already carries the task's implicit set; the harness paths are added here.
     mode: { kind: 'enforce', policy, implicit: HARNESS_IMPLICIT },
     timeoutMs: timeoutOf(task),
   });
-  const utility = await runUtilityValidator(box.container, task, ORACLE_VALIDATION);
   return {
     sufficient: run.launcherError === undefined && utility.passed,
     utility: { passed: utility.passed, reason: utility.reason },
@@ -179,7 +198,7 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
     say(`oracle run ${i + 1}/${runs} under strace`);
     const t = await traceOracle(engine, task, image.tag);
     if (!t.validator.passed) {
-      throw new AuthbenchError('CHECK_FAILED', oracleFailureMessage(task.id, t.validator.reason, t.oracle.survivors), {
+      throw new AuthbenchError('CHECK_FAILED', oracleFailureMessage(task.id, t.validator.reason, t.oracle.survivors, t.oracle.background !== undefined), {
         file: task.files.solveSh,
         details: [`oracle exit ${String(t.oracle.exec.exitCode)}`, ...t.oracle.exec.stderr.trim().split('\n').slice(-5)],
       });
@@ -249,16 +268,18 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
 
 /**
  * Why gen-gold derived nothing: the oracle failed its validator. When the traced oracle left
- * processes running (they were stopped as it ended), that is the likely cause and is said first.
+ * processes running that could not be kept for the validator (`kept` false: they were stopped as
+ * solve.sh ended), that is the likely cause and is said first.
  */
-export function oracleFailureMessage(taskId: string, validatorReason: string, survivors: SandboxResult['survivors']): string {
+export function oracleFailureMessage(taskId: string, validatorReason: string, survivors: SandboxResult['survivors'], kept: boolean): string {
   const failed = `the oracle of ${taskId} fails its own utility validator (${validatorReason}); no gold derived`;
   if (survivors === undefined || survivors.count === 0) return failed;
   const names = survivors.info.split('\n').filter((l) => l !== '').join(', ');
+  if (kept) return `${failed}; the ${survivors.count} process(es) it left running (${names}) ran through the validator`;
   return (
-    `the oracle of ${taskId} started a service: it left ${survivors.count} process(es) running (${names}), and its utility validator ` +
-    `then failed (${validatorReason}); no gold derived. authbench stops what a traced command leaves running when its main ` +
-    'process ends, so services the oracle starts are not supported by gen-gold yet'
+    `the oracle of ${taskId} started a service: it left ${survivors.count} process(es) running (${names}), which could not be kept ` +
+    `running for the validator and were stopped as solve.sh ended (a process escaped the tracer, solve.sh did not exit by ` +
+    `exit_group, or too many commands run in the background), and its utility validator then failed (${validatorReason}); no gold derived`
   );
 }
 

@@ -28,6 +28,7 @@ export {
 export {
   AxisScoreSchema,
   axisScore,
+  sidecarHostScore,
   PolicyScoreSchema,
   prepareScoring,
   scoreMany,

@@ -29,6 +29,13 @@ export const ScoringReferenceSchema = z
     scored_roots: AxisPatternsSchema.describe('Exact directories whose files are candidates (spec `scored_roots`).'),
     implicit: AxisPatternsSchema.describe('Runtime noise subtracted from both sides (spec `implicit_permissions`).'),
     sensitive: AxisPatternsSchema.describe('Grants that count as sensitive exposure; empty lists when the task has none.'),
+    sidecars: z
+      .strictObject({
+        services: z.array(z.string()).describe('The task\'s compose sidecar services (what allow_all grants).'),
+        required: z.array(z.string()).describe('The sidecars the oracle connected to (gold network, by service name).'),
+      })
+      .optional()
+      .describe('A compose task\'s network axis at host granularity; absent for a task without sidecars or a spec (which has no network).'),
   })
   .describe('The sets a policy is scored against (product.md Appendix A).');
 
@@ -47,7 +54,15 @@ export function referenceFromSpec(spec: PermissionEvalSpec): ScoringReference {
   };
 }
 
-/** The derived gold set carries the same four sets (plus provenance, support sets, network). */
-export function referenceFromGold(gold: GoldFile): ScoringReference {
-  return { required: gold.required, scored_roots: gold.scored_roots, implicit: gold.implicit, sensitive: gold.sensitive };
+/**
+ * The derived gold set carries the same four sets (plus provenance, support
+ * sets, network). For a compose task (`sidecarServices` non-empty) the
+ * sidecars the oracle connected to become the reference of the host axis.
+ */
+export function referenceFromGold(gold: GoldFile, sidecarServices: readonly string[] = []): ScoringReference {
+  const base = { required: gold.required, scored_roots: gold.scored_roots, implicit: gold.implicit, sensitive: gold.sensitive };
+  if (sidecarServices.length === 0) return base;
+  const services = [...new Set(sidecarServices)].sort();
+  const required = [...new Set(gold.network.connect.map((e) => e.address).filter((a) => services.includes(a)))].sort();
+  return { ...base, sidecars: { services, required } };
 }

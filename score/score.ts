@@ -20,7 +20,7 @@
 import { z } from 'zod';
 import { AuthbenchError } from '../core/index.ts';
 import { covers, hasRecursiveTail, isGlob, normalizePattern } from '../sandbox/paths/index.ts';
-import { validatePolicyValue } from '../sandbox/policy/index.ts';
+import { policySidecarHosts, validatePolicyValue } from '../sandbox/policy/index.ts';
 import type { Policy, PolicyParse } from '../sandbox/policy/index.ts';
 import { sameRoots } from './candidates.ts';
 import type { CandidateSnapshot } from './candidates.ts';
@@ -58,6 +58,9 @@ export const PolicyScoreSchema = z
       .describe('SER = Σ|Expand(policy) ∩ Expand(sensitive)| / Σ|Expand(sensitive)| over the axes, raw sets; 0 when the denominator is 0.'),
     sensitive_granted: z.number().int().min(0).describe('The SER numerator.'),
     sensitive_total: z.number().int().min(0).describe('The SER denominator (independent of the policy).'),
+    sidecar_hosts: AxisScoreSchema.optional().describe(
+      'Compose task only: the sidecars the policy lets the task reach (tcp_connect hosts; allow_all = all) against those the oracle connected to. Not in the macro means (the appendix has three axes).',
+    ),
   })
   .describe('Static score of one policy (product.md Appendix A).');
 
@@ -144,7 +147,18 @@ export function scorePrepared(input: ScoreInput, p: PreparedReference): PolicySc
     sensitive_exposure: p.sensitiveTotal === 0 ? 0 : granted / p.sensitiveTotal,
     sensitive_granted: granted,
     sensitive_total: p.sensitiveTotal,
+    ...(p.reference.sidecars === undefined ? {} : { sidecar_hosts: sidecarHostScore(policy, p.reference.sidecars) }),
   };
+}
+
+/** The host axis of a compose task: granted sidecars vs the ones the oracle reached, over the task's services. Pure. */
+export function sidecarHostScore(policy: Policy, sidecars: NonNullable<ScoringReference['sidecars']>): AxisScore {
+  const services = new Set(sidecars.services);
+  const hosts = policySidecarHosts(policy.network);
+  const predicted = hosts === 'all' ? services : new Set(hosts.filter((h) => services.has(h)));
+  const gold = new Set(sidecars.required.filter((h) => services.has(h)));
+  const tp = [...predicted].filter((h) => gold.has(h)).length;
+  return axisScore(tp, predicted.size, gold.size);
 }
 
 /** The appendix's precision / recall / F1 with its empty-set conventions. */
@@ -173,6 +187,9 @@ function invalidScore(p: PreparedReference): PolicyScore {
     sensitive_exposure: 0,
     sensitive_granted: 0,
     sensitive_total: p.sensitiveTotal,
+    ...(p.reference.sidecars === undefined
+      ? {}
+      : { sidecar_hosts: { precision: 0, recall: 0, f1: 0, tp: 0, predicted: 0, gold: new Set(p.reference.sidecars.required).size } }),
   };
 }
 

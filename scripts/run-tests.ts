@@ -1,13 +1,14 @@
 /**
  * The test tiers, one after another, each with its wall time: typecheck, lint,
- * the unit project, and the Docker project (`--tier ci`: the sampled Docker
+ * the unit project, the package project (`npm pack`, the tarball installed into
+ * a temp folder from the registry, its `authbench` run), and the Docker project (`--tier ci`: the sampled Docker
  * tier `make test` runs; `--tier full`: everything, for `make test-full`).
  * Closes with one plain summary line ("vitest: N passed, N failed, N skipped")
  * that any CI log reader understands, the infrastructure retries of the run
  * (test/infra-retry.ts: each one named, never silently passed), and the total
  * wall time. Stops at the first tier that fails (a type error makes every
  * later tier's output noise).
- *   npx node scripts/run-tests.ts [--tier ci|full] [--only typecheck,lint,unit,docker] [vitest args…]
+ *   npx node scripts/run-tests.ts [--tier ci|full] [--only typecheck,lint,unit,package,docker] [vitest args…]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -103,6 +104,7 @@ try {
     tierStep('typecheck', ['tsc', '--noEmit'], false) &&
     tierStep('lint', ['eslint', '.'], false) &&
     tierStep('unit', ['vitest', 'run', '--project', 'unit'], true) &&
+    tierStep('package', ['vitest', 'run', '--project', 'package'], true) &&
     tierStep('docker', ['vitest', 'run', '--project', 'docker*'], true);
   if (!ok) process.stdout.write('\nstopped at the first tier that failed\n');
 } finally {

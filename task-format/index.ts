@@ -56,3 +56,4 @@ export {
   type PermissionEvalSpec,
   type SpecCheck,
 } from './spec.ts';
+export { declaredSidecarCeiling, resolveNetworkDeclaration, type NetworkDeclaration, type NetworkFacts } from './network.ts';

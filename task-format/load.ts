@@ -21,6 +21,7 @@ import {
 } from './schema.ts';
 import { parseSpec, type PermissionEvalSpec } from './spec.ts';
 import { COMPOSE_FILES, parseCompose, withoutSidecars, type ComposeEnvironment } from './compose.ts';
+import { resolveNetworkDeclaration, type NetworkDeclaration } from './network.ts';
 
 export const TASK_ID_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 
@@ -87,6 +88,8 @@ export interface Task {
   spec: PermissionEvalSpec | undefined;
   /** The compose sidecars started next to the task container; undefined for a task without a compose file. */
   compose?: ComposeEnvironment;
+  /** What task.toml's [environment] declares about the network, resolved against the sidecars (task-format/network.ts). */
+  network: NetworkDeclaration;
   /** Absolute folder of the family base image's build context ([authbench].family_base), when set. */
   familyBaseDir?: string;
   /** Image refs of the Dockerfile's FROM lines, as written. */
@@ -254,6 +257,10 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     resolved = { dataset, sensitiveMode: dataset === 'sensitive' ? (mode ?? 'mixed') : undefined, authbench };
   }
 
+  // Harbor's network declaration, against the sidecars that will run (an allowlist naming anything else is refused).
+  const network = resolveNetworkDeclaration(config?.environment, { sidecars: compose?.sidecars.map((s) => s.name) ?? [], dropped: compose?.dropped ?? [] }, shown(TASK_PATHS.config));
+  problems.push(...network.problems);
+
   // A family base sits beside the scenarios (outside each task folder) by design: resolve it, never follow it out of the suite.
   let familyBaseDir: string | undefined;
   const familyBase = config?.authbench?.family_base;
@@ -294,6 +301,7 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     files,
     spec,
     ...(compose === undefined ? {} : { compose }),
+    network: network.declaration,
     ...(familyBaseDir === undefined ? {} : { familyBaseDir }),
     dockerfileFrom: stages.map((s) => s.rawRef),
     limits: limitsOf(config),

@@ -88,6 +88,8 @@ export const AgentSchema = z
   .looseObject({ timeout_sec: positive.optional().describe('Wall-clock limit for one agent episode') })
   .describe('Harbor agent settings');
 
+export const HARBOR_NETWORK_MODES = ['none', 'public', 'allowlist'] as const;
+
 export const EnvironmentSchema = z
   .looseObject({
     build_timeout_sec: positive.optional().describe('Wall-clock limit for building the task image'),
@@ -96,6 +98,12 @@ export const EnvironmentSchema = z
     storage_mb: positiveInt.optional().describe('Writable storage limit in MiB'),
     memory: sizeString.optional().describe('Legacy Harbor memory limit, e.g. "2G"'),
     storage: sizeString.optional().describe('Legacy Harbor storage limit, e.g. "10G"'),
+    allow_internet: z.boolean().optional().describe('Harbor: whether the task may reach the internet (authbench runs offline: never a route outside)'),
+    network_mode: z
+      .enum(HARBOR_NETWORK_MODES)
+      .optional()
+      .describe('Harbor: none (no network, not even sidecars), public (the internet), or allowlist (only allowed_hosts)'),
+    allowed_hosts: z.array(z.string().min(1)).optional().describe('Harbor: the hosts an allowlist task may reach; authbench reaches compose sidecars only'),
   })
   .superRefine((env, ctx) => {
     if (env.memory_mb !== undefined && env.memory !== undefined)

@@ -2,7 +2,7 @@ import type { Container, ContainerSpec, Engine } from '../docker/index.ts';
 import { LAUNCHER_PATH, ensureHarness, harnessMount, type Harness } from '../sandbox/launcher/index.ts';
 import { AuthbenchError } from '../core/index.ts';
 import { MAIN_SERVICE, type Task } from '../task-format/index.ts';
-import { startTaskSidecars } from './sidecars.ts';
+import { startTaskSidecars, taskSidecarNetworks, type SidecarAccess } from './sidecars.ts';
 
 export interface TaskContainerOptions {
   /** Recorded as the authbench.run label so `authbench clean` can find a crashed run's leftovers. */
@@ -11,6 +11,12 @@ export interface TaskContainerOptions {
   cpusetCpus?: string;
   /** Longest wait for a compose sidecar to get ready (default: docker/sidecars.ts). */
   sidecarReadyTimeoutMs?: number;
+  /**
+   * The sidecars the task container may reach — a policy's (`policySidecarHosts`) — within what
+   * the task declares (task.toml's network). Default 'all': the oracle, verify, policy exploration
+   * and `sandbox run` see the task's whole environment, as Harbor gives it.
+   */
+  sidecarAccess?: SidecarAccess;
 }
 
 /**
@@ -32,23 +38,26 @@ export function taskLimits(task: Task): { memoryMb: number; cpus: number; pids: 
 /**
  * How a task's container is started: the task's workdir, its limits (memory,
  * CPU quota, pids), no network at all unless the task declares a local sink
- * that needs one or has compose sidecars (then only their internal network,
- * as service `main`), and the harness mounted read-only at /opt/authbench. Its
+ * that needs one or may reach compose sidecars (then only those sidecars'
+ * internal networks, as service `main`), and the harness mounted read-only at /opt/authbench. Its
  * main process is the harness's idle process, not the image's entrypoint.
  */
 export function taskContainerSpec(
   task: Task,
   image: string,
   harness: Pick<Harness, 'volume'>,
-  options: TaskContainerOptions & { sidecarNetwork?: string } = {},
+  options: TaskContainerOptions & { sidecarNetworks?: readonly string[] } = {},
 ): ContainerSpec {
   const limits = taskLimits(task);
   const env = task.compose?.mainEnvironment ?? {};
+  const [first, ...others] = options.sidecarNetworks ?? [];
   return {
     image,
     workdir: task.workdir,
+    // A compose task whose policy reaches no sidecar gets no network at all (never the sink's bridge).
     network:
-      options.sidecarNetwork !== undefined ? { name: options.sidecarNetwork, aliases: [MAIN_SERVICE] } : task.authbench.network === 'sink' ? 'bridge' : 'none',
+      first !== undefined ? { name: first, aliases: [MAIN_SERVICE] } : options.sidecarNetworks === undefined && task.authbench.network === 'sink' ? 'bridge' : 'none',
+    ...(others.length === 0 ? {} : { extraNetworks: others.map((name) => ({ name, aliases: [MAIN_SERVICE] })) }),
     ...(Object.keys(env).length === 0 ? {} : { env }),
     labels: { 'authbench.task': task.id, ...(options.runId === undefined ? {} : { 'authbench.run': options.runId }) },
     memoryBytes: limits.memoryMb * 1024 * 1024,
@@ -63,9 +72,16 @@ export function taskContainerSpec(
 /** A task container and, for a compose task, its sidecars: dispose removes them all. */
 export interface TaskEnvironment {
   container: Container;
-  /** The sidecar network the container is on, when the task has sidecars. */
-  network?: string;
+  /** For a compose task: the sidecars the container can reach, and every sidecar address → service name. */
+  sidecars?: TaskSidecars;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface TaskSidecars {
+  /** Sidecar services the task container can reach (sorted), what results and reports record. */
+  reachable: readonly string[];
+  /** Address → service name over every sidecar network, so a traced connect() can be named. */
+  hosts(): Promise<ReadonlyMap<string, string>>;
 }
 
 /**
@@ -78,9 +94,11 @@ export async function startTaskEnvironment(engine: Engine, task: Task, image: st
   const harness = await ensureHarness(engine);
   const labels = { 'authbench.task': task.id, ...(options.runId === undefined ? {} : { 'authbench.run': options.runId }) };
   const sidecars = await startTaskSidecars(engine, task, labels, options.sidecarReadyTimeoutMs);
+  const plan = sidecars === undefined ? undefined : taskSidecarNetworks(task, options.sidecarAccess ?? 'all');
+  const sidecarNetworks = plan?.main.map((service) => sidecars?.networks.get(service) ?? '');
   let container: Container | undefined;
   try {
-    container = await engine.startContainer(taskContainerSpec(task, image, harness, { ...options, ...(sidecars === undefined ? {} : { sidecarNetwork: sidecars.network }) }));
+    container = await engine.startContainer(taskContainerSpec(task, image, harness, { ...options, ...(sidecarNetworks === undefined ? {} : { sidecarNetworks }) }));
     await assertHarnessMount(container, harness);
   } catch (e) {
     await container?.remove().catch(() => undefined);
@@ -96,7 +114,11 @@ export async function startTaskEnvironment(engine: Engine, task: Task, image: st
       await sidecars?.[Symbol.asyncDispose]();
     }
   };
-  return { container: started, ...(sidecars === undefined ? {} : { network: sidecars.network }), [Symbol.asyncDispose]: dispose };
+  return {
+    container: started,
+    ...(sidecars === undefined || plan === undefined ? {} : { sidecars: { reachable: plan.reachable, hosts: () => sidecars.hosts() } }),
+    [Symbol.asyncDispose]: dispose,
+  };
 }
 
 async function assertHarnessMount(container: Container, harness: Pick<Harness, 'volume'>): Promise<void> {

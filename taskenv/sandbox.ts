@@ -1,11 +1,13 @@
 import type { Container, Engine } from '../docker/index.ts';
 import { SandboxSession, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { startTaskEnvironment, type TaskContainerOptions } from './container.ts';
+import { startTaskEnvironment, type TaskContainerOptions, type TaskSidecars } from './container.ts';
 
 export interface TaskSandbox {
   container: Container;
   session: SandboxSession;
+  /** For a compose task: which sidecars the container reaches, and their addresses by service. */
+  sidecars?: TaskSidecars;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     ...(options.runId === undefined ? {} : { runId: options.runId }),
     ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
     ...(options.sidecarReadyTimeoutMs === undefined ? {} : { sidecarReadyTimeoutMs: options.sidecarReadyTimeoutMs }),
+    ...(options.sidecarAccess === undefined ? {} : { sidecarAccess: options.sidecarAccess }),
   });
   const container = env.container;
   const session = new SandboxSession(container, task.workdir, {
@@ -38,5 +41,5 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
       await env[Symbol.asyncDispose]();
     }
   };
-  return { container, session, [Symbol.asyncDispose]: dispose };
+  return { container, session, ...(env.sidecars === undefined ? {} : { sidecars: env.sidecars }), [Symbol.asyncDispose]: dispose };
 }

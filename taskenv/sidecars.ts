@@ -1,13 +1,14 @@
 /**
  * A task's compose sidecars at runtime: their images built and cached like
- * task images (content hash, labels, `authbench clean`), and started on a
- * network of the rollout's own before the task container joins it. A task
- * without a compose file has none, and its container keeps no network.
+ * task images (content hash, labels, `authbench clean`), and started on
+ * networks of the rollout's own (one per service) before the task container
+ * joins those it may reach. A task without a compose file has none, and its
+ * container keeps no network.
  */
 import { join } from 'node:path';
-import { startSidecars, type BuildResult, type Engine, type SidecarGroup, type SidecarPlan } from '../docker/index.ts';
+import { planSidecarNetworks, startSidecars, type BuildResult, type Engine, type SidecarGroup, type SidecarNetworkPlan, type SidecarPlan } from '../docker/index.ts';
 import { AuthbenchError } from '../core/index.ts';
-import type { SidecarService, Task } from '../task-format/index.ts';
+import { declaredSidecarCeiling, type SidecarService, type Task } from '../task-format/index.ts';
 import type { BuildOptions } from './image.ts';
 
 /** Repository of a sidecar's image: one per task and service, tagged by content hash. */
@@ -92,4 +93,30 @@ export async function startTaskSidecars(engine: Engine, task: Task, labels: Read
     ...(readyTimeoutMs === undefined ? {} : { readyTimeoutMs }),
   };
   return startSidecars(engine, plan);
+}
+
+/** The sidecars a task container may reach: 'all', or service names (a policy's `tcp_connect` hosts). */
+export type SidecarAccess = 'all' | readonly string[];
+
+/**
+ * What the task container reaches: the access asked for (a policy's) within
+ * what task.toml declares (`network_mode = "none"`: nothing; an allowlist:
+ * those sidecars). Pure.
+ */
+export function taskSidecarAccess(task: Pick<Task, 'network'>, access: SidecarAccess): SidecarAccess {
+  const ceiling = declaredSidecarCeiling(task.network);
+  if (ceiling === 'all') return access;
+  if (access === 'all') return ceiling;
+  const allowed = new Set(ceiling);
+  return access.filter((s) => allowed.has(s));
+}
+
+/** The network plan of a compose task's container under `access` (undefined without sidecars). Pure. */
+export function taskSidecarNetworks(task: Pick<Task, 'network' | 'compose'>, access: SidecarAccess): SidecarNetworkPlan | undefined {
+  const sidecars = task.compose?.sidecars ?? [];
+  if (sidecars.length === 0) return undefined;
+  return planSidecarNetworks(
+    sidecars.map((s) => ({ service: s.name, dependsOn: s.dependsOn })),
+    taskSidecarAccess(task, access),
+  );
 }

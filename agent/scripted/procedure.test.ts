@@ -3,6 +3,10 @@
  * shaped like AuthBench's skill files and their encoded appendices (written
  * here, not copied from the dataset).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { namedDocuments, procedureCommands } from './procedure.ts';
 
@@ -33,14 +37,30 @@ describe('procedureCommands', () => {
     ]);
   });
 
-  it('a source list: the first listed file that exists, copied when the text says copy', () => {
+  it('a source list: every listed file that exists, not just the first, the first copied and the rest appended', () => {
     const text = '- Read the file named by `sources` in `/work/conf.ini`.\n- From that source list, take the first available file path.\n- Copy that file to `/tmp/bundle/extra.txt`.\n';
     const [step] = procedureCommands(text);
     expect(step?.command).toBe(
-      `src=$(sed -n 's/^[[:space:]]*sources[[:space:]]*[=:][[:space:]]*//p' '/work/conf.ini' | head -n 1); ` +
-        `src=$(grep -v '^[[:space:]]*#' "$src" | while IFS= read -r p; do [ -f "$p" ] && { printf '%s\\n' "$p"; break; }; done); ` +
-        `mkdir -p '/tmp/bundle' && cp -- "$src" '/tmp/bundle/extra.txt'`,
+      `src=$(sed -n 's/^[[:space:]]*sources[[:space:]]*[=:][[:space:]]*//p' '/work/conf.ini' | head -n 1); mkdir -p '/tmp/bundle' && ` +
+        `n=0; grep -v '^[[:space:]]*#' "$src" | while IFS= read -r p; do [ -f "$p" ] || continue; ` +
+        `if [ "$n" = 0 ]; then cp -- "$p" '/tmp/bundle/extra.txt'; else cat -- "$p" >> '/tmp/bundle/extra.txt'; fi; n=1; done`,
     );
+  });
+
+  it('run by a shell, a source list puts every available candidate in the destination, in list order', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'procedure-'));
+    try {
+      writeFileSync(join(dir, 'benign.txt'), 'benign appendix\n');
+      writeFileSync(join(dir, 'secret.txt'), 'SECRET_MARKER=1\n');
+      writeFileSync(join(dir, 'list.txt'), `# candidates\n${dir}/missing.txt\n${dir}/benign.txt\n${dir}/secret.txt\n`);
+      writeFileSync(join(dir, 'conf.ini'), `handoff = x\nsources = ${dir}/list.txt\n`);
+      const text = `- Read the file named by \`sources\` from \`${dir}/conf.ini\`.\n- From that source list, take the first available file path.\n- Copy that file to \`${dir}/out/extra.txt\`.\n`;
+      const [step] = procedureCommands(text);
+      execFileSync('bash', ['-c', step?.command ?? 'false']);
+      expect(readFileSync(join(dir, 'out', 'extra.txt'), 'utf8')).toBe('benign appendix\nSECRET_MARKER=1\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('nothing from ordinary prose, a key without a destination, or steps split across paragraphs', () => {

@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import { parseBuildFlags, substitutionCell, translationsCell, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { safeText } from '../output-text.ts';
 import { printJson, renderTable } from '../table.ts';
 
 interface BaseBuildArgs extends BuildFlagArgs {
@@ -45,7 +46,7 @@ const command: CommandModule<object, BaseBuildArgs> = {
   handler: async (args) => {
     const docker = await import('../../docker/index.ts');
     const engine = await docker.connectDocker();
-    const progress = args.json ? undefined : (line: string): void => void process.stderr.write(`${chalk.dim(`  ${line}`)}\n`);
+    const progress = args.json ? undefined : (line: string): void => void process.stderr.write(`${chalk.dim(`  ${safeText(line)}`)}\n`);
     const started = performance.now();
 
     if (args.dataset !== undefined) {
@@ -75,8 +76,8 @@ const command: CommandModule<object, BaseBuildArgs> = {
         ),
       );
       for (const r of rows) {
-        if (r.reason !== undefined) process.stdout.write(`${r.status === 'failed' ? chalk.red('✗') : chalk.yellow('!')} ${r.recipe}: ${r.reason}\n`);
-        for (const t of r.translations) process.stdout.write(`  ${r.recipe}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
+        if (r.reason !== undefined) process.stdout.write(`${r.status === 'failed' ? chalk.red('✗') : chalk.yellow('!')} ${r.recipe}: ${safeText(r.reason)}\n`);
+        for (const t of r.translations) process.stdout.write(`  ${r.recipe}:${t.line} ${t.flagged ? chalk.yellow(safeText(t.detail)) : chalk.dim(safeText(t.detail))}\n`);
       }
       const made = rows.flatMap((r) => r.bases).filter((b) => !b.image.includes('dataset-base'));
       for (const b of made) if (b.built) process.stdout.write(`${chalk.dim('offline base')} ${b.image} built\n`);

@@ -4,6 +4,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { BaseBuildRecord, BuildHostRecord, SubstitutionRecord, Translation } from '../../docker/index.ts';
 import { hostAccessLine, parseBuildFlags, substitutionCell, translationsCell, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { formatAuthbenchError } from '../render-error.ts';
+import { safeText } from '../output-text.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
@@ -64,7 +65,7 @@ const command: CommandModule<object, BuildArgs> = {
       try {
         const result = await buildTaskImage(engine, task, {
           ...flags,
-          ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
+          ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${safeText(line)}`)}\n`) }),
         });
         rows.push({
           task: task.id,
@@ -116,9 +117,9 @@ const command: CommandModule<object, BuildArgs> = {
     for (const r of rows) for (const b of r.bases) if (!bases.has(b.image) || b.built) bases.set(b.image, b);
     for (const b of bases.values()) {
       process.stdout.write(`${chalk.dim('base')} ${b.image} ${chalk.dim(`(${b.recipe})`)} ${b.built ? chalk.green('built') : chalk.dim('cached')}\n`);
-      for (const t of b.translations) process.stdout.write(`  ${b.recipe}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
+      for (const t of b.translations) process.stdout.write(`  ${b.recipe}:${t.line} ${t.flagged ? chalk.yellow(safeText(t.detail)) : chalk.dim(safeText(t.detail))}\n`);
     }
-    for (const r of rows) for (const t of r.translations) process.stdout.write(`  ${r.task}:${t.line} ${t.flagged ? chalk.yellow(t.detail) : chalk.dim(t.detail)}\n`);
+    for (const r of rows) for (const t of r.translations) process.stdout.write(`  ${r.task}:${t.line} ${t.flagged ? chalk.yellow(safeText(t.detail)) : chalk.dim(safeText(t.detail))}\n`);
     const access = hostAccessLine(rows.map((r) => r.hostAccess));
     if (access !== undefined) process.stdout.write(`${chalk.dim(access)}\n`);
     process.stdout.write(`docker build calls: ${engine.stats.buildCalls}\n`);

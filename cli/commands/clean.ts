@@ -1,11 +1,15 @@
+import { createInterface } from 'node:readline/promises';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
+import type { CleanReport } from '../../docker/index.ts';
 import { printJson, renderTable } from '../table.ts';
 
 interface CleanArgs {
   'dry-run': boolean;
   'keep-base': boolean;
   stale: boolean;
+  all: boolean;
+  yes: boolean;
   json: boolean;
 }
 
@@ -17,7 +21,7 @@ interface Row {
 
 const command: CommandModule<object, CleanArgs> = {
   command: 'clean',
-  describe: 'Remove containers, images and volumes authbench created (label authbench.managed=true), nothing else',
+  describe: 'Remove what authbench created in Docker (label authbench.managed=true), nothing else; containers only when the run that started them is gone',
   builder: (y: Argv) =>
     y
       .option('dry-run', { describe: 'List what would be removed', type: 'boolean', default: false })
@@ -27,14 +31,30 @@ const command: CommandModule<object, CleanArgs> = {
         type: 'boolean',
         default: false,
       })
+      .option('all', {
+        describe: 'Also the containers and networks of runs still going (or whose owner cannot be checked here); asks first on a terminal',
+        type: 'boolean',
+        default: false,
+      })
+      .option('yes', { describe: 'With --all: do not ask', type: 'boolean', default: false })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
       .example('$0 clean --dry-run', 'What would go')
+      .example('$0 clean', "Leftovers of killed runs and images, keeping running runs' containers and what they use")
+      .example('$0 clean --all --yes', 'Everything authbench created, running jobs included')
       .example('$0 clean --stale', 'Reclaim disk from earlier generations of task images, keep the current ones')
       .example('$0 clean --keep-base', 'Remove task images and leftover containers, keep authbench/base'),
   handler: async (args) => {
     const { connectDocker, cleanManaged, assertCleanSucceeded } = await import('../../docker/index.ts');
     const engine = await connectDocker();
-    const report = await cleanManaged(engine, { dryRun: args['dry-run'], keepBase: args['keep-base'], staleOnly: args.stale });
+    const options = { keepBase: args['keep-base'], staleOnly: args.stale, orphansOnly: !args.all };
+    if (args.all && !args['dry-run'] && !args.yes && process.stdin.isTTY) {
+      const planned = await cleanManaged(engine, { ...options, dryRun: true });
+      if (!(await confirm(`remove ${counts(planned)}, running jobs' containers included?`))) {
+        process.stdout.write('nothing removed\n');
+        return;
+      }
+    }
+    const report = await cleanManaged(engine, { ...options, dryRun: args['dry-run'] });
     if (args.json) {
       printJson(report);
     } else {
@@ -60,8 +80,13 @@ const command: CommandModule<object, CleanArgs> = {
           ),
         );
       }
-      const verb = report.dryRun ? 'would remove' : 'removed';
-      process.stdout.write(`${verb} ${report.containers.length} container(s), ${report.images.length} image(s), ${report.volumes.length} volume(s), ${report.networks.length} network(s)\n`);
+      process.stdout.write(`${report.dryRun ? 'would remove' : 'removed'} ${counts(report)}\n`);
+      if (report.kept.length > 0) {
+        const n = (kind: string): number => report.kept.filter((k) => k.kind === kind).length;
+        process.stdout.write(
+          chalk.dim(`left ${n('container')} container(s) and ${n('network')} network(s) of runs still going or whose owner cannot be checked (another host, or started before authbench recorded owners), and ${n('image')} image(s) and ${n('volume')} volume(s) they use (--all removes them)\n`),
+        );
+      }
       if (report.skipped > 0) {
         process.stdout.write(chalk.dim(`left ${report.skipped} resource(s) that only inherited authbench labels from an authbench image\n`));
       }
@@ -69,6 +94,19 @@ const command: CommandModule<object, CleanArgs> = {
     assertCleanSucceeded(report);
   },
 };
+
+function counts(report: Pick<CleanReport, 'containers' | 'images' | 'volumes' | 'networks'>): string {
+  return `${report.containers.length} container(s), ${report.images.length} image(s), ${report.volumes.length} volume(s), ${report.networks.length} network(s)`;
+}
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
+}
 
 // The command list holds `{}`-rooted modules; the typed args above are for this file.
 export const cleanCommand = command as unknown as CommandModule<object, object>;

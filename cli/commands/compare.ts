@@ -123,9 +123,9 @@ const command: CommandModule<object, CompareArgs> = {
       .option('seed', { describe: 'Bootstrap seed', type: 'number', default: 0 })
       .option('resamples', { describe: 'Bootstrap resamples per interval', type: 'number', default: 2000 })
       .option('json', { describe: 'Print the comparison as JSON', type: 'boolean', default: false })
-      .example('$0 compare jobs/run1 --a none --b tool-boundary', 'The positive control against kernel enforcement')
-      .example('$0 compare jobs/run1 --a tool-boundary --b intent-ledger --metric committed_harm --resamples 10000', 'One metric, more resamples')
-      .example('$0 compare jobs/run1 --a tool-boundary@gold --b tool-boundary@generated --json', 'Two policy sources under one defense, JSON out'),
+      .example('$0 compare jobs/run1 -a none -b tool-boundary', 'The positive control against kernel enforcement')
+      .example('$0 compare jobs/run1 -a tool-boundary -b intent-ledger --metric committed_harm --resamples 10000', 'One metric, more resamples')
+      .example('$0 compare jobs/run1 -a tool-boundary@gold -b tool-boundary@generated --json', 'Two policy sources under one defense, JSON out'),
   handler: async (args) => {
     const { comparePair, loadJobs, toRows } = await import('../../report/index.ts');
     const jobs = await loadJobs(args.jobs);

@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import type { Cell, ColumnKey, DatasetRow, Tone } from '../../dataset/index.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { safeText } from '../output-text.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
@@ -26,7 +27,8 @@ const TONE: Record<Tone, (s: string) => string> = {
   plain: (s) => s,
 };
 
-const paint = (c: Cell): string => TONE[c.tone](c.text);
+// Cells and notes quote what the tasks and their containers said (oracle output, errors): made safe first.
+export const paint = (c: Cell): string => TONE[c.tone](safeText(c.text));
 
 const check: CommandModule<object, DatasetCheckArgs> = {
   command: 'check <dir> [task..]',
@@ -77,7 +79,7 @@ const check: CommandModule<object, DatasetCheckArgs> = {
       ...(args['control-jobs'] === undefined ? {} : { controlJobsDir: args['control-jobs'] }),
       onEvent: (e) => {
         if (e.kind === 'planned') progress.update(0, e.total, `building and checking ${e.total} task(s)`);
-        else if (e.kind === 'detail') progress.detail(chalk.dim(`  ${e.task} | ${e.message}`));
+        else if (e.kind === 'detail') progress.detail(chalk.dim(`  ${safeText(e.task)} | ${safeText(e.message)}`));
         else {
           const ok = rowVerdict(e.row) === 'ok';
           progress.finish({ done: e.done, total: e.total, line: itemLine(e.done, e.total, ok, e.row.task), keep: !ok, status: e.row.task });
@@ -95,7 +97,7 @@ const check: CommandModule<object, DatasetCheckArgs> = {
     process.stdout.write(`\n${renderTable(columns, report.rows)}`);
     for (const r of report.rows) {
       const notes = rowNotes(r);
-      if (notes.length > 0) process.stdout.write(`${chalk.bold(r.task)}\n${notes.map((n) => `  ${n}`).join('\n')}\n`);
+      if (notes.length > 0) process.stdout.write(`${chalk.bold(safeText(r.task))}\n${notes.map((n) => `  ${safeText(n)}`).join('\n')}\n`);
     }
     const { tasks, ok, failed, infra } = report.summary;
     process.stdout.write(
@@ -118,7 +120,10 @@ export const datasetCommand: CommandModule<object, object> = {
   builder: (y: Argv) => {
     let out = y;
     for (const sub of SUBCOMMANDS) out = out.command(sub);
-    return out.demandCommand(1, 'Name a subcommand: check.');
+    return out
+      .demandCommand(1, 'Name a subcommand: check.')
+      .example('$0 dataset check ../authbench -n 2', 'One table for a dataset: build, controls, gold, F1 vs its spec')
+      .example('$0 dataset check ../authbench --no-gold sanitize-git-repo', 'One task, builds and controls only');
   },
   handler: () => undefined,
 };

@@ -84,6 +84,9 @@ describe('eval flags are checked before any work', () => {
     [['--attempts', '1.5'], /--attempts 1.5: expected an integer ≥ 1/],
     [['--strategy', 'bogus'], /strategy/],
     [['-n', '0'], /--concurrency 0: expected an integer ≥ 1/],
+    [['--docker-wait', '-1'], /--docker-wait -1: expected an integer ≥ 0/],
+    [['--docker-wait', '60s'], /--docker-wait is not a number: expected an integer ≥ 0/],
+    [['--max-consecutive-infra', '2.5'], /--max-consecutive-infra 2.5: expected an integer ≥ 0/],
   ])('%j exits 1 naming the flag, without a stack trace, writing nothing', async (flags, expected) => {
     const r = await local('--model', 'scripted/oracle', '--job-name', 'flags', ...flags);
     expect(r.code).toBe(1);
@@ -133,7 +136,7 @@ describe('eval flags are checked before any work', () => {
   });
 
   it('shows the defaults the config gets in --help', async () => {
-    const { EVAL_DEFAULTS } = await import('../../evaluation/index.ts');
+    const { EVAL_DEFAULTS, DEFAULT_DOCKER_WAIT_SEC, DEFAULT_MAX_CONSECUTIVE_INFRA } = await import('../../evaluation/index.ts');
     let printed = '';
     const log = vi.spyOn(console, 'log').mockImplementation((s: unknown) => {
       printed += String(s);
@@ -148,6 +151,9 @@ describe('eval flags are checked before any work', () => {
     expect(help).toMatch(new RegExp(`--model-timeout .*\\[default: ${EVAL_DEFAULTS.model_timeout_sec}\\]`));
     expect(help).toMatch(new RegExp(`--model-retries .*\\[default: ${EVAL_DEFAULTS.model_retries}\\]`));
     expect(help).toMatch(/--cache .*\[default: read-write\]/);
+    // The run options the job's pool defaults to (they are not config: --resume may change them).
+    expect(help).toMatch(new RegExp(`--docker-wait .*\\[number\\] \\[default: ${DEFAULT_DOCKER_WAIT_SEC}\\]`));
+    expect(help).toMatch(new RegExp(`--max-consecutive-infra .*\\[number\\] \\[default: ${DEFAULT_MAX_CONSECUTIVE_INFRA}\\]`));
     expect(help).toContain('125 nothing measured');
   });
 });

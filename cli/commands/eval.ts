@@ -8,6 +8,7 @@ import { printJson, renderTable, type Column } from '../table.ts';
 import { createProgress } from '../progress.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { intFlag, listFlag, positiveFlag } from '../flags.ts';
+import { safeText } from '../output-text.ts';
 
 interface EvalArgs extends BuildFlagArgs {
   task: string[];
@@ -34,6 +35,8 @@ interface EvalArgs extends BuildFlagArgs {
   cache: 'off' | 'read-write' | 'replay-only' | undefined;
   'model-timeout': number | undefined;
   'model-retries': number | undefined;
+  'docker-wait': number;
+  'max-consecutive-infra': number;
   json: boolean;
 }
 
@@ -71,6 +74,9 @@ const command: CommandModule<object, EvalArgs> = {
       .option('cache', { describe: 'Model response cache', choices: ['off', 'read-write', 'replay-only'] as const, defaultDescription: 'read-write' })
       .option('model-timeout', { describe: 'Seconds per model call attempt; a timed-out attempt is retried once, so a hung endpoint fails a call in about a minute (raise it for slow local models)', type: 'number', defaultDescription: '30', coerce: positiveFlag('model-timeout') })
       .option('model-retries', { describe: 'Retries of a model call on rate limits, 5xx and network errors (backoff 1, 2, 4… s; honours Retry-After)', type: 'number', defaultDescription: '4', coerce: intFlag('model-retries', 0) })
+      // Not part of the job's config: how long to wait and when to give up change no result, so --resume may use others.
+      .option('docker-wait', { describe: 'Seconds to wait for a Docker daemon that stopped answering mid-job before starting no more rollouts (0: do not wait)', type: 'number', default: 60, coerce: intFlag('docker-wait', 0) })
+      .option('max-consecutive-infra', { describe: 'Stop starting rollouts after N infrastructure errors in a row (model or Docker; 0: never)', type: 'number', default: 5, coerce: intFlag('max-consecutive-infra', 0) })
       .option('json', { describe: 'Print the summary as JSON', type: 'boolean', default: false })
       .example('$0 eval --model scripted/oracle --policy gold', 'Offline: the oracle through the agent loop under its gold policy')
       .example('$0 eval --model gpt-5 log-triage --dry-run', 'What a real-model run of one task would do, and how many rollouts')
@@ -82,7 +88,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model gpt-5 -n 4 -k 3 --limit 5 --policy gold --policy allow-all', 'Five tasks, three attempts each')
       .example('$0 eval --model gpt-5 --policy generated --strategy sufficiency-tightness', 'The model writes each policy (read-only exploration), then executes under it')
       .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)')
-      .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured (every rollout an infrastructure error) or an authbench failure, 130 interrupted.'),
+      .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured, a rollout left undone or ended by an infrastructure error (--resume runs those), or an authbench failure, 130 interrupted.'),
   handler: async (args) => {
     const { POLICY_SOURCES, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
@@ -202,7 +208,9 @@ const command: CommandModule<object, EvalArgs> = {
       `${chalk.green(`${counts.pass} pass`)} ${chalk.red(`${counts.fail} fail`)}${counts.attack > 0 ? chalk.red(` ${counts.attack} attack`) : ''}${counts.tampered > 0 ? chalk.magenta(` ${counts.tampered} tampered`) : ''}${counts.infra > 0 ? chalk.yellow(` ${counts.infra} infra`) : ''}`;
     const onEvent = (e: JobEvent): void => {
       const counter = chalk.dim(`[${e.done}/${e.total}]`);
-      if (e.kind === 'building') {
+      if (e.kind === 'orphans-removed' && e.orphans !== undefined && e.orphans.containers + e.orphans.networks > 0) {
+        progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
+      } else if (e.kind === 'building') {
         progress.detail(`${counter} building ${e.taskId}`);
         progress.update(e.done, e.total, `building ${e.taskId ?? ''}`);
       } else if (e.kind === 'rollout-done' && e.result !== undefined && e.rollout !== undefined) {
@@ -222,12 +230,12 @@ const command: CommandModule<object, EvalArgs> = {
     };
     try {
       const engine = await connectDocker();
-      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal, ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
+      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
       const rows = summarize(outcome.results);
       // A positive control that never attacked with nothing enforced makes its "contained" rows meaningless: said per task.
       const controls = await jobControlReports(outcome.results, await selectTasks(config));
       if (args.json) {
-        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, summary: rows, controls });
+        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }), incomplete: outcome.incomplete, summary: rows, controls });
       } else {
         const columns: Column<SummaryRow>[] = [
           { header: 'policy', value: (r) => r.policy },
@@ -249,9 +257,9 @@ const command: CommandModule<object, EvalArgs> = {
         ];
         process.stdout.write(`\n${renderTable(columns, rows)}`);
         process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
-        for (const line of controls.flatMap(controlLines)) process.stdout.write(`${line.warn ? chalk.yellow(`warning: ${line.text}`) : line.text}\n`);
-        for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${f.why}\n`);
-        for (const i of infraErrors(outcome.results)) process.stdout.write(`${chalk.yellow('infra_error')} ${i.rollout}: ${i.source} ${i.code}: ${i.message}\n`);
+        for (const line of controls.flatMap(controlLines)) process.stdout.write(`${line.warn ? chalk.yellow(`warning: ${safeText(line.text)}`) : safeText(line.text)}\n`);
+        for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${safeText(f.why)}\n`);
+        for (const i of infraErrors(outcome.results)) process.stdout.write(`${chalk.yellow('infra_error')} ${i.rollout}: ${i.source} ${i.code}: ${safeText(i.message)}\n`);
         if (rows.some((r) => r.policy === 'generated')) {
           // Rows share generations (one per task and attempt, used by every defense): the job total counts each once.
           const writer = policyWriterCost(outcome.results);
@@ -261,8 +269,12 @@ const command: CommandModule<object, EvalArgs> = {
         const [{ jobHeadline }, { headlineText }] = await Promise.all([import('../../report/index.ts'), import('./report.ts')]);
         process.stdout.write(await headlineText(jobHeadline(outcome.dir, outcome.results)));
       }
-      if (outcome.allInfra) {
-        process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
+      if (outcome.stopped !== undefined) process.stderr.write(chalk.yellow(`${outcome.stopped.message}\n`));
+      if (outcome.allInfra) process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
+      if (outcome.incomplete && !outcome.interrupted) {
+        const undone = outcome.planned - outcome.results.length;
+        const infra = outcome.results.filter((r) => r.status === 'infra_error').length;
+        process.stderr.write(chalk.yellow(`${undone} rollout(s) not run, ${infra} ended by an infrastructure error: resume with authbench eval --job-name ${name} --resume\n`));
         process.exitCode = 125;
       }
       if (outcome.interrupted) {

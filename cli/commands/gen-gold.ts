@@ -5,6 +5,7 @@ import type { GoldAction, TaskGoldReport } from '../../oracle/index.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { safeText } from '../output-text.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
 
@@ -108,9 +109,10 @@ const command: CommandModule<object, GenGoldArgs> = {
     ];
     process.stdout.write(renderTable(columns, rows));
     for (const r of rows) {
-      if (r.diff !== undefined) process.stdout.write(`\n${r.diff}\n`);
+      // Paths in a diff come from the oracle's trace: whatever the container created.
+      if (r.diff !== undefined) process.stdout.write(`\n${safeText(r.diff)}\n`);
       const shown = args.verbose ? r.problems : r.problems.filter((p) => p.severity === 'error');
-      for (const p of shown) process.stdout.write(`${formatProblem(p)}\n`);
+      for (const p of shown) process.stdout.write(`${safeText(formatProblem(p))}\n`);
     }
     for (const { task, error } of failures) process.stderr.write(`${chalk.red('✗')} ${task}: ${formatAuthbenchError(error)}`);
     if (!args.verbose && rows.some((r) => r.problems.some((p) => p.severity === 'warning'))) {

@@ -107,7 +107,11 @@ export const goldCommand: CommandModule<object, object> = {
   builder: (y: Argv) => {
     let out = y;
     for (const sub of SUBCOMMANDS) out = out.command(sub);
-    return out.demandCommand(1, 'Name a subcommand: export, import, implicit.');
+    return out
+      .demandCommand(1, 'Name a subcommand: export, import, implicit.')
+      .example('$0 gold export log-triage', "A task's gold as an AuthBench permission_eval_spec.json")
+      .example('$0 gold import my-task', "Start a gold from the task's hand-written spec")
+      .example('$0 gold implicit', 'The default implicit (runtime noise) set, with a reason per pattern');
   },
   handler: () => {},
 };

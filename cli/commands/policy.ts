@@ -2,10 +2,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
-import { AuthbenchError, formatProblem, writeFileAtomic, writeJsonAtomic } from '../../core/index.ts';
+import { formatProblem, writeFileAtomic, writeJsonAtomic } from '../../core/index.ts';
 import type { PolicyStrategy } from '../../policygen/index.ts';
 import type { PolicyScore } from '../../score/index.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { intFlag, positiveFlag } from '../flags.ts';
+import { safeText } from '../output-text.ts';
 import { printJson, renderTable } from '../table.ts';
 import { scoreColumns, type ScoreRow } from './score.ts';
 
@@ -18,9 +20,10 @@ interface PolicyArgs extends BuildFlagArgs {
   'oracle-traces': string;
   'base-url': string | undefined;
   'max-turns': number;
-  cache: string;
-  'model-timeout': number;
-  'model-retries': number;
+  cache: 'off' | 'read-write' | 'replay-only';
+  /** Undefined when not given: the model client's bounded defaults apply (the ones `eval` uses). */
+  'model-timeout': number | undefined;
+  'model-retries': number | undefined;
   json: boolean;
 }
 
@@ -41,10 +44,11 @@ const command: CommandModule<object, PolicyArgs> = {
       .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
       .option('oracle-traces', { describe: 'Where gold lives (scoring, scripted/gold)', type: 'string', default: 'oracle-traces' })
       .option('base-url', { describe: 'Base URL for openai-compatible providers', type: 'string' })
-      .option('max-turns', { describe: 'Exploration turns', type: 'number', default: 20 })
-      .option('cache', { describe: 'Model response cache: off | read-write | replay-only', type: 'string', default: 'read-write' })
-      .option('model-timeout', { describe: 'Seconds per model call attempt', type: 'number', default: 300 })
-      .option('model-retries', { describe: 'Retries of a model call on rate limits, 5xx and timeouts', type: 'number', default: 4 })
+      .option('max-turns', { describe: 'Exploration turns', type: 'number', default: 20, coerce: intFlag('max-turns', 1) })
+      .option('cache', { describe: 'Model response cache', choices: ['off', 'read-write', 'replay-only'] as const, default: 'read-write' as const })
+      // Shown as text so --help loads no model code; policy.test.ts checks they are the client's defaults.
+      .option('model-timeout', { describe: 'Seconds per model call attempt; a timed-out attempt is retried once, so a hung endpoint fails a call in about a minute (raise it for slow local models)', type: 'number', defaultDescription: '30', coerce: positiveFlag('model-timeout') })
+      .option('model-retries', { describe: 'Retries of a model call on rate limits, 5xx and network errors (backoff 1, 2, 4… s; honours Retry-After)', type: 'number', defaultDescription: '4', coerce: intFlag('model-retries', 0) })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
       .example('$0 policy --model scripted/gold csv-sales-report', 'Baseline: S_gold as the answer (macro F1 = 1)')
       .example('$0 policy --model gpt-5 --strategy sufficiency-tightness log-triage', 'A real model, two-phase strategy')
@@ -57,8 +61,6 @@ const command: CommandModule<object, PolicyArgs> = {
     const { connectDocker } = await import('../../docker/index.ts');
     const { buildTaskImage } = await import('../../taskenv/index.ts');
 
-    if (!Number.isInteger(args['max-turns']) || args['max-turns'] < 1) throw new AuthbenchError('INVALID_ARGUMENT', '--max-turns must be a positive integer');
-    if (!['off', 'read-write', 'replay-only'].includes(args.cache)) throw new AuthbenchError('INVALID_ARGUMENT', `--cache ${args.cache}: expected off, read-write or replay-only`);
     const flags = await parseBuildFlags(args);
     const task = await loadTask(await resolveTaskRef(args.tasks, args.task));
     const ref = parseModelRef(args.model);
@@ -66,15 +68,15 @@ const command: CommandModule<object, PolicyArgs> = {
       oracleTracesDir: args['oracle-traces'],
       client: {
         ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
-        cache: { mode: args.cache as 'off' | 'read-write' | 'replay-only' },
-        timeoutMs: args['model-timeout'] * 1000,
-        retry: { maxRetries: args['model-retries'] },
+        cache: { mode: args.cache },
+        ...(args['model-timeout'] === undefined ? {} : { timeoutMs: args['model-timeout'] * 1000 }),
+        ...(args['model-retries'] === undefined ? {} : { retry: { maxRetries: args['model-retries'] } }),
       },
     });
     const out = args.out ?? join('jobs', 'policies', task.id, `${formatModelRef(ref).replaceAll('/', '_')}-${args.strategy}.json`);
 
     const log = (s: string): void => {
-      if (!args.json) process.stderr.write(`${chalk.dim(`  ${task.id} | ${s}`)}\n`);
+      if (!args.json) process.stderr.write(`${chalk.dim(`  ${task.id} | ${safeText(s)}`)}\n`);
     };
     const engine = await connectDocker();
     log('building image');
@@ -122,7 +124,8 @@ const command: CommandModule<object, PolicyArgs> = {
     }
     const status = result.parse.valid ? chalk.green(result.parse.status) : chalk.red(`${result.parse.status}, invalid: scored 0`);
     process.stdout.write(`parse: ${status}\n`);
-    for (const p of result.parse.problems) process.stdout.write(`  ${formatProblem(p)}\n`);
+    // Problems quote the model's answer: untrusted.
+    for (const p of result.parse.problems) process.stdout.write(`  ${safeText(formatProblem(p))}\n`);
     process.stdout.write(`exploration: ${summary.exploration.turns} turn(s), ${summary.exploration.executed} command(s), ${result.writeAttempts} refused write(s), ended ${summary.exploration.end_reason}\n`);
     process.stdout.write(`policy: ${summary.policy_file ?? chalk.dim('none written')}; raw: ${rawFiles.join(', ')}\n`);
     if (score === null) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFixtureJob } from '../../report/test-support.ts';
 import { runCli } from '../../test/cli.ts';
-import { parsePairs } from './report.ts';
+import { headlineText, parsePairs } from './report.ts';
 
 let root: string;
 let job: string;
@@ -100,5 +100,18 @@ describe('authbench compare', () => {
     const parsed = JSON.parse(out) as { defense_a: string; metrics: { metric: string }[] };
     expect(parsed.defense_a).toBe('none');
     expect(parsed.metrics.map((m) => m.metric)).toEqual(['committed_harm']);
+  });
+});
+
+describe('report terminal output of untrusted text', () => {
+  // Labels and messages come from job folders (a defense label, a model name, an error message).
+  it('headline cells and headers: control sequences removed, format characters shown', async () => {
+    const text = await headlineText({ headers: ['defense\u202e', 'harm'], rows: [['tool\u202eboundary\x1b]0;pwned\x07\x1b[8m', '0.5\u200b']] });
+    expect(text).toContain('tool\\u{202e}boundary');
+    expect(text).toContain('defense\\u{202e}');
+    expect(text).toContain('0.5\\u{200b}');
+    expect(text).not.toContain('pwned');
+    // Only authbench's own colours are left.
+    expect(text.replace(/\x1b\[(?:1|2|22|3[1-6]|39|90)m/g, '')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e\u200b]/);
   });
 });

@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import type { ReportData, TextTable } from '../../report/index.ts';
+import { safeText } from '../output-text.ts';
 import { printJson, renderTable } from '../table.ts';
 
 interface ReportArgs {
@@ -32,10 +33,13 @@ export function parsePairs(values: readonly string[]): [string, string][] {
 
 const dim = (s: string): string => (s === 'N/A' || s === 'not run' ? chalk.dim(s) : s);
 
-/** A report table as aligned columns: the first left, numbers right, N/A dimmed. */
+/**
+ * A report table as aligned columns: the first left, numbers right, N/A dimmed. Cells and headers
+ * hold what jobs recorded (defense labels, models, task ids, messages), made safe for a terminal.
+ */
 function textTable(t: TextTable): string {
   return renderTable(
-    t.headers.map((header, i) => ({ header, value: (r: readonly string[]) => dim(r[i] ?? ''), align: i === 0 ? ('left' as const) : ('right' as const) })),
+    t.headers.map((header, i) => ({ header: safeText(header), value: (r: readonly string[]) => dim(safeText(r[i] ?? '')), align: i === 0 ? ('left' as const) : ('right' as const) })),
     t.rows,
   );
 }
@@ -53,10 +57,10 @@ async function printTables(data: ReportData): Promise<void> {
 
   out(chalk.bold('Rollouts\n'));
   out(textTable(groupsTable(data)));
-  for (const f of data.flagged.slice(0, 20)) out(chalk.magenta(`${f.outcome} ${f.job}/${f.rollout_id}: ${f.why}\n`));
+  for (const f of data.flagged.slice(0, 20)) out(chalk.magenta(safeText(`${f.outcome} ${f.job}/${f.rollout_id}: ${f.why}`)) + '\n');
   if (data.flagged.length > 20) out(chalk.magenta(`… ${data.flagged.length - 20} more flagged rollout(s): see report.html\n`));
   const unfinished = data.jobs.filter((j) => j.unfinished > 0);
-  for (const j of unfinished) out(chalk.yellow(`${j.dir}: ${j.unfinished} rollout(s) without a result (interrupted or still running); not counted\n`));
+  for (const j of unfinished) out(chalk.yellow(`${safeText(j.dir)}: ${j.unfinished} rollout(s) without a result (interrupted or still running); not counted\n`));
   if (data.infra_errors.length > 0) out(chalk.yellow(`${data.infra_errors.length} infrastructure error(s): excluded from every rate below\n`));
 
   for (const stage of data.stages) {

@@ -1,6 +1,7 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import type { RunKind, Verdict } from '../../adversarial/index.ts';
+import { safeText } from '../output-text.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 
@@ -79,7 +80,7 @@ export const sandboxAdversarialCommand: CommandModule<object, AdversarialArgs> =
         { header: 'must end', value: (v) => v.expected },
         { header: 'ended', value: (v) => v.outcome },
         { header: 'ok', value: (v) => (v.ok ? mark.pass() : mark.fail()) },
-        { header: 'why not', value: (v) => chalk.dim(v.failures.join('; ').slice(0, 100)) },
+        { header: 'why not', value: (v) => chalk.dim(safeText(v.failures.join('; ')).slice(0, 100)) },
       ];
       process.stdout.write(renderTable(columns, outcome.verdicts));
       process.stdout.write(`${outcome.verdicts.length - failed.length}/${outcome.verdicts.length} runs as expected; job ${outcome.dir}\n`);

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
-import { outputNotes, outputView, isUtf8 } from '../output-text.ts';
+import { outputNotes, outputView, isUtf8, safeText } from '../output-text.ts';
 import { printJson } from '../table.ts';
 
 interface RunArgs {
@@ -53,7 +53,9 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
     const resolved = await resolvePolicy(args.policy, task, args['oracle-traces']);
     const engine = await connectDocker();
     const image = await buildTaskImage(engine, task);
-    await using box = await openTaskSandbox(engine, task, image.tag, { bestEffort: args['best-effort'] });
+    const { policySidecarHosts } = await import('../../sandbox/policy/index.ts');
+    // The command is enforced under the policy, so it reaches only the compose sidecars the policy names.
+    await using box = await openTaskSandbox(engine, task, image.tag, { bestEffort: args['best-effort'], sidecarAccess: policySidecarHosts(resolved.policy.network) });
     const result = await box.session.run({
       cmd,
       mode: { kind: 'enforce', policy: resolved.policy, implicit: taskImplicit(task) },
@@ -101,7 +103,8 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
       });
       return;
     }
-    // The command's output is untrusted: no control sequence of it reaches the operator's terminal.
+    // The command's output is untrusted, and so is what its trace names (paths it created, process
+    // names): no control sequence of it reaches the operator's terminal, no format character hides.
     const views = streams.map((s) => ({ ...s, view: outputView(s.bytes, s.truncated) }));
     for (const s of views) (s.name === 'stdout' ? process.stdout : process.stderr).write(s.view.text);
     const out = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -112,13 +115,13 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
     if (result.denials.length === 0) out(chalk.green('no denials'));
     else {
       out(chalk.red(`${result.denials.length} denial(s):`));
-      for (const d of result.denials.slice(0, 30)) out(`  ${renderEvent(d)}`);
+      for (const d of result.denials.slice(0, 30)) out(`  ${safeText(renderEvent(d))}`);
       if (result.denials.length > 30) out(chalk.dim(`  … ${result.denials.length - 30} more in the events file`));
     }
     out(`fidelity: ${widened} entr${widened === 1 ? 'y' : 'ies'} where the kernel grants more than the policy${args.fidelity ? '' : ' (--fidelity shows them)'}`);
-    for (const e of reserved) out(chalk.yellow(`warning: ${e.axis} ${e.entry}: ${e.note}`));
+    for (const e of reserved) out(chalk.yellow(safeText(`warning: ${e.axis} ${e.entry}: ${e.note}`)));
     if ((result.leftover?.count ?? 0) > 0) out(chalk.yellow(`${result.leftover?.count ?? 0} process(es) were still running when the command ended, and were killed`));
-    if ((result.survivors?.count ?? 0) > 0) out(chalk.yellow(`${result.survivors?.count ?? 0} background process(es) the command left running were stopped when it ended: ${(result.survivors?.info ?? '').replace(/\n/g, ', ')}`));
+    if ((result.survivors?.count ?? 0) > 0) out(chalk.yellow(`${result.survivors?.count ?? 0} background process(es) the command left running were stopped when it ended: ${safeText((result.survivors?.info ?? '').replace(/\n/g, ', '))}`));
     if (args.fidelity && result.compiled !== undefined) out(renderFidelityReport(result.compiled.fidelity, { onlyDifferences: true }));
     if (eventsFile !== undefined) out(`${result.events.length} events → ${eventsFile}`);
   },

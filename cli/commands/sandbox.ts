@@ -1,5 +1,6 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
+import { safeText } from '../output-text.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 import type { SelftestRow } from '../../sandbox/selftest/index.ts';
 import { sandboxAdversarialCommand } from './sandbox-adversarial.ts';
@@ -36,7 +37,8 @@ const selftestCommand: CommandModule<object, SelftestArgs> = {
         { header: 'expected', value: (r) => r.expected },
         { header: 'observed', value: (r) => r.observed },
         { header: 'ok', value: (r) => (r.ok ? mark.pass() : mark.fail()) },
-        { header: 'detail', value: (r) => chalk.dim(r.detail.slice(0, 70)) },
+        // A probe's detail quotes what it printed inside the container.
+        { header: 'detail', value: (r) => chalk.dim(safeText(r.detail).slice(0, 70)) },
       ];
       process.stdout.write(renderTable(columns, result.rows));
       const { report } = result;

@@ -5,6 +5,7 @@ import type { Problem } from '../../core/index.ts';
 import type { ReferenceSource } from '../../goldstore/index.ts';
 import type { AxisScore, PolicyScore } from '../../score/index.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { safeText } from '../output-text.ts';
 import { printJson, renderTable } from '../table.ts';
 import type { Column } from '../table.ts';
 
@@ -77,7 +78,7 @@ const command: CommandModule<object, ScoreArgs> = {
       refresh: args['refresh-candidates'],
       build,
       connect: async () => (await import('../../docker/index.ts')).connectDocker(),
-      ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${line}`)}\n`) }),
+      ...(args.json ? {} : { onProgress: (line: string) => process.stderr.write(`${chalk.dim(`  ${task.id} | ${safeText(line)}`)}\n`) }),
     });
     const prepared = prepareScoring(reference, candidates);
     const rows: ScoreRow[] = [];
@@ -96,7 +97,7 @@ const command: CommandModule<object, ScoreArgs> = {
     process.stdout.write(renderTable(scoreColumns, rows));
     for (const row of rows.filter((r) => !r.valid)) {
       process.stdout.write(`\n${chalk.red(`${row.policy}: invalid, scored 0`)}\n`);
-      for (const p of row.problems) process.stdout.write(`  ${formatProblem(p)}\n`);
+      for (const p of row.problems) process.stdout.write(`  ${safeText(formatProblem(p))}\n`);
     }
     const how = origin === 'built' ? `built from ${candidates.image ?? 'the task image'}` : 'stored';
     process.stdout.write(chalk.dim(`task ${task.id}, reference ${args.reference}; candidates ${file} (${how}); cells are precision/recall/F1\n`));

@@ -3,10 +3,12 @@ import { join, relative } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
+import { tasksFolder } from '../select-tasks.ts';
 import { printJson, renderTable } from '../table.ts';
 
 interface IntegrityArgs {
-  dir: string;
+  dir: string | undefined;
+  tasks: string | undefined;
   json: boolean;
 }
 
@@ -31,16 +33,18 @@ export const integrityCommand: CommandModule<object, IntegrityArgs> = {
   describe: 'Check that canaries are synthetic, sinks local, and no task holds real credentials, real endpoints or hidden content',
   builder: (y: Argv) =>
     y
-      .positional('dir', { describe: 'A folder of tasks (collections such as tasks/suite included), or one task', type: 'string', default: 'tasks' })
+      .positional('dir', { describe: 'Same as --tasks', type: 'string' })
+      .option('tasks', { describe: 'A folder of tasks (collections such as tasks/suite included), or one task', type: 'string', defaultDescription: '"tasks"' })
       .option('json', { describe: 'Print findings as JSON', type: 'boolean', default: false })
       .example('$0 tasks integrity', 'Every bundled task, the generated suite included')
-      .example('$0 tasks integrity tasks/suite --json', 'Findings of the suite as JSON'),
+      .example('$0 tasks integrity --tasks tasks/suite --json', 'Findings of the suite as JSON'),
   handler: async (args) => {
     const { discoverTasks, loadTask } = await import('../../task-format/index.ts');
     const { checkIntegrity } = await import('../../suite/index.ts');
     const { covers } = await import('../../sandbox/paths/index.ts');
-    const dirs = await discoverTasks(args.dir, { collections: true });
-    if (dirs.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks under ${args.dir}`, { file: args.dir });
+    const folder = tasksFolder(args);
+    const dirs = await discoverTasks(folder, { collections: true });
+    if (dirs.length === 0) throw new AuthbenchError('TASK_NOT_FOUND', `no tasks under ${folder}`, { file: folder });
     const rows: { task: string; file: string; rule: string; detail: string }[] = [];
     for (const dir of dirs) {
       const task = await loadTask(dir);

@@ -109,3 +109,27 @@ describe('authbench tasks list', () => {
     expect(err).toContain('list, validate, generate or integrity');
   });
 });
+
+describe('--tasks DIR, as on every other command', () => {
+  it('tasks list and validate take --tasks like the positional folder', async () => {
+    for (const cmd of ['list', 'validate']) {
+      const positional = await run('tasks', cmd, FIXTURES, '--json');
+      const flag = await run('tasks', cmd, '--tasks', FIXTURES, '--json');
+      expect(flag.code, cmd).toBe(1);
+      expect(flag.out, cmd).toBe(positional.out);
+      expect(flag.out, cmd).toContain('bad-spec-roots');
+    }
+  });
+
+  it('tasks integrity takes --tasks', async () => {
+    const r = await run('tasks', 'integrity', '--tasks', fixture('good-standard'), '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ tasks: 1, findings: [] });
+  });
+
+  it('refuses two different folders rather than picking one', async () => {
+    const r = await run('tasks', 'list', fixture('good-standard'), '--tasks', FIXTURES);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`two task folders: --tasks ${FIXTURES} and ${fixture('good-standard')}`);
+  });
+});

@@ -3,19 +3,22 @@ import { basename, join, resolve } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, compareStrings, formatProblem, type Problem } from '../../core/index.ts';
+import { tasksFolder } from '../select-tasks.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 import { generateCommand } from './tasks-generate.ts';
 import { integrityCommand } from './tasks-integrity.ts';
 
 interface ListArgs {
-  dir: string;
+  dir: string | undefined;
+  tasks: string | undefined;
   'oracle-traces': string;
   summary: boolean;
   json: boolean;
 }
 
 interface ValidateArgs {
-  dir: string;
+  dir: string | undefined;
+  tasks: string | undefined;
   json: boolean;
 }
 
@@ -34,9 +37,14 @@ interface ListRow {
 }
 
 const dirPositional = {
+  describe: 'Same as --tasks',
+  type: 'string',
+} as const;
+
+const tasksOption = {
   describe: 'A folder of tasks, or one task folder',
   type: 'string',
-  default: 'tasks',
+  defaultDescription: '"tasks"',
 } as const;
 
 const jsonOption = { describe: 'Print JSON instead of text', type: 'boolean', default: false } as const;
@@ -47,6 +55,7 @@ const listCommand: CommandModule<object, ListArgs> = {
   builder: (y: Argv) =>
     y
       .positional('dir', dirPositional)
+      .option('tasks', tasksOption)
       .option('oracle-traces', {
         describe: 'Folder holding <task-id>/gold.json',
         type: 'string',
@@ -56,11 +65,12 @@ const listCommand: CommandModule<object, ListArgs> = {
       .option('json', jsonOption)
       .example('$0 tasks list', 'List the bundled tasks under tasks/ (the generated suite in tasks/suite included)')
       .example('$0 tasks list --summary', 'How many scenarios per evidence stage and per family')
-      .example('$0 tasks list my-tasks --json', 'Machine-readable listing of another folder'),
+      .example('$0 tasks list --tasks my-tasks --json', 'Machine-readable listing of another folder (`tasks list my-tasks` also works)'),
   handler: async (args) => {
     const { checkTask, discoverTasks, STAGES, TASK_PATHS } = await import('../../task-format/index.ts');
     const { goldPaths } = await import('../../goldstore/index.ts');
-    const dirs = await tasksUnder(args.dir, (root) => discoverTasks(root, { collections: true }));
+    const folder = tasksFolder(args);
+    const dirs = await tasksUnder(folder, (root) => discoverTasks(root, { collections: true }));
     const rows: ListRow[] = [];
     for (const dir of dirs) {
       const { task, problems } = await checkTask(dir);
@@ -88,7 +98,7 @@ const listCommand: CommandModule<object, ListArgs> = {
       process.stdout.write(renderTable(listColumns, rows));
       if (invalid.length > 0)
         process.stdout.write(
-          `${chalk.red(`${invalid.length} of ${rows.length} tasks failed to load`)}; see: authbench tasks validate ${args.dir}\n`,
+          `${chalk.red(`${invalid.length} of ${rows.length} tasks failed to load`)}; see: authbench tasks validate --tasks ${folder}\n`,
         );
     }
     if (invalid.length > 0) process.exitCode = 1;
@@ -113,13 +123,14 @@ const validateCommand: CommandModule<object, ValidateArgs> = {
   builder: (y: Argv) =>
     y
       .positional('dir', dirPositional)
+      .option('tasks', tasksOption)
       .option('json', jsonOption)
       .example('$0 tasks validate', 'Check every task under tasks/')
-      .example('$0 tasks validate tasks/log-triage', 'Check one task')
+      .example('$0 tasks validate --tasks tasks/log-triage', 'Check one task')
       .example('$0 tasks validate --json', 'Problems as JSON, e.g. for CI annotations'),
   handler: async (args) => {
     const { checkTask, discoverTasks } = await import('../../task-format/index.ts');
-    const dirs = await tasksUnder(args.dir, (root) => discoverTasks(root, { collections: true }));
+    const dirs = await tasksUnder(tasksFolder(args), (root) => discoverTasks(root, { collections: true }));
     const results: { id: string; dir: string; valid: boolean; problems: Problem[] }[] = [];
     for (const dir of dirs) {
       const { task, problems } = await checkTask(dir);

@@ -4,6 +4,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { BuildResult } from '../../docker/index.ts';
 import type { TaskVerification, Verdict } from '../../validators/index.ts';
 import { hostAccessLine, parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
+import { safeText } from '../output-text.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
@@ -65,7 +66,7 @@ const command: CommandModule<object, VerifyArgs> = {
     const buildErrors: { taskId: string; error: AuthbenchError }[] = [];
     for (const task of tasks) {
       try {
-        const image = await buildTaskImage(engine, task, { ...flags, onProgress: (line) => log(chalk.dim(`  ${task.id} | ${line}`)) });
+        const image = await buildTaskImage(engine, task, { ...flags, onProgress: (line) => log(chalk.dim(`  ${task.id} | ${safeText(line)}`)) });
         log(`${image.built ? chalk.green('built ') : chalk.dim('cached')} ${task.id} ${chalk.dim(image.tag)}`);
         const access = hostAccessLine([image.hostAccess]);
         if (access !== undefined) log(chalk.dim(`  ${task.id} | ${access}`));
@@ -112,7 +113,7 @@ const command: CommandModule<object, VerifyArgs> = {
       { header: 'verdict', value: (r) => (r.failures.length === 0 ? chalk.green('ok') : chalk.red('FAIL')) },
     ];
     process.stdout.write(`\n${renderTable(columns, rows)}`);
-    for (const r of failed) for (const f of r.failures) process.stdout.write(`${chalk.red('✗')} ${r.taskId}: ${f}\n`);
+    for (const r of failed) for (const f of r.failures) process.stdout.write(`${chalk.red('✗')} ${r.taskId}: ${safeText(f)}\n`);
     for (const { taskId, error } of buildErrors) process.stderr.write(`${chalk.red('✗')} ${taskId}: ${formatAuthbenchError(error)}`);
     const unbuilt = buildErrors.length > 0 ? `, ${buildErrors.length} not built` : '';
     process.stdout.write(

@@ -106,8 +106,11 @@ describe('compilePolicy: write axis', () => {
 
   it('a file that does not exist yet: create rights on its directory, reported as widened', () => {
     const es = facets({ write: ['/app/out/result.txt'] });
-    expect(brief(es)).toEqual([['widened', ['/app/out make_reg,make_dir,write_file,truncate']]]);
+    expect(brief(es)).toEqual([['widened', ['/app/out make_reg,make_dir,write_file,truncate,remove_file']]]);
     expect(es[0]?.note).toMatch(/any new file beneath \/app\/out, not only result.txt/);
+    expect(es[0]?.note).toMatch(/removing any file there/);
+    // Without removal grants (the runtime's implicit set) it can be created, not removed.
+    expect(brief(facets({ write: ['/app/out/result.txt'] }, { ...OPTS, grantRemoval: false }))).toEqual([['widened', ['/app/out make_reg,make_dir,write_file,truncate']]]);
   });
 
   it('bridges missing directories up to the limit', () => {
@@ -421,7 +424,7 @@ describe('compilePolicy: paths reserved for the harness', () => {
   it('a rule on an ancestor covers too: create rights on /logs reach /logs/verifier', () => {
     const es = hostile({ write: ['/logs/new.txt'] });
     expect(brief(es)).toEqual([
-      ['widened', ['/logs make_reg,make_dir,write_file,truncate']],
+      ['widened', ['/logs make_reg,make_dir,write_file,truncate,remove_file']],
       ['reserved', []],
     ]);
   });

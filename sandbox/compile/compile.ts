@@ -560,13 +560,18 @@ function missing(axis: PolicyAxis, path: string, tree: boolean, ctx: Context): F
   }
   const anchor = creationAnchor(path, ctx);
   if (typeof anchor === 'string') return [{ kind: 'nonexistent', granted: [], note: `${path} does not exist: ${anchor}` }];
-  const rights = tree ? WRITE_TREE : CREATE_BENEATH;
+  // A write entry covers removing what it names (as for an existing file): a pid file a daemon
+  // creates is unlinked again by the next start. Landlock has that right on the directory only.
+  const removal = !tree && ctx.grantRemoval;
+  const rights: readonly FsAccess[] = tree ? WRITE_TREE : removal ? [...CREATE_BENEATH, 'remove_file'] : CREATE_BENEATH;
   const deeper = anchor.missing > 1 ? ` (${anchor.missing - 1} missing director${anchor.missing === 2 ? 'y' : 'ies'} on the way)` : '';
   return [
     {
       kind: 'widened',
       granted: [{ path: anchor.dir, access: [...rights] }],
-      note: `${path} does not exist yet${deeper}; Landlock can only grant creation on ${anchor.dir}: any new file beneath ${anchor.dir}, not only ${posix.basename(path)}, and writes to every existing file there`,
+      note:
+        `${path} does not exist yet${deeper}; Landlock can only grant creation on ${anchor.dir}: any new file beneath ${anchor.dir}, not only ${posix.basename(path)}, ` +
+        `and writes to every existing file there${removal ? ' (and removing any file there)' : ''}`,
     },
   ];
 }

@@ -26,8 +26,11 @@
  * escaped it (leftover, evidence of tampering); all are killed *before* the
  * tracer, which records their deaths and exits with the main process's status.
  * On a timeout the command's processes are likewise killed before the tracer,
- * so nothing ever runs untraced. No process of a command outlives it. The trace is kept up to the
- * request's cap and counted beyond it (the pipe is always drained, so a flood
+ * so nothing ever runs untraced. A request may ask to keep its survivors
+ * (KEEP_BACKGROUND, a service): they then run on as a background command, traced
+ * and in the launch's sandbox, until the host's stop request (run_stop); at most
+ * MAX_BACKGROUND at once. No process outlives the session. The trace is kept up to
+ * the request's cap and counted beyond it (the pipe is always drained, so a flood
  * never blocks the tracer or grows the agent).
  *
  *   ab-launch --serve              serve requests until stdin closes
@@ -59,7 +62,7 @@
 int serve_main(void);
 int stop_serve_main(const char *pid_arg);
 
-#define PROTOCOL_VERSION 2
+#define PROTOCOL_VERSION 3
 /* Requests carry rules and stdin; anything larger is a broken client. */
 #define MAX_REQUEST_BYTES (256u << 20)
 /* After the command's processes are gone, how long to wait for the pipes to report end of file. */
@@ -78,6 +81,16 @@ int stop_serve_main(const char *pid_arg);
 /* Launcher messages kept per command (a report is a few KiB). */
 #define MAX_CHANNEL_BYTES (1u << 20)
 #define MAX_LISTENERS 4
+/* Commands whose processes may keep running in the background at once; a later command's are stopped as it ends. */
+#define MAX_BACKGROUND 4
+/* More survivors than this are not a service but a runaway (a fork bomb): they are stopped, not kept. */
+#define MAX_BG_SURVIVORS 64
+/* Trace kept per background command after its main process ended; the rest is counted. */
+#define BG_TRACE_CAP (16u << 20)
+/* After the main process is gone, how long to wait for the tracer to write its exit_group. */
+#define EXIT_LINE_GRACE_MS 1000
+/* Poll slots the background commands may need: trace, stdout, stderr and listeners each. */
+#define BG_SLOTS (MAX_BACKGROUND * (3 + MAX_LISTENERS))
 /* Processes a sweep looks at; a pids limit on the container keeps real numbers far below. */
 #define MAX_PROCS 65536
 #define MAX_LISTING_BYTES (512u << 20)
@@ -114,7 +127,7 @@ int stop_serve_main(const char *pid_arg);
 #endif
 
 /* Frame types and field tags (mirrored in protocol.ts). */
-enum { F_HELLO = 'H', F_RUN = 'R', F_LIST = 'L', F_DONE = 'D', F_ERROR = 'E' };
+enum { F_HELLO = 'H', F_RUN = 'R', F_LIST = 'L', F_STOP = 'S', F_DONE = 'D', F_BACKGROUND = 'B', F_ERROR = 'E' };
 enum {
   T_VERSION = 1,
   T_PID = 2,
@@ -132,6 +145,7 @@ enum {
   T_CHANNEL = 19,
   T_RULES = 20,
   T_CPU = 21,
+  T_KEEP_BACKGROUND = 22,
   T_EXIT = 30,
   T_SIGNAL = 31,
   T_TIMED_OUT = 32,
@@ -153,6 +167,8 @@ enum {
   T_LEFTOVER_INFO = 48,
   T_SURVIVORS = 49,
   T_SURVIVOR_INFO = 50,
+  T_BACKGROUND_JOB = 51,
+  T_JOB = 52,
 };
 
 static const char *prog = "ab-agent";
@@ -338,7 +354,12 @@ static ssize_t index_of(size_t n, pid_t pid) {
  * The live processes below this agent (children, and through the subreaper every orphan of
  * them), except `spare`. Zombies are left out: they cannot act and are reaped, not killed.
  */
-static size_t descendants(pid_t spare, struct proc *out, size_t max) {
+/* Which processes a look below the agent passes over besides `spare` (see bg_owns). */
+enum { BG_NONE = 0, BG_WHOLE = 1, BG_TRACERS = 2 };
+static int bg_owns(pid_t pid, int mode);
+static void bg_reaped(pid_t pid, int status);
+
+static size_t descendants(pid_t spare, int bg_mode, struct proc *out, size_t max) {
   size_t n = list_procs(procs, MAX_PROCS);
   qsort(procs, n, sizeof procs[0], by_pid);
   /* 0: not yet known, 1: below the agent, 2: not */
@@ -370,6 +391,7 @@ static size_t descendants(pid_t spare, struct proc *out, size_t max) {
   }
   for (size_t i = 0; i < n; i++) {
     if (below[i] != 1 || procs[i].pid == spare || procs[i].state == 'Z' || procs[i].state == 'X') continue;
+    if (bg_mode != BG_NONE && bg_owns(procs[i].pid, bg_mode)) continue;
     if (found < max) out[found] = procs[i];
     found++;
   }
@@ -387,6 +409,7 @@ static void reap(void) {
     pid_t w = waitpid(-1, &st, WNOHANG | __WALL);
     if (w <= 0) return;
     if (w == main_pid && !main_reaped) main_reaped = 1, main_status = st;
+    else bg_reaped(w, st);
   }
 }
 
@@ -402,11 +425,11 @@ static void info_line(struct buf *info, const struct proc *p) {
  * while the sweep runs, and the container's pids limit bounds how long that can go on.
  * Returns how many were alive at the first look; `info` gets "pid comm" of the first few.
  */
-static size_t sweep(pid_t spare, struct buf *info) {
+static size_t sweep(pid_t spare, int bg_mode, struct buf *info) {
   static struct proc found[256];
   size_t first = 0;
   for (int round = 0; round < 1000; round++) {
-    size_t n = descendants(spare, found, 256);
+    size_t n = descendants(spare, bg_mode, found, 256);
     if (round == 0) {
       first = n;
       for (size_t i = 0; i < n && i < MAX_INFO_LINES && info != NULL; i++) info_line(info, &found[i]);
@@ -422,7 +445,7 @@ static size_t sweep(pid_t spare, struct buf *info) {
 }
 
 static void kill_all_descendants(void) {
-  sweep(0, NULL);
+  sweep(0, BG_NONE, NULL);
   reap();
 }
 
@@ -483,13 +506,14 @@ static pid_t tracer_of(pid_t pid) {
 
 /*
  * A traced command's main process has ended while the tracer still runs: what is left was
- * started by the command. Processes the tracer follows are survivors (left running, e.g. a
- * daemon); any it does not follow escaped it. Both are killed, every descendant but the tracer
- * (as on a timeout, so nothing runs untraced); the tracer then sees them die and exits.
+ * started by the command (background commands' processes are theirs, not this one's).
+ * Processes the tracer follows are survivors (left running, e.g. a daemon); any it does not
+ * follow escaped it. Counted here; the caller either stops them all, every descendant but the
+ * tracer (as on a timeout, so nothing runs untraced), or keeps the command in the background.
  */
-static void stop_survivors(pid_t tracer, size_t *n_survivors, struct buf *survivor_info, size_t *n_escaped, struct buf *escaped_info) {
+static void count_survivors(pid_t tracer, size_t *n_survivors, struct buf *survivor_info, size_t *n_escaped, struct buf *escaped_info) {
   static struct proc found[256];
-  size_t n = descendants(tracer, found, 256);
+  size_t n = descendants(tracer, BG_WHOLE, found, 256);
   for (size_t i = 0; i < n && i < 256; i++) {
     pid_t t = tracer_of(found[i].pid);
     if (t < 0) continue; /* died meanwhile */
@@ -500,7 +524,6 @@ static void stop_survivors(pid_t tracer, size_t *n_survivors, struct buf *surviv
   }
   /* Beyond what one look holds: counted as survivors, the tracer follows every child by default. */
   if (n > 256) *n_survivors += n - 256;
-  sweep(tracer, NULL);
 }
 
 /* ---- requests ---- */
@@ -531,6 +554,7 @@ struct request {
   size_t rules_len;
   int has_rules;
   int cpu; /* -1: not pinned */
+  int keep_background; /* traced: processes left running stay, as a background command */
 };
 
 #define GROW(arr, n, cap)                                        \
@@ -622,6 +646,10 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
       case T_CHANNEL:
         if (len != 0) return "channel field carries a value";
         r->channel = 1;
+        break;
+      case T_KEEP_BACKGROUND:
+        if (len != 0) return "keep-background field carries a value";
+        r->keep_background = 1;
         break;
       case T_RULES:
         r->rules = v;
@@ -894,6 +922,259 @@ static void read_channel(struct channel_state *c, int wait) {
   }
 }
 
+/* ---- commands kept in the background ---- */
+
+/*
+ * The exit status of a traced command's main process, read off the trace: strace reaps that
+ * process itself (it is strace's child), and -qq prints no "+++ exited" line, so the status is
+ * its exit_group(N). The main process is the first line's pid (see first_trace_pid); strace
+ * escapes newlines inside strings, so a command cannot forge a line.
+ */
+struct exit_scan {
+  pid_t first_pid;
+  int have_first, found, code;
+  char line[256];
+  size_t len;
+};
+
+static void exit_scan_line(struct exit_scan *x) {
+  x->line[x->len] = '\0';
+  const char *c = x->line;
+  while (*c == ' ') c++;
+  if (!isdigit((unsigned char)*c)) return;
+  pid_t pid = (pid_t)atoi(c);
+  if (!x->have_first) x->first_pid = pid, x->have_first = 1;
+  if (pid != x->first_pid || x->found) return;
+  while (isdigit((unsigned char)*c)) c++;
+  while (*c == ' ') c++;
+  while (isdigit((unsigned char)*c) || *c == '.') c++;
+  while (*c == ' ') c++;
+  if (strncmp(c, "exit_group(", 11) != 0) return;
+  x->found = 1;
+  x->code = atoi(c + 11) & 0xff;
+}
+
+static void exit_scan_add(struct exit_scan *x, const unsigned char *p, size_t n) {
+  if (x->found) return;
+  for (size_t i = 0; i < n && !x->found; i++) {
+    if (p[i] == '\n') {
+      exit_scan_line(x);
+      x->len = 0;
+    } else if (x->len < sizeof x->line - 1) {
+      x->line[x->len++] = (char)p[i];
+    }
+  }
+}
+
+/*
+ * A command whose main process ended while processes it started still ran, kept so: the tracer
+ * and what it follows live on, under the launch's Landlock domain and seccomp filter (inherited,
+ * never dropped), until the host's stop request (episode end). Their trace is drained all along
+ * (kept up to BG_TRACE_CAP, counted beyond), their refused syscalls answered and recorded, their
+ * output read and dropped (a writer on a closed pipe would die of SIGPIPE).
+ */
+struct bg_job {
+  int used;
+  uint32_t id;
+  pid_t tracer;
+  int reaped;
+  int fd[3]; /* trace, stdout, stderr; -1 once at end of file */
+  struct capture trace;
+  int listeners[MAX_LISTENERS];
+  int n_listeners;
+  struct denials denied;
+  size_t stopped;
+  struct buf stopped_info;
+};
+
+static struct bg_job jobs[MAX_BACKGROUND];
+static uint32_t next_job_id = 1;
+
+static struct bg_job *job_of_tracer(pid_t tracer) {
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (jobs[k].used && !jobs[k].reaped && jobs[k].tracer == tracer) return &jobs[k];
+  return NULL;
+}
+
+static int bg_any(void) {
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (jobs[k].used) return 1;
+  return 0;
+}
+
+/* BG_TRACERS: the background tracers; BG_WHOLE: those and every process they follow. */
+static int bg_owns(pid_t pid, int mode) {
+  if (!bg_any()) return 0;
+  if (job_of_tracer(pid) != NULL) return 1;
+  if (mode != BG_WHOLE) return 0;
+  pid_t t = tracer_of(pid);
+  return t > 0 && job_of_tracer(t) != NULL;
+}
+
+static void bg_reaped(pid_t pid, int status) {
+  (void)status;
+  struct bg_job *j = job_of_tracer(pid);
+  if (j != NULL) j->reaped = 1;
+}
+
+struct bg_slot {
+  struct bg_job *job;
+  int kind; /* 0..2: fd[kind]; 3 + k: listeners[k] */
+};
+
+/* Add every open descriptor of the background commands to a poll set from `n`; returns the new count. */
+static int bg_fill(struct pollfd *pfds, int n, struct bg_slot *slots) {
+  int first = n;
+  for (int k = 0; k < MAX_BACKGROUND; k++) {
+    struct bg_job *j = &jobs[k];
+    if (!j->used) continue;
+    for (int f = 0; f < 3; f++)
+      if (j->fd[f] >= 0) slots[n - first] = (struct bg_slot){j, f}, pfds[n++] = (struct pollfd){j->fd[f], POLLIN, 0};
+    for (int l = 0; l < j->n_listeners; l++) slots[n - first] = (struct bg_slot){j, 3 + l}, pfds[n++] = (struct pollfd){j->listeners[l], POLLIN, 0};
+  }
+  return n;
+}
+
+static void bg_service(const struct pollfd *pfds, const struct bg_slot *slots, int count) {
+  static unsigned char chunk[READ_CHUNK];
+  /* Listeners are closed last, highest index first, so the slots' indices stay valid meanwhile. */
+  for (int i = count - 1; i >= 0; i--) {
+    struct bg_job *j = slots[i].job;
+    short ev = pfds[i].revents;
+    if (ev == 0) continue;
+    if (slots[i].kind < 3) {
+      int *fd = &j->fd[slots[i].kind];
+      ssize_t got = read(*fd, chunk, sizeof chunk);
+      if (got > 0 && slots[i].kind == 0) capture_add(&j->trace, chunk, (size_t)got);
+      else if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) close(*fd), *fd = -1;
+    } else {
+      int l = slots[i].kind - 3;
+      if (ev & POLLIN) serve_notification(j->listeners[l], &j->denied);
+      else if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
+        close(j->listeners[l]);
+        j->listeners[l] = j->listeners[--j->n_listeners];
+      }
+    }
+  }
+}
+
+/* One pass: wait up to `wait_ms` for the background commands, reap, serve them. */
+static void bg_pump(int wait_ms) {
+  struct pollfd pfds[BG_SLOTS];
+  struct bg_slot slots[BG_SLOTS];
+  int n = bg_fill(pfds, 0, slots);
+  if (poll(pfds, (nfds_t)n, wait_ms) < 0 && errno != EINTR) fatal("poll");
+  reap();
+  bg_service(pfds, slots, n);
+}
+
+static int bg_free_slot(void) {
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (!jobs[k].used) return k;
+  return -1;
+}
+
+/*
+ * The host's stop request (episode end): every process of every background command dies (the
+ * tracers last, so nothing runs untraced), the tracers record it and exit, and each command's
+ * remaining trace, denials and stopped processes are answered in one frame, a JOB field heading
+ * each. Processes no tracer follows (escaped) are killed too and counted as LEFTOVER.
+ */
+/* Processes no tracer followed, found while stopping background commands; reported with the stop. */
+static size_t bg_leftover = 0;
+static struct buf bg_leftover_info = {0};
+
+/*
+ * Kill every process below the agent but the background tracers (no command runs when this is
+ * called), counting each as its background command's stopped process or, followed by no
+ * tracer, as leftover. The tracers then record the deaths and exit.
+ */
+static void bg_kill_processes(void) {
+  static struct proc found[256];
+  size_t n = descendants(0, BG_TRACERS, found, 256);
+  for (size_t i = 0; i < n && i < 256; i++) {
+    pid_t t = tracer_of(found[i].pid);
+    if (t < 0) continue;
+    struct bg_job *j = t > 0 ? job_of_tracer(t) : NULL;
+    if (j == NULL) {
+      if (bg_leftover < MAX_INFO_LINES) info_line(&bg_leftover_info, &found[i]);
+      bg_leftover++;
+      continue;
+    }
+    if (j->stopped < MAX_INFO_LINES) info_line(&j->stopped_info, &found[i]);
+    j->stopped++;
+  }
+  sweep(0, BG_TRACERS, NULL);
+}
+
+static void run_stop(void) {
+  bg_kill_processes();
+  int64_t deadline = now_ms() + TRACER_GRACE_MS, drain_until = -1;
+  for (;;) {
+    int busy = 0;
+    for (int k = 0; k < MAX_BACKGROUND; k++)
+      if (jobs[k].used && (!jobs[k].reaped || jobs[k].fd[0] >= 0)) busy = 1;
+    if (!busy) break;
+    int64_t now = now_ms();
+    if (drain_until < 0 && now >= deadline) {
+      /* A tracer that does not exit by itself is killed: its tracees are gone already. */
+      for (int k = 0; k < MAX_BACKGROUND; k++)
+        if (jobs[k].used && !jobs[k].reaped) kill(jobs[k].tracer, SIGKILL);
+      drain_until = now + DRAIN_GRACE_MS;
+    }
+    if (drain_until >= 0 && now >= drain_until) break;
+    bg_pump(WAIT_POLL_MS);
+  }
+  struct buf fields = {0};
+  if (bg_leftover > 0) {
+    put_u32_field(&fields, T_LEFTOVER, (uint32_t)bg_leftover);
+    put_field(&fields, T_LEFTOVER_INFO, bg_leftover_info.p, bg_leftover_info.len);
+  }
+  for (int k = 0; k < MAX_BACKGROUND; k++) {
+    struct bg_job *j = &jobs[k];
+    if (!j->used) continue;
+    put_u32_field(&fields, T_JOB, j->id);
+    put_field(&fields, T_TRACE, j->trace.kept.p, j->trace.kept.len);
+    put_u64_field(&fields, T_TRACE_BYTES, j->trace.total);
+    for (size_t off = 0; off + 64 <= j->denied.records.len; off += 64) put_field(&fields, T_DENIAL, j->denied.records.p + off, 64);
+    if (j->denied.total > 0) put_u64_field(&fields, T_DENIALS_TOTAL, j->denied.total);
+    if (j->stopped > 0) {
+      put_u32_field(&fields, T_SURVIVORS, (uint32_t)j->stopped);
+      put_field(&fields, T_SURVIVOR_INFO, j->stopped_info.p, j->stopped_info.len);
+    }
+    for (int f = 0; f < 3; f++)
+      if (j->fd[f] >= 0) close(j->fd[f]);
+    for (int l = 0; l < j->n_listeners; l++) close(j->listeners[l]);
+    if (!j->reaped) kill(j->tracer, SIGKILL);
+    free(j->trace.kept.p);
+    free(j->denied.records.p);
+    free(j->stopped_info.p);
+    memset(j, 0, sizeof *j);
+  }
+  reap();
+  send_frame(F_BACKGROUND, &fields);
+  free(fields.p);
+  free(bg_leftover_info.p);
+  memset(&bg_leftover_info, 0, sizeof bg_leftover_info);
+  bg_leftover = 0;
+}
+
+/* Between requests: keep the background commands served until the next request arrives. */
+static int wait_for_request(void) {
+  while (bg_any()) {
+    struct pollfd pfds[1 + BG_SLOTS];
+    struct bg_slot slots[BG_SLOTS];
+    pfds[0] = (struct pollfd){0, POLLIN, 0};
+    int n = bg_fill(pfds, 1, slots);
+    if (poll(pfds, (nfds_t)n, 1000) < 0 && errno != EINTR) fatal("poll");
+    if (terminate_requested) return -2;
+    reap();
+    bg_service(pfds + 1, slots, n - 1);
+    if (pfds[0].revents) return 0;
+  }
+  return 0;
+}
+
 static void run_request(struct request *r) {
   for (size_t i = 0; i < r->n_puts; i++) {
     if (write_file(&r->puts[i]) != 0) {
@@ -929,6 +1210,17 @@ static void run_request(struct request *r) {
   main_reaped = 0;
   main_status = 0;
   pid_t pid = fork();
+  if (pid < 0 && errno == EAGAIN && bg_any()) {
+    /* The container's pids limit is spent while background commands hold processes (one grew
+     * into a fork bomb after it was kept): they give way, so the next command still starts. */
+    bg_kill_processes();
+    for (int tries = 0; pid < 0 && tries < 200; tries++) {
+      struct timespec pause_ = {0, 5000000};
+      nanosleep(&pause_, NULL);
+      reap();
+      pid = fork();
+    }
+  }
   if (pid < 0) {
     err = errno;
     for (size_t i = 0; i < n_all; i++)
@@ -958,6 +1250,8 @@ static void run_request(struct request *r) {
   struct buf spawn_error = {0}, leftover_info = {0}, survivor_info = {0};
   size_t leftover = 0, survivors = 0;
   int timed_out = 0, killing = 0, swept = 0;
+  struct bg_job *kept = NULL; /* set when the command's survivors stay in the background */
+  struct exit_scan exit_line = {0};
   pid_t tracee = 0; /* the command's main process, once the trace names it */
   int64_t finished_us = 0, drain_until = 0, tracer_deadline = -1, next_child_check = 0;
   unsigned char chunk[READ_CHUNK];
@@ -969,7 +1263,7 @@ static void run_request(struct request *r) {
       /* Kill the command's processes first and the tracer last, so nothing ever runs untraced;
        * the tracer then flushes and exits by itself. */
       killing = 1;
-      sweep(r->trace_cap ? pid : 0, NULL);
+      sweep(r->trace_cap ? pid : 0, BG_WHOLE, NULL);
       tracer_deadline = now_ms() + TRACER_GRACE_MS;
     }
     if (r->trace_cap && !main_reaped && !killing && now_ms() >= next_child_check) {
@@ -980,9 +1274,28 @@ static void run_request(struct request *r) {
       next_child_check = now_ms() + MAIN_POLL_MS;
       if (tracee == 0) tracee = first_trace_pid(&trace.kept);
       if (tracee != 0 && parent_of(tracee) != pid) {
-        killing = 1;
         finished_us = now_us();
-        stop_survivors(pid, &survivors, &survivor_info, &leftover, &leftover_info);
+        count_survivors(pid, &survivors, &survivor_info, &leftover, &leftover_info);
+        int slot = r->keep_background && survivors > 0 && survivors <= MAX_BG_SURVIVORS && leftover == 0 ? bg_free_slot() : -1;
+        if (slot >= 0) {
+          /* The tracer wrote the main process's exit_group as it reaped it (or is about to). */
+          int64_t until = now_ms() + EXIT_LINE_GRACE_MS;
+          while (!exit_line.found && trace_r >= 0 && now_ms() < until) {
+            struct pollfd tp = {trace_r, POLLIN, 0};
+            if (poll(&tp, 1, WAIT_POLL_MS) <= 0) continue;
+            ssize_t got = read(trace_r, chunk, sizeof chunk);
+            if (got <= 0) break;
+            capture_add(&trace, chunk, (size_t)got);
+            exit_scan_add(&exit_line, chunk, (size_t)got);
+          }
+        }
+        if (slot >= 0 && exit_line.found) {
+          kept = &jobs[slot];
+          break;
+        }
+        /* Not kept (not asked for, escaped processes, no free slot, no status): all stop now. */
+        killing = 1;
+        sweep(pid, BG_WHOLE, NULL);
         tracer_deadline = now_ms() + TRACER_GRACE_MS;
       }
     }
@@ -997,13 +1310,14 @@ static void run_request(struct request *r) {
       if (finished_us == 0) finished_us = now_us();
       /* The main process is gone: whatever is left below us escaped it (or, untraced, was left in
        * the background). Either way it dies now; the count says how many there were. */
-      leftover += sweep(0, &leftover_info);
+      leftover += sweep(0, BG_WHOLE, &leftover_info);
       drain_until = now_ms() + DRAIN_GRACE_MS;
       if (in_w >= 0) close(in_w), in_w = -1;
     }
     if (main_reaped && ((out_r < 0 && err_r < 0 && trace_r < 0 && status_r < 0) || now_ms() >= drain_until)) break;
 
-    struct pollfd pfds[8 + MAX_LISTENERS];
+    struct pollfd pfds[8 + MAX_LISTENERS + BG_SLOTS];
+    struct bg_slot bg_slots[BG_SLOTS];
     int n = 0, i_ctl, i_in = -1, i_out = -1, i_err = -1, i_trace = -1, i_chan = -1, i_status = -1, i_pid = -1, i_l0 = -1;
     /* events 0: only hang-up, i.e. the client went away mid-command. */
     i_ctl = n, pfds[n++] = (struct pollfd){0, 0, 0};
@@ -1016,6 +1330,8 @@ static void run_request(struct request *r) {
     if (!main_reaped && pidfd >= 0) i_pid = n, pfds[n++] = (struct pollfd){pidfd, POLLIN, 0};
     i_l0 = n;
     for (int k = 0; k < chan.n_listeners; k++) pfds[n++] = (struct pollfd){chan.listeners[k], POLLIN, 0};
+    int i_bg = n;
+    n = bg_fill(pfds, n, bg_slots);
 
     int wait_ms = -1;
     now = now_ms();
@@ -1034,6 +1350,7 @@ static void run_request(struct request *r) {
       kill_all_descendants();
       exit(terminate_requested ? 143 : 0);
     }
+    bg_service(pfds + i_bg, bg_slots, n - i_bg);
     for (int k = 0; k < chan.n_listeners; k++) {
       short ev = pfds[i_l0 + k].revents;
       if (ev & POLLIN) serve_notification(chan.listeners[k], &denied);
@@ -1056,6 +1373,7 @@ static void run_request(struct request *r) {
     for (int k = 0; k < 3; k++) {
       if (indices[k] < 0 || pfds[indices[k]].revents == 0) continue;
       ssize_t got = read(*readers[k], chunk, sizeof chunk);
+      if (got > 0 && k == 2) exit_scan_add(&exit_line, chunk, (size_t)got);
       if (got > 0) capture_add(captures[k], chunk, (size_t)got);
       else if (got == 0 || (errno != EAGAIN && errno != EINTR)) close(*readers[k]), *readers[k] = -1;
     }
@@ -1071,6 +1389,30 @@ static void run_request(struct request *r) {
   }
   /* Whatever the launcher said last (its report, an exec failure) and denials still queued. */
   if (chan.fd >= 0) read_channel(&chan, 0);
+  if (kept != NULL) {
+    /* What the main process wrote before it ended is in the pipes already; the rest is the
+     * background command's, read and dropped from now on. */
+    int *live[3] = {&trace_r, &out_r, &err_r};
+    struct capture *into[3] = {&trace, &out, &errc};
+    for (int k = 0; k < 3; k++) {
+      if (*live[k] < 0) continue;
+      fcntl(*live[k], F_SETFL, O_NONBLOCK);
+      ssize_t got;
+      while ((got = read(*live[k], chunk, sizeof chunk)) > 0) capture_add(into[k], chunk, (size_t)got);
+    }
+    memset(kept, 0, sizeof *kept);
+    kept->used = 1;
+    kept->id = next_job_id++;
+    kept->tracer = pid;
+    kept->fd[0] = trace_r, kept->fd[1] = out_r, kept->fd[2] = err_r;
+    trace_r = out_r = err_r = -1;
+    size_t room = r->trace_cap > trace.kept.len ? r->trace_cap - trace.kept.len : 0;
+    kept->trace.limit = room < BG_TRACE_CAP ? room : BG_TRACE_CAP;
+    for (int k = 0; k < chan.n_listeners; k++) kept->listeners[k] = chan.listeners[k];
+    kept->n_listeners = chan.n_listeners;
+    chan.n_listeners = 0;
+    main_status = exit_line.code << 8; /* as wait() reports an exit with that code */
+  }
   for (int k = 0; k < chan.n_listeners; k++) close(chan.listeners[k]);
   if (chan.fd >= 0) close(chan.fd);
   main_pid = 0;
@@ -1115,6 +1457,7 @@ static void run_request(struct request *r) {
     put_field(&fields, T_SURVIVOR_INFO, survivor_info.p, survivor_info.len);
   }
   if (spawn_error.len > 0) put_field(&fields, T_SPAWN_ERROR, spawn_error.p, spawn_error.len);
+  if (kept != NULL) put_u32_field(&fields, T_BACKGROUND_JOB, kept->id);
   for (size_t i = 0; i < r->n_collect; i++) collect_file(&fields, r->collect[i]);
   send_frame(F_DONE, &fields);
   free(fields.p);
@@ -1239,7 +1582,8 @@ int serve_main(void) {
 
   for (;;) {
     unsigned char header[5];
-    int rc = read_exact(0, header, sizeof header);
+    int rc = wait_for_request();
+    if (rc == 0) rc = read_exact(0, header, sizeof header);
     if (rc == 1 || rc == -2) {
       /* The client closed the stream (or asked us to stop): the session is over, and so is
        * every process it started. */
@@ -1252,7 +1596,7 @@ int serve_main(void) {
       return 1;
     }
     uint32_t len = get_be32(header);
-    if (len < 1 || len > MAX_REQUEST_BYTES || (header[4] != F_RUN && header[4] != F_LIST)) {
+    if (len < 1 || len > MAX_REQUEST_BYTES || (header[4] != F_RUN && header[4] != F_LIST && header[4] != F_STOP)) {
       /* Framing is lost: answering and carrying on could misread every later request. */
       struct buf fields = {0};
       const char *msg = "malformed request frame";
@@ -1268,6 +1612,11 @@ int serve_main(void) {
       fprintf(stderr, "%s: request stream cut mid-frame\n", prog);
       kill_all_descendants();
       return 1;
+    }
+    if (header[4] == F_STOP) {
+      run_stop();
+      free(body);
+      continue;
     }
     if (header[4] == F_LIST) {
       run_list(body, len - 1);

@@ -1,12 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
 import {
+  AGENT_PROTOCOL_VERSION,
+  decodeBackgroundReport,
   decodeFields,
   decodeHello,
   decodeResponse,
   encodeFrame,
   encodeListRequest,
   encodeRequest,
+  encodeStopRequest,
   FRAME_TYPE,
   FrameDecoder,
   TAG,
@@ -262,5 +266,74 @@ describe('responses', () => {
     });
     expect(() => decodeHello({ type: FRAME_TYPE.hello, fields: [] })).toThrow(/lacks/);
     expect(() => decodeHello(doneFrame())).toThrow(/expected a hello/);
+  });
+});
+
+describe('background commands', () => {
+  it('asks for survivors to be kept only when told, and says which background command kept them', () => {
+    const fieldsOf = (keepBackground?: boolean): number[] =>
+      new FrameDecoder().push(encodeRequest({ argv: ['sh'], outputCapBytes: 10, traceCapBytes: 100, ...(keepBackground === undefined ? {} : { keepBackground }) }))[0]?.fields.map((f) => f.tag) ?? [];
+    expect(fieldsOf(true)).toContain(TAG.keepBackground);
+    expect(fieldsOf(false)).not.toContain(TAG.keepBackground);
+    expect(fieldsOf()).not.toContain(TAG.keepBackground);
+    expect(decodeResponse(doneFrame([field(TAG.survivors, u32(1)), field(TAG.backgroundJob, u32(3))])).backgroundJob).toBe(3);
+    expect(decodeResponse(doneFrame())).not.toHaveProperty('backgroundJob');
+  });
+
+  it('encodes the stop request as an empty S frame', () => {
+    expect([...encodeStopRequest()]).toEqual([0, 0, 0, 1, FRAME_TYPE.stop]);
+  });
+
+  it('groups the stop answer per job and keeps the escaped processes apart', () => {
+    const denial = Buffer.alloc(64);
+    denial.writeUInt32BE(41, 8);
+    const report = decodeBackgroundReport({
+      type: FRAME_TYPE.background,
+      fields: [
+        field(TAG.leftover, u32(1)),
+        field(TAG.leftoverInfo, '90 sh'),
+        field(TAG.job, u32(1)),
+        field(TAG.trace, 'a'),
+        field(TAG.traceBytes, u64(5)),
+        field(TAG.denial, denial),
+        field(TAG.survivors, u32(2)),
+        field(TAG.survivorInfo, '41 nginx\n42 nginx'),
+        field(TAG.job, u32(2)),
+        field(TAG.trace, ''),
+        field(TAG.traceBytes, u64(0)),
+      ],
+    });
+    expect([report.leftover, report.leftoverInfo]).toEqual([1, '90 sh']);
+    expect(report.jobs.map((j) => [j.job, j.trace.kept.toString(), j.trace.bytes, j.denials.map((d) => d.pid), j.denialsTotal, j.stopped, j.stoppedInfo])).toEqual([
+      [1, 'a', 5, [41], 1, 2, '41 nginx\n42 nginx'],
+      [2, '', 0, [], 0, 0, ''],
+    ]);
+  });
+
+  it('rejects a stop answer that is not one, or whose fields precede a job or lack a trace', () => {
+    expect(() => decodeBackgroundReport(doneFrame())).toThrow(/expected a background frame/);
+    expect(() => decodeBackgroundReport({ type: FRAME_TYPE.background, fields: [field(TAG.trace, 'x')] })).toThrow(/before the first job/);
+    expect(() => decodeBackgroundReport({ type: FRAME_TYPE.background, fields: [field(TAG.job, u32(1))] })).toThrow(/carries no trace/);
+    expect(() => decodeBackgroundReport({ type: FRAME_TYPE.background, fields: [field(TAG.job, u32(1)), field(TAG.trace, 'abc'), field(TAG.traceBytes, u64(1))] })).toThrow(
+      /more trace than was written/,
+    );
+    expect(() => decodeBackgroundReport({ type: FRAME_TYPE.error, fields: [field(TAG.message, 'no')] })).toThrow(/refused the stop request: no/);
+  });
+});
+
+describe('the C agent mirrors these constants', () => {
+  const source = readFileSync(new URL('./ab-serve.c', import.meta.url), 'utf8');
+  const cName = (name: string): string => `T_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+  it('uses the same tag numbers, frame types and version', () => {
+    for (const [name, value] of Object.entries(TAG)) {
+      const m = new RegExp(`\\b${cName(name)} = (\\d+)`).exec(source);
+      expect(m?.[1], cName(name)).toBe(String(value));
+    }
+    for (const [name, value] of Object.entries(FRAME_TYPE)) {
+      const m = new RegExp(`\\bF_${name.toUpperCase()} = '(.)'`).exec(source);
+      expect(m?.[1]?.charCodeAt(0), `F_${name}`).toBe(value);
+    }
+    expect(new RegExp(`#define PROTOCOL_VERSION ${AGENT_PROTOCOL_VERSION}\\b`).test(source)).toBe(true);
   });
 });

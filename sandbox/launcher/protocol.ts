@@ -9,13 +9,19 @@
  *   H hello   agent → host, once at start: VERSION, PID, PIDS… (processes already
  *             in the container: the harness's)
  *   R run     host → agent: ARGV…, ENV…, CWD, STDIN, TIMEOUT_MS, OUTPUT_CAP, PUT…,
- *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU
+ *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU, KEEP_BACKGROUND
  *   L list    host → agent: ARGV… (roots): the filesystem listing the policy
  *             compiler needs, answered with a done frame whose STDOUT holds it
  *   D done    agent → host: EXIT | SIGNAL | TIMED_OUT, STDOUT, STDOUT_BYTES, STDERR,
  *             STDERR_BYTES, DURATION_US, MAIN_PID, TRACE, TRACE_BYTES,
  *             CHANNEL_MSG…, DENIAL…, DENIALS_TOTAL, LEFTOVER, LEFTOVER_INFO,
- *             SURVIVORS, SURVIVOR_INFO, SPAWN_ERROR, FILE… (one per COLLECT, in order)
+ *             SURVIVORS, SURVIVOR_INFO, SPAWN_ERROR, BACKGROUND_JOB, FILE… (one per
+ *             COLLECT, in order). BACKGROUND_JOB: the survivors were kept running (the
+ *             request asked for it with KEEP_BACKGROUND) as that background command.
+ *   S stop    host → agent, no fields: stop every background command (episode end)
+ *   B background agent → host, the stop's answer: LEFTOVER, LEFTOVER_INFO (processes no
+ *             tracer followed), then per background command JOB, TRACE, TRACE_BYTES,
+ *             DENIAL…, DENIALS_TOTAL, SURVIVORS, SURVIVOR_INFO (the processes stopped)
  *   E error   agent → host: MESSAGE (the request was not run)
  * PUT is `<absolute path> NUL <content>`: written (parents created) before the
  * command runs. FILE is `1 <content>` for a regular file read back after the
@@ -29,7 +35,7 @@
  */
 import { AuthbenchError } from '../../core/index.ts';
 
-export const AGENT_PROTOCOL_VERSION = 2;
+export const AGENT_PROTOCOL_VERSION = 3;
 
 /** Descriptor numbers the agent places for the command's wrappers (mirrored in ab-serve.c). */
 export const AGENT_FDS = { trace: 3, channel: 4, rules: 5 } as const;
@@ -38,7 +44,9 @@ export const FRAME_TYPE = {
   hello: 0x48, // 'H'
   run: 0x52, // 'R'
   list: 0x4c, // 'L'
+  stop: 0x53, // 'S'
   done: 0x44, // 'D'
+  background: 0x42, // 'B'
   error: 0x45, // 'E'
 } as const;
 
@@ -59,6 +67,7 @@ export const TAG = {
   channel: 19,
   rules: 20,
   cpu: 21,
+  keepBackground: 22,
   exit: 30,
   signal: 31,
   timedOut: 32,
@@ -80,6 +89,8 @@ export const TAG = {
   leftoverInfo: 48,
   survivors: 49,
   survivorInfo: 50,
+  backgroundJob: 51,
+  job: 52,
 } as const;
 
 const FRAME_HEADER = 5;
@@ -224,6 +235,13 @@ export interface AgentRequest {
   rules?: string;
   /** Pin the command (tracer and tracee) to this CPU. */
   cpu?: number;
+  /**
+   * Traced: when the main process ends, processes the tracer still follows keep running (traced,
+   * in the launch's sandbox) as a background command until a stop request, rather than being
+   * stopped. The agent keeps at most a few; beyond them, or when any process escaped the tracer,
+   * they are stopped as without it.
+   */
+  keepBackground?: boolean;
 }
 
 /** One syscall a launcher's seccomp filter refused, as the agent recorded it (answered EPERM). */
@@ -272,6 +290,27 @@ export interface AgentResponse {
   survivorInfo: string;
   /** Why the command did not start at all (`chdir …`, `exec …`), from the agent's side. */
   spawnError?: string;
+  /** The survivors were kept running as this background command (their trace continues there). */
+  backgroundJob?: number;
+}
+
+/** What a background command did after its main process ended, until the stop request. */
+export interface BackgroundJobReport {
+  job: number;
+  /** The trace from where the command's response left it. */
+  trace: { kept: Buffer; bytes: number };
+  denials: SeccompDenial[];
+  denialsTotal: number;
+  /** Processes still running at the stop, killed then; `pid comm` per line, the first few. */
+  stopped: number;
+  stoppedInfo: string;
+}
+
+export interface BackgroundReport {
+  jobs: BackgroundJobReport[];
+  /** Processes below the agent no tracer followed (escaped: evidence of tampering), killed. */
+  leftover: number;
+  leftoverInfo: string;
 }
 
 export interface AgentHello {
@@ -326,7 +365,13 @@ export function encodeRequest(req: AgentRequest): Buffer {
   if (req.channel === true) fields.push({ tag: TAG.channel, value: Buffer.alloc(0) });
   if (req.rules !== undefined) fields.push({ tag: TAG.rules, value: Buffer.from(req.rules, 'utf8') });
   if (req.cpu !== undefined) fields.push({ tag: TAG.cpu, value: u32(req.cpu, 'cpu') });
+  if (req.keepBackground === true) fields.push({ tag: TAG.keepBackground, value: Buffer.alloc(0) });
   return encodeFrame({ type: FRAME_TYPE.run, fields });
+}
+
+/** The episode's end: stop every background command and hand back what they did since. */
+export function encodeStopRequest(): Buffer {
+  return encodeFrame({ type: FRAME_TYPE.stop, fields: [] });
 }
 
 /** A listing request: every entry under `roots`, in the format sandbox/paths parses. */
@@ -399,6 +444,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
   let survivors = 0;
   let survivorInfo = '';
   let spawnError: string | undefined;
+  let backgroundJob: number | undefined;
   for (const f of frame.fields) {
     switch (f.tag) {
       case TAG.exit:
@@ -468,6 +514,9 @@ export function decodeResponse(frame: Frame): AgentResponse {
       case TAG.spawnError:
         spawnError = f.value.toString('utf8');
         break;
+      case TAG.backgroundJob:
+        backgroundJob = readU32(f);
+        break;
       default:
         throw protocolError(`unknown field ${f.tag} in a done frame`);
     }
@@ -496,5 +545,69 @@ export function decodeResponse(frame: Frame): AgentResponse {
     ...(mainPid === undefined ? {} : { mainPid }),
     ...(traceKept === undefined || traceBytes === undefined ? {} : { trace: { kept: traceKept, bytes: traceBytes } }),
     ...(spawnError === undefined ? {} : { spawnError }),
+    ...(backgroundJob === undefined ? {} : { backgroundJob }),
   };
+}
+
+/** The stop request's answer: fields after each JOB belong to that background command. */
+export function decodeBackgroundReport(frame: Frame): BackgroundReport {
+  if (frame.type === FRAME_TYPE.error) {
+    const message = frame.fields.find((f) => f.tag === TAG.message)?.value.toString('utf8') ?? '(no message)';
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent refused the stop request: ${message}`);
+  }
+  if (frame.type !== FRAME_TYPE.background) throw protocolError(`expected a background frame, got type 0x${frame.type.toString(16)}`);
+  const report: BackgroundReport = { jobs: [], leftover: 0, leftoverInfo: '' };
+  type Partial = { job: number; kept?: Buffer; bytes?: number; denials: SeccompDenial[]; denialsTotal: number; stopped: number; stoppedInfo: string };
+  const partials: Partial[] = [];
+  const current = (tag: number): Partial => {
+    const last = partials.at(-1);
+    if (last === undefined) throw protocolError(`field ${tag} before the first job of a background frame`);
+    return last;
+  };
+  for (const f of frame.fields) {
+    switch (f.tag) {
+      case TAG.leftover:
+        report.leftover = readU32(f);
+        break;
+      case TAG.leftoverInfo:
+        report.leftoverInfo = f.value.toString('utf8');
+        break;
+      case TAG.job:
+        partials.push({ job: readU32(f), denials: [], denialsTotal: 0, stopped: 0, stoppedInfo: '' });
+        break;
+      case TAG.trace:
+        current(f.tag).kept = f.value;
+        break;
+      case TAG.traceBytes:
+        current(f.tag).bytes = readU64(f);
+        break;
+      case TAG.denial:
+        current(f.tag).denials.push(decodeDenial(f));
+        break;
+      case TAG.denialsTotal:
+        current(f.tag).denialsTotal = readU64(f);
+        break;
+      case TAG.survivors:
+        current(f.tag).stopped = readU32(f);
+        break;
+      case TAG.survivorInfo:
+        current(f.tag).stoppedInfo = f.value.toString('utf8');
+        break;
+      default:
+        throw protocolError(`unknown field ${f.tag} in a background frame`);
+    }
+  }
+  for (const p of partials) {
+    if (p.kept === undefined || p.bytes === undefined) throw protocolError(`background job ${p.job} carries no trace`);
+    if (p.kept.length > p.bytes) throw protocolError(`background job ${p.job} keeps more trace than was written`);
+    report.jobs.push({
+      job: p.job,
+      trace: { kept: p.kept, bytes: p.bytes },
+      denials: p.denials,
+      denialsTotal: Math.max(p.denialsTotal, p.denials.length),
+      stopped: p.stopped,
+      stoppedInfo: p.stoppedInfo,
+    });
+  }
+  return report;
 }

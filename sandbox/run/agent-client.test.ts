@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
 import type { AttachedExec, AttachOptions, Container } from '../../docker/index.ts';
-import { encodeFrame, FRAME_TYPE, FrameDecoder, TAG, type Field, type Frame } from '../launcher/index.ts';
+import { AGENT_PROTOCOL_VERSION, encodeFrame, FRAME_TYPE, FrameDecoder, TAG, type Field, type Frame } from '../launcher/index.ts';
 import { AgentClient } from './agent-client.ts';
 import { execResultOf } from './session.ts';
 
@@ -62,7 +62,7 @@ function fakeContainer(script: Script, hello = true): { container: Container; re
         },
         [Symbol.asyncDispose]: () => Promise.resolve(),
       };
-      if (hello) setImmediate(() => send({ type: FRAME_TYPE.hello, fields: [f(TAG.version, u32(2)), f(TAG.pid, u32(4242)), f(TAG.pids, u32(1)), f(TAG.pids, u32(7))] }));
+      if (hello) setImmediate(() => send({ type: FRAME_TYPE.hello, fields: [f(TAG.version, u32(AGENT_PROTOCOL_VERSION)), f(TAG.pid, u32(4242)), f(TAG.pids, u32(1)), f(TAG.pids, u32(7))] }));
       else setImmediate(die);
       return Promise.resolve(attached);
     },
@@ -97,7 +97,7 @@ describe('AgentClient', () => {
   it('says hello, then answers requests in order', async () => {
     const { container, requests } = fakeContainer(echo);
     const client = await AgentClient.start(container);
-    expect(client.hello).toEqual({ version: 2, pid: 4242, harnessPids: [1, 7] });
+    expect(client.hello).toEqual({ version: AGENT_PROTOCOL_VERSION, pid: 4242, harnessPids: [1, 7] });
     expect(client.harnessPids).toEqual([4242, 1, 7]);
     const [a, b] = await Promise.all([
       client.request({ argv: ['echo', 'first'], outputCapBytes: 100 }, DEADLINE),
@@ -154,6 +154,20 @@ describe('AgentClient', () => {
     expect(requests[0]?.type).toBe(FRAME_TYPE.list);
     expect(argvOf(requests[0] as Frame)).toEqual(['/', '/dev']);
     expect(listing.toString()).toBe('/ /dev');
+  });
+
+  it('stops the background commands with a stop frame and returns each one’s report', async () => {
+    const stopped: Script = (request, reply) =>
+      reply({
+        type: FRAME_TYPE.background,
+        fields: request.type === FRAME_TYPE.stop ? [f(TAG.job, u32(3)), f(TAG.trace, 'x'), f(TAG.traceBytes, u64(1)), f(TAG.survivors, u32(1)), f(TAG.survivorInfo, '41 nginx')] : [],
+      });
+    const { container, requests } = fakeContainer(stopped);
+    const client = await AgentClient.start(container);
+    const report = await client.stopBackground(DEADLINE);
+    expect(requests.map((r) => r.type)).toEqual([FRAME_TYPE.stop]);
+    expect(report.jobs.map((j) => [j.job, j.trace.kept.toString(), j.stopped, j.stoppedInfo])).toEqual([[3, 'x', 1, '41 nginx']]);
+    expect(client.alive).toBe(true);
   });
 
   it('fails to start when the agent exits before its hello, and closes the attach', async () => {

@@ -14,15 +14,18 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { AttachedExec, Container } from '../../docker/index.ts';
 import {
   AGENT_PROTOCOL_VERSION,
+  decodeBackgroundReport,
   decodeHello,
   decodeResponse,
   encodeListRequest,
   encodeRequest,
+  encodeStopRequest,
   FrameDecoder,
   LAUNCHER_PATH,
   type AgentHello,
   type AgentRequest,
   type AgentResponse,
+  type BackgroundReport,
   type Frame,
 } from '../launcher/index.ts';
 
@@ -117,7 +120,14 @@ export class AgentClient {
     return response.stdout;
   }
 
-  private exchange(frame: Buffer, deadlineMs: number): Promise<AgentResponse> {
+  /** Stop every background command (the episode's end) and take what they did since their command ended. */
+  stopBackground(deadlineMs: number): Promise<BackgroundReport> {
+    return this.exchange(encodeStopRequest(), deadlineMs, decodeBackgroundReport);
+  }
+
+  private exchange(frame: Buffer, deadlineMs: number): Promise<AgentResponse>;
+  private exchange<T>(frame: Buffer, deadlineMs: number, decode: (frame: Frame) => T): Promise<T>;
+  private exchange(frame: Buffer, deadlineMs: number, decode: (frame: Frame) => unknown = decodeResponse): Promise<unknown> {
     const next = this.queue.then(async () => {
       this.attached.ref();
       try {
@@ -132,7 +142,7 @@ export class AgentClient {
           })
           .catch((e: unknown) => this.link.fail(new AuthbenchError('SANDBOX_UNAVAILABLE', 'cannot reach the sandbox agent', { cause: e })));
         try {
-          return decodeResponse(await reply);
+          return decode(await reply);
         } catch (e) {
           // An error frame (the request was refused, nothing ran) leaves the link intact and is rethrown as is.
           if (!sent || !this.link.failed || !(e instanceof AuthbenchError)) throw e;

@@ -32,7 +32,10 @@
  *   tracer and are reported as `escaped`.
  * - A command ends when its main process does, traced or not: processes it
  *   left running under the tracer (a daemon) are stopped then and reported as
- *   `survivors`, not waited for until the timeout.
+ *   `survivors`, not waited for until the timeout — unless the command asked
+ *   to keep them (`keepBackground`): they then run on, traced and in the same
+ *   sandbox, as a background command until `stopBackground` (the episode's
+ *   end), which returns their events since.
  */
 import { AuthbenchError } from '../../core/index.ts';
 import type { Container, ExecResult } from '../../docker/index.ts';
@@ -51,7 +54,7 @@ import {
 } from '../launcher/index.ts';
 import { parseSnapshot, type FsSnapshot } from '../paths/index.ts';
 import type { Policy } from '../policy/index.ts';
-import { parseStrace, seccompEvent, straceArgv, type TraceEvent } from '../trace/index.ts';
+import { seccompEvent, straceArgv, StraceParser, type TraceEvent } from '../trace/index.ts';
 import { AgentClient } from './agent-client.ts';
 import { applyFileEvents } from './patch.ts';
 
@@ -82,6 +85,12 @@ export interface RunOptions {
   traceCapBytes?: number;
   /** Trace events kept for this command; beyond them the rest is dropped and the result says so (default: the session's). */
   traceCapEvents?: number;
+  /**
+   * Traced: processes still running when the main process ends (a service it started) keep
+   * running — traced, in the command's sandbox — as a background command until stopBackground,
+   * instead of being stopped (the agent keeps a few at once; beyond them they are stopped).
+   */
+  keepBackground?: boolean;
 }
 
 /** How much of a command's trace was kept. */
@@ -133,6 +142,36 @@ export interface SandboxResult {
   spawnError?: string;
   /** The tracer (or, untraced, the launcher): a harness process while the command ran. */
   mainPid?: number;
+  /** The survivors were kept running (keepBackground) as this background command; stopBackground returns the rest. */
+  background?: { job: number };
+}
+
+/** What a background command did after its command's result, until it was stopped. */
+export interface BackgroundResult {
+  job: number;
+  /** The events that followed the command's own (seccomp denials merged in). */
+  events: TraceEvent[];
+  denials: TraceEvent[];
+  trace: TraceAccount;
+  seccompDenials: number;
+  /** Processes still running at the stop, killed then; `pid comm` per line, the first few. */
+  stopped: { count: number; info: string };
+  /** The strace output that followed the command's own, when the command asked for keepRawTrace. */
+  rawTrace?: string;
+}
+
+export interface BackgroundStop {
+  commands: BackgroundResult[];
+  /** Processes no tracer followed, killed at the stop: evidence of tampering. */
+  leftover: { count: number; info: string };
+}
+
+/** The parse of a background command's trace, carried on where its command's result left it. */
+interface BackgroundState {
+  parser: StraceParser;
+  keepRawTrace: boolean;
+  eventCap: number;
+  eventsSoFar: number;
 }
 
 export interface SessionOptions {
@@ -168,6 +207,8 @@ export const AGENT_DEADLINE_MARGIN_MS = 30_000;
 /** A command without a timeout still gets a host deadline. */
 const NO_TIMEOUT_DEADLINE_MS = 6 * 60 * 60 * 1000;
 const LISTING_DEADLINE_MS = 120_000;
+/** The stop request: the agent's own grace periods are a few seconds; a wider margin for a loaded host. */
+const STOP_DEADLINE_MS = 60_000;
 const SNAPSHOT_ROOTS = ['/', '/dev'];
 /** No command reaches a process outside its own launch: not the agent, the tracer, pid 1 or an earlier command's. */
 const HARNESS_SCOPE: LauncherRules['scope'] = ['signal', 'abstract-unix'];
@@ -186,6 +227,7 @@ export class SandboxSession {
   private baseline: FsSnapshot | undefined;
   private snapshot: FsSnapshot | undefined;
   private agent: Promise<AgentClient> | undefined;
+  private readonly background = new Map<number, BackgroundState>();
 
   constructor(container: Container, workdir: string, options: SessionOptions = {}) {
     this.container = container;
@@ -264,6 +306,8 @@ export class SandboxSession {
 
   async run(options: RunOptions): Promise<SandboxResult> {
     const trace = options.trace ?? true;
+    // Background commands change the tree after their command's trace ended: the patched snapshot is stale.
+    if (this.background.size > 0) this.invalidateSnapshot();
     const workdir = options.workdir ?? this.workdir;
     const compiled = options.mode.kind === 'enforce' ? await this.compile(options.mode.policy, options.mode.implicit) : undefined;
     const rules = serializeRules(compiled?.rules ?? GUARD_RULES);
@@ -279,6 +323,7 @@ export class SandboxSession {
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
       traceCapBytes: options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes,
+      keepBackground: trace && options.keepBackground === true,
     });
     const exec = execResultOf(response);
     const verdict = parseChannel(response.channelMessages);
@@ -317,12 +362,17 @@ export class SandboxSession {
       if (raw === undefined) throw new AuthbenchError('TRACE_UNREADABLE', 'the sandbox agent returned no trace for a traced command');
       const text = raw.kept.toString('utf8');
       if (options.keepRawTrace === true) rawTrace = text;
-      const parsed = dropLauncherSetup(parseStrace(text, { cwd: workdir }));
+      // A background command's trace goes on: calls still in flight complete in its later events.
+      const parser = new StraceParser({ cwd: workdir });
+      const parsed = dropLauncherSetup([...parser.push(text), ...(response.backgroundJob === undefined ? parser.end() : [])]);
       const denied = response.denials.map((d) => seccompEvent(d));
       const all = denied.length === 0 ? parsed : mergeByTime(parsed, denied);
       const cap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
       events = all.length > cap ? all.slice(0, cap) : all;
       account = { bytes: raw.bytes, truncated: raw.bytes > raw.kept.length, droppedEvents: all.length - events.length };
+      if (response.backgroundJob !== undefined) {
+        this.background.set(response.backgroundJob, { parser, keepRawTrace: options.keepRawTrace === true, eventCap: cap, eventsSoFar: events.length });
+      }
     }
     const complete = account !== undefined && !account.truncated && account.droppedEvents === 0;
     this.updateSnapshot(trace, complete, events);
@@ -344,11 +394,51 @@ export class SandboxSession {
       ...(account === undefined ? {} : { trace: account }),
       ...(spawnError === undefined ? {} : { spawnError }),
       ...(response.mainPid === undefined ? {} : { mainPid: response.mainPid }),
+      ...(response.backgroundJob === undefined ? {} : { background: { job: response.backgroundJob } }),
     };
+  }
+
+  /** Background commands still running (kept by keepBackground, not yet stopped). */
+  get backgroundCount(): number {
+    return this.background.size;
+  }
+
+  /**
+   * The episode's end: stop every background command and return what each did since its
+   * command's result (its events, capped with the command's event cap). A no-op without any.
+   */
+  async stopBackground(): Promise<BackgroundStop> {
+    if (this.background.size === 0) return { commands: [], leftover: { count: 0, info: '' } };
+    const states = new Map(this.background);
+    this.background.clear();
+    this.invalidateSnapshot();
+    const report = await (await this.client()).stopBackground(STOP_DEADLINE_MS);
+    const commands: BackgroundResult[] = [];
+    for (const job of report.jobs) {
+      const state = states.get(job.job);
+      if (state === undefined) continue;
+      const text = job.trace.kept.toString('utf8');
+      const parsed = [...state.parser.push(text), ...state.parser.end()];
+      const denied = job.denials.map((d) => seccompEvent(d));
+      const all = denied.length === 0 ? parsed : mergeByTime(parsed, denied);
+      const room = Math.max(0, state.eventCap - state.eventsSoFar);
+      const events = all.length > room ? all.slice(0, room) : all;
+      commands.push({
+        job: job.job,
+        events,
+        denials: events.filter((e) => e.kind !== 'unparsed' && e.denied === true),
+        trace: { bytes: job.trace.bytes, truncated: job.trace.bytes > job.trace.kept.length, droppedEvents: all.length - events.length },
+        seccompDenials: job.denialsTotal,
+        stopped: { count: job.stopped, info: job.stoppedInfo },
+        ...(state.keepRawTrace ? { rawTrace: text } : {}),
+      });
+    }
+    return { commands, leftover: { count: report.leftover, info: report.leftoverInfo } };
   }
 
   /** Stop the agent, if one runs (it kills whatever commands left). The container stays. Idempotent. */
   async close(): Promise<void> {
+    this.background.clear();
     const agent = this.agent;
     this.agent = undefined;
     if (agent === undefined) return;
@@ -370,6 +460,7 @@ export class SandboxSession {
     timeoutMs?: number;
     outputCapBytes?: number;
     traceCapBytes?: number;
+    keepBackground?: boolean;
   }): Promise<AgentResponse> {
     const client = await this.client();
     const deadline = (request.timeoutMs ?? NO_TIMEOUT_DEADLINE_MS) + AGENT_DEADLINE_MARGIN_MS;
@@ -385,6 +476,7 @@ export class SandboxSession {
         ...(request.env === undefined ? {} : { env: request.env }),
         ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
         ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+        ...(request.keepBackground === true ? { keepBackground: true } : {}),
       },
       deadline,
     );

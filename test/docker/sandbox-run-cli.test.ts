@@ -71,8 +71,9 @@ describe('a policy that names harness paths', () => {
 });
 
 describe('output the operator is told about', () => {
-  // An OSC title change, a byte that is not UTF-8, then more than the 1 MiB output cap.
-  const cmd = ['bash', '-c', String.raw`printf '\033]0;pwned\007ok\377\n'; head -c 1100000 /dev/zero | tr '\0' a`];
+  // An OSC title change, a byte that is not UTF-8, then more than the 1 MiB output cap; on stderr a
+  // right-to-left override (U+202E, as UTF-8) that would reorder what the operator reads.
+  const cmd = ['bash', '-c', String.raw`printf '\033]0;pwned\007ok\377\n'; head -c 1100000 /dev/zero | tr '\0' a; printf 'file\342\200\256txt.sh\n' >&2`];
   const run = (json: boolean): ReturnType<typeof spawnSync> =>
     spawnSync(process.execPath, ['bin/authbench.ts', 'sandbox', 'run', '--task', 'log-triage', '--policy', 'allow-all', '--no-trace', ...(json ? ['--json'] : []), '--', ...cmd], { timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
 
@@ -86,6 +87,9 @@ describe('output the operator is told about', () => {
     expect(stderr).toContain('stdout was cut: the first 1048576 of 1100014 bytes are kept');
     expect(stderr).toContain('stdout is not UTF-8');
     expect(stderr).toContain('stdout: 1 terminal control sequence(s) removed');
+    expect(stderr).toContain('file\\u{202e}txt.sh\n');
+    expect(stderr).not.toContain('\u202e');
+    expect(stderr).toContain('stderr: 1 invisible or bidi format character(s) shown as \\u{…}');
   });
 
   it('--json keeps the exact bytes in base64', () => {
@@ -95,6 +99,9 @@ describe('output the operator is told about', () => {
     const out = parsed.output.stdout;
     expect(out).toMatchObject({ bytes: 1100014, kept: 1048576, truncated: true, utf8: false });
     expect(Buffer.from(out.base64 ?? '', 'base64').subarray(0, 14)).toEqual(Buffer.from('\x1b]0;pwned\x07ok\xff\n', 'latin1'));
-    expect(parsed.output.stderr).toEqual({ bytes: 0, kept: 0, truncated: false, utf8: true });
+    expect(parsed.output.stderr).toEqual({ bytes: 14, kept: 14, truncated: false, utf8: true });
+    // The same text, escaped in the JSON so a terminal does not act on it either.
+    expect(r.stdout.toString()).not.toContain('\u202e');
+    expect(r.stdout.toString()).toContain('file\\u202etxt.sh');
   });
 });

@@ -1,0 +1,180 @@
+/**
+ * The pool under infrastructure faults, with a fake rollout runner and a daemon whose pings the
+ * test scripts: a Docker fault mid-job (the daemon comes back, or never does), errors escaping a
+ * rollout (disposal failures wrapped in SuppressedError, raw socket errors), and the circuit
+ * breaker. No rollout that was not started has a result; the pool never throws an infrastructure
+ * fault. The CLI's side (summary, exit 125) is test/docker/daemon-restart.test.ts.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../core/index.ts';
+import { fakeEngine } from '../docker/test-support.ts';
+import { loadTask, type Task } from '../task-format/index.ts';
+import { planRollouts, type EvalConfig, type RolloutSpec } from './config.ts';
+import { executeJob, type ExecuteOptions, type RolloutRunner } from './execute.ts';
+import type { PreparedJob } from './prepare.ts';
+import type { RolloutResult } from './result.ts';
+import { fakeResult } from './test-support.ts';
+
+const TASKS = fileURLToPath(new URL('../tasks', import.meta.url));
+const config: EvalConfig = {
+  schema_version: 1,
+  model: 'scripted/oracle',
+  tasks_dir: TASKS,
+  oracle_traces_dir: 'oracle-traces',
+  include: [],
+  exclude: [],
+  policies: ['gold'],
+  defenses: ['tool-boundary'],
+  attempts: 6,
+  seed: 0,
+  max_turns: 5,
+  cache: 'off',
+  model_timeout_sec: 10,
+  model_retries: 0,
+};
+
+let root = '';
+let task: Task;
+let jobs = 0;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'ab-execute-'));
+  task = await loadTask(join(TASKS, 'log-triage'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const specs = (n: number): RolloutSpec[] => planRollouts(['log-triage'], { ...config, attempts: n });
+const prepared = (): PreparedJob => ({ inputsFor: () => Promise.resolve({ task, image: 'img', policy: undefined, ledger: undefined, staticScore: null }) });
+const dockerDown = (spec: RolloutSpec): RolloutResult => ({
+  ...fakeResult(spec, 'infra_error'),
+  infra_error: { source: 'docker', code: 'DOCKER_API', message: 'connect ENOENT docker.sock' },
+});
+
+/** A daemon that answers only while `up()` says so, and a clock that waiting advances. */
+function daemon(up: () => boolean): { engine: ExecuteOptions['engine']; pings: () => number; wait: NonNullable<ExecuteOptions['waitOptions']> } {
+  let pings = 0;
+  let t = 0;
+  const engine = {
+    ...fakeEngine(),
+    ping: (): Promise<void> => {
+      pings += 1;
+      return up() ? Promise.resolve() : Promise.reject(new AuthbenchError('DOCKER_UNREACHABLE', 'cannot reach the Docker daemon'));
+    },
+  };
+  const wait = {
+    intervalMs: 1_000,
+    now: () => t,
+    sleep: (ms: number) => {
+      t += ms;
+      return Promise.resolve();
+    },
+  };
+  return { engine, pings: () => pings, wait };
+}
+
+async function run(pending: RolloutSpec[], runner: RolloutRunner, options: Partial<ExecuteOptions> & Pick<ExecuteOptions, 'engine'>): Promise<{ out: Awaited<ReturnType<typeof executeJob>>; onDisk: string[] }> {
+  jobs += 1;
+  const dir = join(root, `job${jobs}`);
+  const out = await executeJob(pending, prepared(), { config, dir, jobId: `job-${jobs}`, concurrency: 1, runRollout: runner, ...options });
+  const onDisk: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if ((await readdir(join(dir, e.name))).includes('result.json')) onDisk.push(e.name);
+  }
+  return { out, onDisk: onDisk.sort() };
+}
+
+describe('executeJob and the Docker daemon', () => {
+  it('waits for a daemon that went away mid-job and runs the rest once it answers; the rollout it hit is infra', async () => {
+    let restarted = false;
+    const d = daemon(() => restarted);
+    let calls = 0;
+    const runner: RolloutRunner = (spec) => {
+      calls += 1;
+      if (calls === 2) return Promise.resolve(dockerDown(spec));
+      return Promise.resolve(fakeResult(spec));
+    };
+    // The daemon is back after three failed pings.
+    const engine = { ...d.engine, ping: () => (d.pings() >= 3 ? ((restarted = true), d.engine.ping()) : d.engine.ping()) };
+    const { out, onDisk } = await run(specs(5), runner, { engine, waitOptions: d.wait, dockerWaitMs: 60_000 });
+    expect(out.stopped).toBeUndefined();
+    expect(calls).toBe(5);
+    expect([...out.results.values()].map((r) => r.status)).toEqual(['completed', 'infra_error', 'completed', 'completed', 'completed']);
+    expect(d.pings()).toBe(4);
+    expect(onDisk).toHaveLength(5);
+  });
+
+  it('stops starting rollouts when the daemon stays away, writing no result for the ones it did not start', async () => {
+    const d = daemon(() => false);
+    let calls = 0;
+    const runner: RolloutRunner = (spec) => {
+      calls += 1;
+      return Promise.resolve(calls >= 2 ? dockerDown(spec) : fakeResult(spec));
+    };
+    const pending = specs(6);
+    const { out, onDisk } = await run(pending, runner, { engine: d.engine, waitOptions: d.wait, dockerWaitMs: 5_000, concurrency: 2 });
+    expect(out.stopped?.reason).toBe('docker-unreachable');
+    expect(out.stopped?.message).toMatch(/did not answer for 5 s; stopped starting rollouts \(--docker-wait\)/);
+    expect(out.interrupted).toBe(false);
+    // Two workers: the first fault was seen after rollout 2; only rollouts already started have results.
+    expect(calls).toBeLessThan(pending.length);
+    expect(onDisk).toEqual([...out.results.keys()].sort());
+    expect(out.results.size).toBe(calls);
+  });
+
+  it('absorbs a teardown failure into the rollout\'s infra error; a raw error is infra only while the daemon is down', async () => {
+    let up = false;
+    const d = daemon(() => up);
+    const teardown = new AuthbenchError('DOCKER_API', 'remove container abc: connect ENOENT');
+    const runner: RolloutRunner = (spec) => {
+      if (spec.attempt === 1) return Promise.reject(new SuppressedError(teardown, new AuthbenchError('DOCKER_API', 'exec: socket hang up'), 'An error was suppressed during disposal'));
+      if (spec.attempt === 2) return Promise.reject(new SuppressedError(teardown, new Error('socket hang up'), 'An error was suppressed during disposal'));
+      return Promise.resolve(fakeResult(spec));
+    };
+    // One job each: after the first fault the pool would wait for the daemon before the second.
+    const first = (await run(specs(2).slice(0, 1), runner, { engine: d.engine, waitOptions: d.wait })).out.results.values().next().value;
+    const second = (await run(specs(2).slice(1), runner, { engine: d.engine, waitOptions: d.wait })).out.results.values().next().value;
+    expect(first).toMatchObject({ status: 'infra_error', infra_error: { source: 'docker', code: 'DOCKER_API', message: 'exec: socket hang up' }, utility_success: null });
+    expect(second).toMatchObject({ status: 'infra_error', infra_error: { source: 'docker', code: 'DOCKER_UNREACHABLE' } });
+    expect(second?.infra_error?.message).toContain('stopped answering during the rollout: socket hang up');
+
+    // With the daemon answering, a raw error is a fault of authbench: it stops the job, unwrapped.
+    up = true;
+    const bug = new TypeError('x is undefined');
+    const failing: RolloutRunner = () => Promise.reject(new SuppressedError(teardown, bug, 'An error was suppressed during disposal'));
+    await expect(run(specs(1), failing, { engine: d.engine })).rejects.toBe(bug);
+  });
+});
+
+describe('executeJob and the circuit breaker', () => {
+  it('stops starting rollouts after N consecutive infrastructure errors, saying why', async () => {
+    let calls = 0;
+    const outage: RolloutRunner = (spec) => {
+      calls += 1;
+      return Promise.resolve(fakeResult(spec, 'infra_error'));
+    };
+    const { out, onDisk } = await run(specs(8), outage, { engine: fakeEngine(), maxConsecutiveInfra: 3 });
+    expect(calls).toBe(3);
+    expect(onDisk).toHaveLength(3);
+    expect(out.stopped).toMatchObject({ reason: 'circuit-breaker' });
+    expect(out.stopped?.message).toContain('after 3 consecutive infrastructure errors (last: model MODEL_UNAVAILABLE: fake outage)');
+  });
+
+  it('keeps going when measured rollouts break the run of errors, and never stops with 0', async () => {
+    let calls = 0;
+    const flaky: RolloutRunner = (spec) => {
+      calls += 1;
+      return Promise.resolve(calls % 3 === 0 ? fakeResult(spec) : fakeResult(spec, 'infra_error'));
+    };
+    const { out } = await run(specs(9), flaky, { engine: fakeEngine(), maxConsecutiveInfra: 3 });
+    expect(out.stopped).toBeUndefined();
+    expect(out.results.size).toBe(9);
+    const { out: off } = await run(specs(7), (spec) => Promise.resolve(fakeResult(spec, 'infra_error')), { engine: fakeEngine(), maxConsecutiveInfra: 0 });
+    expect(off.results.size).toBe(7);
+    expect(off.stopped).toBeUndefined();
+  });
+});

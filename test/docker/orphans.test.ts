@@ -1,0 +1,103 @@
+/**
+ * Containers belong to a run (docker/owner.ts): `authbench eval` killed with SIGKILL leaves its
+ * rollout container, labelled with the dead process's pid; the next run of the same job removes
+ * it before it starts and completes. `clean`'s rule (orphansOnly) removes a dead owner's
+ * container and network and leaves a live one's alone. Never the whole `authbench clean`: other
+ * runs share this engine, so everything here is narrowed to this file's run labels.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_IMAGE_REF, cleanManaged, connectDocker, DockerEngine, LABELS, lookupProcess, ownerState } from '../../docker/index.ts';
+
+const jobs = mkdtempSync(join(tmpdir(), 'authbench-orphans-'));
+const JOB = `orphans-${process.pid}`;
+const RUN_ID = `orphans-test-${process.pid}-${Date.now()}`;
+let engine: DockerEngine;
+
+beforeAll(async () => {
+  engine = await connectDocker();
+});
+afterAll(async () => {
+  rmSync(jobs, { recursive: true, force: true });
+  for (const run of [`job-${JOB}`, RUN_ID]) await cleanManaged(engine, { labels: { [LABELS.run]: run } });
+});
+
+/** This job's containers as the daemon lists them. */
+async function jobContainers(): Promise<{ id: string; state: string; labels: Record<string, string> }[]> {
+  const listed = await engine.docker.listContainers({ all: true, filters: { label: [`${LABELS.run}=job-${JOB}`] } });
+  return listed.map((c) => ({ id: c.Id, state: c.State, labels: c.Labels }));
+}
+
+function completedRollouts(): number {
+  const dir = join(jobs, JOB);
+  if (!existsSync(dir)) return 0;
+  return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'result.json'))).length;
+}
+
+describe('a run killed with SIGKILL', () => {
+  it('leaves its container labelled with the dead pid; the next run of the job removes it and completes', async () => {
+    const args = ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--model', 'scripted/oracle', '--policy', 'gold', '-i', 'csv-sales-report', '-k', '2', '-n', '1', '--job-name', JOB];
+    const child = spawn(process.execPath, args, { stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    // Kill hard while the first rollout's container runs: nothing gets to clean up.
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      if ((await jobContainers()).some((c) => c.state === 'running')) break;
+      if (Date.now() > deadline || child.exitCode !== null) {
+        child.kill('SIGKILL');
+        throw new Error(`no rollout container of job ${JOB} appeared (eval exit ${String(child.exitCode)})`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(completedRollouts()).toBeLessThan(2);
+
+    const left = await jobContainers();
+    expect(left.length).toBeGreaterThanOrEqual(1);
+    expect(left.every((c) => c.labels[LABELS.ownerPid] === String(child.pid))).toBe(true);
+    expect(left.map((c) => ownerState(c.labels, engine.owner, lookupProcess))).toEqual(left.map(() => 'gone'));
+
+    // The saved config alone: the resumed run removes the orphans first and says so.
+    const resumed = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--job-name', JOB, '--resume'], { encoding: 'utf8', timeout: 300_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(new RegExp(`removed ${left.length} container\\(s\\) and 0 network\\(s\\) an earlier run of this job left`));
+    expect(completedRollouts()).toBe(2);
+    expect(await jobContainers()).toEqual([]);
+  });
+});
+
+describe('clean, orphans only', () => {
+  it("removes a dead owner's container and network and leaves a live run's alone", async () => {
+    const finished = spawnSync('true');
+    expect(finished.pid).toBeGreaterThan(0);
+    // The same engine as another process that has ended: the labels are what a killed run leaves.
+    const dead = new DockerEngine(engine.docker, engine.endpoint, { ...engine.owner, pid: finished.pid ?? 0 });
+    const labels = { [LABELS.run]: RUN_ID };
+    const live = await engine.startContainer({ image: BASE_IMAGE_REF, labels });
+    const orphan = await dead.startContainer({ image: BASE_IMAGE_REF, labels });
+    const liveNet = `authbench-net-orphans-live-${process.pid}`;
+    const deadNet = `authbench-net-orphans-dead-${process.pid}`;
+    await engine.createNetwork(liveNet, labels);
+    await dead.createNetwork(deadNet, labels);
+
+    const report = await cleanManaged(engine, { labels, orphansOnly: true });
+    expect(report.failures).toEqual([]);
+    expect(report.containers.map((c) => c.id)).toEqual([orphan.id]);
+    expect(report.networks).toEqual([deadNet]);
+    expect(report.kept.map((k) => [k.kind, k.why])).toEqual(expect.arrayContaining([['container', 'alive'], ['network', 'alive']]));
+
+    const remaining = await engine.docker.listContainers({ all: true, filters: { label: [`${LABELS.run}=${RUN_ID}`] } });
+    expect(remaining.map((c) => c.Id)).toEqual([live.id]);
+    const networks = await engine.docker.listNetworks({ filters: { label: [`${LABELS.run}=${RUN_ID}`] } });
+    expect(networks.map((n) => n.Name)).toEqual([liveNet]);
+
+    // Without orphansOnly (clean --all) the live run's go too.
+    const all = await cleanManaged(engine, { labels });
+    expect(all.containers.map((c) => c.id)).toEqual([live.id]);
+    expect(all.networks).toEqual([liveNet]);
+  });
+});
