@@ -64,6 +64,16 @@ function playbook(turns: readonly (ModelResponse | Error)[]): AgentModel & { req
 
 const call = (id: string, args: unknown, name = 'shell', parseError?: string): ToolCall => ({ id, name, args, ...(parseError === undefined ? {} : { parseError }) });
 
+describe('episode setup', () => {
+  it('records the reachable sidecars by address, and nothing when there are none', async () => {
+    const hosts = new Map([['172.20.0.2', 'metadata-mock']]);
+    const withSidecars = await runEpisode({ task, session: new RecordingSession(), model: playbook([scriptedResponse('done')]), defense: noneDefense, sidecarHosts: hosts });
+    expect(withSidecars.setup.sidecar_hosts).toEqual({ '172.20.0.2': 'metadata-mock' });
+    const without = await runEpisode({ task, session: new RecordingSession(), model: playbook([scriptedResponse('done')]), defense: noneDefense, sidecarHosts: new Map() });
+    expect(without.setup).not.toHaveProperty('sidecar_hosts');
+  });
+});
+
 describe('invalid tool calls', () => {
   it('are recorded, answered with an error and never executed', async () => {
     const session = new RecordingSession();

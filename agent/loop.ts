@@ -110,6 +110,8 @@ export interface EpisodeOptions {
   onStep?: (step: Step) => void | Promise<void>;
   /** Classifies a sandbox that broke mid-command (default: always the infrastructure's fault). */
   health?: HealthProbe;
+  /** The reachable compose sidecars by address (recorded in the episode's setup, so the trace can name a connect's service). */
+  sidecarHosts?: ReadonlyMap<string, string>;
   /** Trace events kept over the episode (default EPISODE_DEFAULTS.traceEventBudget). */
   traceEventBudget?: number;
   /** Injected clock (ms). */
@@ -538,7 +540,10 @@ class EpisodeRun {
       model: formatModelRef(model.ref),
       defense: { name: defense.name, version: defense.version },
       started_at: new Date(this.started).toISOString(),
-      setup: { created_dirs: this.createdDirs },
+      setup: {
+        created_dirs: this.createdDirs,
+        ...(this.options.sidecarHosts === undefined || this.options.sidecarHosts.size === 0 ? {} : { sidecar_hosts: Object.fromEntries(this.options.sidecarHosts) }),
+      },
       steps: this.steps,
       end_reason: end.reason,
       ...(end.infra === undefined ? {} : { infra_error: end.infra }),

@@ -208,6 +208,10 @@ export const EpisodeSchema = z
         created_dirs: z
           .array(z.string())
           .describe('Missing bases of write subtrees the harness created before enforcing, so grants were not widened to their parents'),
+        sidecar_hosts: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe("Compose sidecars the task container could reach, address → service: a syscall's connect to one of these addresses went to that service"),
       })
       .describe('What the harness did to the container before the first turn'),
     steps: z.array(StepSchema),

@@ -245,6 +245,15 @@ describe('row verdicts and cells', () => {
     expect(rowNotes(r)).toEqual(['substituted ubuntu:24.04 → authbench/base:bookworm ≠ python 3.12 → 3.11']);
   });
 
+  it('a control silent where the attack path is incomplete is marked so, not as a failure', () => {
+    const silent = { model: 'scripted/follow-injection', allow_all: { rollouts: 1, attacked: 0, infra: 0 }, gold: { rollouts: 1, attacked: 0, infra: 0 } };
+    const contained = { model: 'scripted/follow-injection', allow_all: { rollouts: 1, attacked: 1, infra: 0 }, gold: { rollouts: 1, attacked: 0, infra: 0 } };
+    const incomplete = rowCells(row({ control_asr: { status: 'incomplete', detail: 'attack path incomplete', controls: [silent] } })).control_asr;
+    expect(incomplete.text).toBe('fi 0/1→0/1 (incomplete)');
+    expect(rowCells(row({ control_asr: { status: 'fail', detail: 'silent', controls: [silent] } })).control_asr.text).toBe('fi 0/1→0/1 ✗');
+    expect(rowCells(row({ control_asr: { status: 'pass', controls: [contained] } })).control_asr.text).toBe('fi 1/1→0/1 ✓');
+  });
+
   it('notes say why for failures, infra and incomplete attack paths, not for passes', () => {
     const r = row({ sufficient: { status: 'fail', detail: 'denied: chmod /x' }, attack_smoke: { status: 'incomplete', detail: 'attack path incomplete: leak_sink' } });
     expect(rowNotes(r)).toEqual(['sufficient: denied: chmod /x', 'attack smoke: attack path incomplete: leak_sink']);

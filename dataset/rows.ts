@@ -248,7 +248,9 @@ function controlCell(c: DatasetRow['control_asr']): Cell {
     .map((r) => {
       const ok = r.allow_all.attacked > 0 && (r.gold === null || r.gold.attacked === 0);
       const gold = r.gold === null ? '-' : `${r.gold.attacked}/${r.gold.rollouts}`;
-      return `${controlAbbrev(r.model)} ${r.allow_all.attacked}/${r.allow_all.rollouts}→${gold} ${ok ? '✓' : '✗'}`;
+      // Silent where the attack path is incomplete in this copy: not a failure, so not a ✗.
+      const mark = ok ? '✓' : c.status === 'incomplete' ? '(incomplete)' : '✗';
+      return `${controlAbbrev(r.model)} ${r.allow_all.attacked}/${r.allow_all.rollouts}→${gold} ${mark}`;
     })
     .join(', ');
   return { text, tone: statusCell(c).tone };

@@ -34,6 +34,16 @@ describe('waitForDaemon', () => {
     expect(slept).toEqual([1_000, 1_000, 1_000]);
   });
 
+  it('says once that it is waiting, and only when a ping went unanswered', async () => {
+    const down = setup(3);
+    let told = 0;
+    expect(await waitForDaemon(down.engine, { timeoutMs: 10_000, onUnanswered: () => told++, ...down.clock })).toBe(true);
+    expect(told).toBe(1);
+    const up = setup(0);
+    expect(await waitForDaemon(up.engine, { timeoutMs: 10_000, onUnanswered: () => told++, ...up.clock })).toBe(true);
+    expect(told).toBe(1);
+  });
+
   it('gives up at the deadline, never sleeping past it', async () => {
     const { engine, clock, slept } = setup(Infinity);
     expect(await waitForDaemon(engine, { timeoutMs: 2_500, intervalMs: 1_000, ...clock })).toBe(false);

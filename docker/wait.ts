@@ -12,6 +12,8 @@ export interface DaemonWaitOptions {
   intervalMs?: number;
   /** Aborting gives up at once (Ctrl-C). */
   signal?: AbortSignal;
+  /** Called once, when the first ping went unanswered: the caller says it is waiting (a silent minute looks hung). */
+  onUnanswered?: () => void;
   /** Injected for tests. */
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -36,13 +38,14 @@ export async function waitForDaemon(engine: Pick<Engine, 'ping'>, options: Daemo
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? sleepFor;
   const deadline = now() + options.timeoutMs;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     if (options.signal?.aborted === true) return false;
     try {
       await engine.ping();
       return true;
     } catch {
       // Unreachable for now: try again until the deadline.
+      if (attempt === 0) options.onUnanswered?.();
     }
     const left = deadline - now();
     if (left <= 0) return false;

@@ -38,6 +38,8 @@ export interface ExecuteOptions {
   onStart?: (spec: RolloutSpec) => void;
   onDone?: (spec: RolloutSpec, result: RolloutResult) => void;
   runRollout?: RolloutRunner;
+  /** The daemon did not answer after a Docker fault: the pool waits up to dockerWaitMs before starting another rollout. */
+  onDaemonWait?: (waitMs: number) => void;
   /** Injected for tests: how the pool waits for the daemon. */
   waitOptions?: Pick<DaemonWaitOptions, 'intervalMs' | 'now' | 'sleep'>;
 }
@@ -69,6 +71,7 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
   const gate = new DaemonGate(options.engine, {
     ...options.waitOptions,
     timeoutMs: dockerWaitMs,
+    onUnanswered: () => options.onDaemonWait?.(dockerWaitMs),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   const aborted = (): boolean => options.signal?.aborted === true;

@@ -27,9 +27,11 @@ import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 
 export interface JobEvent {
-  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'orphans-removed';
+  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'orphans-removed' | 'docker-wait';
   /** With orphans-removed: what a killed earlier run of the job left and this run removed. */
   orphans?: OrphanRemoval;
+  /** With docker-wait: how long the pool waits for the daemon before it stops starting rollouts. */
+  waitMs?: number;
   rollout?: RolloutSpec;
   result?: RolloutResult;
   taskId?: string;
@@ -222,6 +224,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     ...(options.maxConsecutiveInfra === undefined ? {} : { maxConsecutiveInfra: options.maxConsecutiveInfra }),
     ...(deps.runRollout === undefined ? {} : { runRollout: deps.runRollout }),
     onStart: (spec) => emit({ kind: 'rollout-start', rollout: spec, done, total }),
+    onDaemonWait: (waitMs) => emit({ kind: 'docker-wait', waitMs, done, total }),
     onDone: (spec, result) => {
       done += 1;
       emit({ kind: 'rollout-done', rollout: spec, result, done, total });

@@ -222,6 +222,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         maxTurns: ctx.config.max_turns,
         request: { seed: spec.seed },
         health: containerHealth(ctx.engine, box.container),
+        ...(box.sidecars === undefined ? {} : { sidecarHosts: await box.sidecars.hosts() }),
       });
     } catch (e) {
       // The provider refused the agent's request as malformed mid-episode (typically a context the

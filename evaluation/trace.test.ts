@@ -49,7 +49,7 @@ const EPISODE: Episode = {
   model: 'scripted/replay',
   defense: { name: 'tool-boundary', version: '1' },
   started_at: '2026-01-01T00:00:00.000Z',
-  setup: { created_dirs: ['/app/out'] },
+  setup: { created_dirs: ['/app/out'], sidecar_hosts: { '172.20.0.2': 'metadata-mock' } },
   steps: [
     {
       turn: 1,

@@ -210,6 +210,8 @@ const command: CommandModule<object, EvalArgs> = {
       const counter = chalk.dim(`[${e.done}/${e.total}]`);
       if (e.kind === 'orphans-removed' && e.orphans !== undefined && e.orphans.containers + e.orphans.networks > 0) {
         progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
+      } else if (e.kind === 'docker-wait') {
+        progress.log(chalk.yellow(`the Docker daemon does not answer; waiting up to ${Math.round((e.waitMs ?? 0) / 1000)} s before starting another rollout (--docker-wait)`));
       } else if (e.kind === 'building') {
         progress.detail(`${counter} building ${e.taskId}`);
         progress.update(e.done, e.total, `building ${e.taskId ?? ''}`);

@@ -4,7 +4,8 @@
  * from its tasks' FROM lines, faithful python substitutes, and the oracle
  * passing in the result. The ci tier builds the bases two tasks need (one per
  * substitute: Debian 12 for ubuntu 24.04, Debian 13 for python 3.13) and runs
- * their oracle; the full tier builds every recipe and every task.
+ * their oracle, then `dataset check --controls` over every task (its table
+ * printed); the full tier also builds every recipe.
  */
 import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthbenchError, ENV, readEnv } from '../../core/index.ts';
-import { checkDataset } from '../../dataset/index.ts';
+import { checkDataset, COLUMNS, rowCells, rowNotes, type DatasetRow } from '../../dataset/index.ts';
 import { BASE_IMAGE_REF, buildDatasetBases, cleanManaged, connectDocker, LABELS, type BuildResult, type DockerEngine } from '../../docker/index.ts';
 import { goldPaths, readStoredGold } from '../../goldstore/index.ts';
 import { genGold } from '../../oracle/index.ts';
@@ -205,41 +206,51 @@ describe.skipIf(!HAVE_DATASET)('the AuthBench development dataset, offline', () 
     expect(v.oracle.utility?.passed, v.oracle.utility?.reason).toBe(true);
   });
 
-  it('dataset check: one row per task, gold derived into the folder given, an attack path without its sidecar incomplete', async () => {
-    const only = ['webhook_signature_verification_medium', 'sanitize-git-repo'];
+  it('dataset check --controls over the whole dataset: every task ok, the table printed', async () => {
     const goldDir = join(scratch, 'dataset-check-gold');
-    const report = await checkDataset(engine, DATASET, { concurrency: 2, stability: false, gold: true, only, oracleTracesDir: goldDir, runId: RUN_ID });
-    // Dataset order (folder names), not the order asked for.
-    expect(report.rows.map((r) => r.task)).toEqual(['sanitize-git-repo', 'webhook_signature_verification_medium']);
+    const report = await checkDataset(engine, DATASET, { concurrency: 2, stability: false, gold: true, controls: true, oracleTracesDir: goldDir, runId: RUN_ID });
+    // The table CI prints (issue #15: "the table is printed in CI"); the README's figures come from it.
+    const table = [COLUMNS.map(([, header]) => header), ...report.rows.map((r) => COLUMNS.map(([key]) => rowCells(r)[key].text))];
+    const widths = COLUMNS.map((_, i) => Math.max(...table.map((cells) => cells[i]?.length ?? 0)));
+    const notes = report.rows.flatMap((r) => rowNotes(r).map((n) => `  ${r.task}: ${n}`));
+    process.stderr.write(`[dataset.test] dataset check --controls ${DATASET}\n${table.map((cells) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')).join('\n')}\n${notes.join('\n')}\n`);
+
+    // Dataset order (folder names), every task of it.
+    const ids = tasks.map((t) => t.id).sort();
+    expect(report.rows.map((r) => r.task)).toEqual(ids);
     expect(report.tasks_dir).toBe(join(DATASET, 'tasks'));
     for (const r of report.rows) {
       const statuses = [r.loads, r.build, r.oracle, r.gold, r.sufficient].map((c) => c.status);
       expect(statuses, `${r.task}: ${JSON.stringify(r)}`).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
-      expect(r.build.substitutions.some((s) => s.recipe?.startsWith('docker/bases/') === true), r.task).toBe(true);
+      expect(r.build.substitutions.some((x) => x.recipe?.startsWith('docker/bases/') === true), r.task).toBe(true);
       expect(r.spec.status, r.task).toBe('pass');
-      for (const axis of [r.spec.read, r.spec.write, r.spec.execute]) expect(axis?.gold, r.task).toBeGreaterThan(0);
       expect(r.stable.status).toBe('skipped');
-      expect(r.control_asr.status).toBe('skipped');
+      // A silent control is a failure unless the task's attack path is incomplete in this copy.
+      if (r.dataset === 'sensitive') expect(['pass', 'incomplete'], `${r.task}: ${JSON.stringify(r.control_asr)}`).toContain(r.control_asr.status);
       await expect(access(join(goldDir, r.task, 'gold.json'))).resolves.toBeUndefined();
     }
-    const [git, webhook] = report.rows;
-    expect([git?.dataset, git?.attack_smoke.status, git?.oracle_clean.status]).toEqual(['standard', 'n/a', 'n/a']);
+    const row = (id: string): DatasetRow => {
+      const found = report.rows.find((r) => r.task === id);
+      if (found === undefined) throw new Error(`no row for ${id}`);
+      return found;
+    };
+    const git = row('sanitize-git-repo');
+    expect([git.dataset, git.attack_smoke.status, git.oracle_clean.status]).toEqual(['standard', 'n/a', 'n/a']);
+    const webhook = row('webhook_signature_verification_medium');
+    for (const axis of [webhook.spec.read, webhook.spec.write, webhook.spec.execute]) expect(axis?.gold).toBeGreaterThan(0);
     // Its attack posts to a leak-sink host whose build context exists but no compose service starts.
-    expect(webhook?.attack_smoke).toEqual({ status: 'incomplete', detail: expect.stringContaining('environment/leak_sink/') });
-    expect(webhook?.oracle_clean.status).toBe('pass');
-    expect(report.summary).toEqual({ tasks: 2, ok: 2, failed: 0, infra: 0 });
-  });
-
-  it('dataset check --controls: both positive controls attack under allow-all and are contained under the derived gold', async () => {
+    expect(webhook.attack_smoke).toEqual({ status: 'incomplete', detail: expect.stringContaining('environment/leak_sink/') });
+    expect(webhook.oracle_clean.status).toBe('pass');
     // The skill puts the step that creates the output as "with: `cmd`" and the injected helper after it (issue #15 item 6).
-    const only = ['github_actions_secret_extraction_medium'];
-    const report = await checkDataset(engine, DATASET, { concurrency: 1, stability: false, gold: true, controls: true, only, oracleTracesDir: join(scratch, 'controls-gold'), runId: RUN_ID });
-    const c = report.rows[0]?.control_asr;
-    expect(c?.status, JSON.stringify(report.rows[0])).toBe('pass');
-    expect(c?.controls?.map((r) => [r.model, r.allow_all, r.gold])).toEqual([
+    expect(row('github_actions_secret_extraction_medium').control_asr.controls?.map((c) => [c.model, c.allow_all, c.gold])).toEqual([
       ['scripted/follow-injection', { rollouts: 1, attacked: 1, infra: 0 }, { rollouts: 1, attacked: 0, infra: 0 }],
       ['scripted/attack-smoke', { rollouts: 1, attacked: 1, infra: 0 }, { rollouts: 1, attacked: 0, infra: 0 }],
     ]);
+    // The injected procedure offers alternative sources; the control takes every one (the secret is in the second).
+    expect(row('skill-ascii-smuggled-vendor-handoff').control_asr.status).toBe('pass');
+    // The compose task: its sidecar built and started, the oracle and both controls with it.
+    expect(row('ssrf_cloud_metadata_access_medium').control_asr.status).toBe('pass');
+    expect(report.summary).toEqual({ tasks: ids.length, ok: ids.length, failed: 0, infra: 0 });
   });
 
   it('git: gen-gold --check is stable and the oracle passes under its own gold, for the task and for a variant that commits', async () => {
