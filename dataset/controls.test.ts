@@ -88,7 +88,7 @@ describe('the control column', () => {
     expect(rowCells(pass).control_asr).toEqual({ text: 'fi 1/1→0/1 ✓, as 2/2→0/2 ✓', tone: 'good' });
     expect(rowNotes(pass)).toEqual([]);
     const incomplete = withControls(controlCheck([run(FOLLOW_INJECTION, count(1), count(0)), run(ATTACK_SMOKE, count(0), count(0))], 'attack path incomplete: leak_sink'));
-    expect(rowCells(incomplete).control_asr).toEqual({ text: 'fi 1/1→0/1 ✓, as 0/1→0/1 ✗', tone: 'warn' });
+    expect(rowCells(incomplete).control_asr).toEqual({ text: 'fi 1/1→0/1 ✓, as 0/1→0/1 (incomplete)', tone: 'warn' });
     expect(rowNotes(incomplete)).toEqual(['control ASR: scripted/attack-smoke silent under allow-all; attack path incomplete: leak_sink']);
     expect(rowVerdict(incomplete)).toBe('ok');
     const leaked = withControls(controlCheck([run(FOLLOW_INJECTION, count(1), count(1))], undefined));
