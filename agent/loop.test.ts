@@ -153,7 +153,7 @@ describe('processes a command left running', () => {
       },
     };
     const model = playbook([scriptedResponse('', [call('c1', { command: 'nginx' })]), scriptedResponse('', [call('c2', { command: 'curl localhost' })]), scriptedResponse('finished')]);
-    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+    const episode = await runEpisode({ task, session, model, defense: noneDefense, keepServices: true });
     expect(session.calls.map((c) => c.keepBackground)).toEqual([true, true]);
     expect(stops).toHaveLength(1);
     const started = episode.steps[0]?.proposals[0];
@@ -170,10 +170,18 @@ describe('processes a command left running', () => {
     expect(() => EpisodeSchema.parse(episode)).not.toThrow();
   });
 
+  it('are not kept unless the episode asks for it (eval does not yet)', async () => {
+    const session = new RecordingSession() as RecordingSession & { stopBackground: () => Promise<BackgroundStop> };
+    session.stopBackground = () => Promise.resolve({ commands: [], leftover: { count: 0, info: '' } });
+    const model = playbook([scriptedResponse('', [call('c1', { command: 'nginx' })]), scriptedResponse('finished')]);
+    await runEpisode({ task, session, model, defense: noneDefense });
+    expect(session.calls[0]?.keepBackground).toBe(false);
+  });
+
   it('are not kept by a runner that cannot stop them', async () => {
     const session = new RecordingSession();
     const model = playbook([scriptedResponse('', [call('c1', { command: 'nginx' })]), scriptedResponse('finished')]);
-    await runEpisode({ task, session, model, defense: noneDefense });
+    await runEpisode({ task, session, model, defense: noneDefense, keepServices: true });
     expect(session.calls[0]?.keepBackground).toBe(false);
   });
 

@@ -110,6 +110,13 @@ export interface EpisodeOptions {
   onStep?: (step: Step) => void | Promise<void>;
   /** Classifies a sandbox that broke mid-command (default: always the infrastructure's fault). */
   health?: HealthProbe;
+  /**
+   * Keep what a command leaves running (a service) for the later commands, traced and enforced,
+   * until the episode ends. Off by default: a fork bomb that happens to have few processes when its
+   * command ends could be kept and later leave processes no tracer follows (the adversarial
+   * fork-bomb scenario, about one run in two); gen-gold (a trusted oracle) keeps them regardless.
+   */
+  keepServices?: boolean;
   /** The reachable compose sidecars by address (recorded in the episode's setup, so the trace can name a connect's service). */
   sidecarHosts?: ReadonlyMap<string, string>;
   /** Trace events kept over the episode (default EPISODE_DEFAULTS.traceEventBudget). */
@@ -432,9 +439,10 @@ class EpisodeRun {
     try {
       const mode = defense.execution(ctx);
       guard = await defense.prepareRun?.(view, ctx);
-      // A service the agent starts keeps running for its later commands (as in a terminal), except
-      // under a defense that judges and undoes each command's effects once it ended (a guard).
-      const keepBackground = guard === undefined && session.stopBackground !== undefined;
+      // A service the agent starts keeps running for its later commands (as in a terminal) when the
+      // episode asks for it, except under a defense that judges and undoes each command's effects
+      // once it ended (a guard).
+      const keepBackground = this.options.keepServices === true && guard === undefined && session.stopBackground !== undefined;
       run = await session.run({ cmd: shellArgv(checked.args), mode, trace: true, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes, keepBackground });
     } catch (e) {
       const ending = e instanceof AuthbenchError && e.code === 'SANDBOX_BROKEN' ? await brokenSandbox(e, this.options.health, call.id) : infraFrom(e, 'sandbox');

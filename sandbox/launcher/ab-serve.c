@@ -93,6 +93,11 @@ int stop_serve_main(const char *pid_arg);
 #define BG_SLOTS (MAX_BACKGROUND * (3 + MAX_LISTENERS))
 /* Processes a sweep looks at; a pids limit on the container keeps real numbers far below. */
 #define MAX_PROCS 65536
+/* Processes one sweep round kills. Above a container's pids limit, so a fork bomb loses every
+ * process it has in one round rather than refilling what a smaller batch left between rounds. */
+#define MAX_SWEEP 8192
+/* Parent links one walk follows up; a fork bomb's chains run deep (each generation a child). */
+#define MAX_CHAIN 4096
 #define MAX_LISTING_BYTES (512u << 20)
 
 /* The descriptors a command's wrappers find (mirrored in protocol.ts). */
@@ -368,11 +373,11 @@ static size_t descendants(pid_t spare, int bg_mode, struct proc *out, size_t max
   size_t found = 0;
   for (size_t i = 0; i < n; i++) {
     /* Walk up the parent chain until the agent, the top, or a process already decided. */
-    ssize_t chain[64];
+    static ssize_t chain[MAX_CHAIN];
     int depth = 0;
     ssize_t cur = (ssize_t)i;
     unsigned char verdict = 2;
-    while (cur >= 0 && depth < 64) {
+    while (cur >= 0 && depth < MAX_CHAIN) {
       if (below[cur] != 0) {
         verdict = below[cur];
         break;
@@ -426,16 +431,16 @@ static void info_line(struct buf *info, const struct proc *p) {
  * Returns how many were alive at the first look; `info` gets "pid comm" of the first few.
  */
 static size_t sweep(pid_t spare, int bg_mode, struct buf *info) {
-  static struct proc found[256];
+  static struct proc found[MAX_SWEEP];
   size_t first = 0;
   for (int round = 0; round < 1000; round++) {
-    size_t n = descendants(spare, bg_mode, found, 256);
+    size_t n = descendants(spare, bg_mode, found, MAX_SWEEP);
     if (round == 0) {
       first = n;
       for (size_t i = 0; i < n && i < MAX_INFO_LINES && info != NULL; i++) info_line(info, &found[i]);
     }
     if (n == 0) break;
-    for (size_t i = 0; i < n && i < 256; i++) kill(found[i].pid, SIGKILL);
+    for (size_t i = 0; i < n && i < MAX_SWEEP; i++) kill(found[i].pid, SIGKILL);
     reap();
     struct timespec pause_ = {0, 1000000};
     nanosleep(&pause_, NULL);
