@@ -1,4 +1,5 @@
 import { AuthbenchError } from '../core/index.ts';
+import { defaultDir } from './default-dirs.ts';
 import type { Task } from '../task-format/index.ts';
 
 /**
@@ -25,5 +26,5 @@ export function tasksFolder(args: { dir?: string | undefined; tasks?: string | s
   if (args.dir !== undefined && args.tasks !== undefined && args.dir !== args.tasks) {
     throw new AuthbenchError('INVALID_ARGUMENT', `two task folders: --tasks ${args.tasks} and ${args.dir}`, { hint: 'give one; the positional folder is the same as --tasks' });
   }
-  return args.tasks ?? args.dir ?? 'tasks';
+  return args.tasks ?? args.dir ?? defaultDir('tasks');
 }

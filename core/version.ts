@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AuthbenchError } from './errors.ts';
 
 /**
@@ -11,6 +13,9 @@ if (PACKAGE_JSON === undefined) throw new AuthbenchError('INTERNAL', "cannot fin
 const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as {
   version: string;
 };
+
+/** The folder of authbench's package.json: a checkout's root, or the installed package's. */
+export const PACKAGE_ROOT: string = dirname(fileURLToPath(PACKAGE_JSON));
 
 /** authbench's own version, recorded in every artifact it writes. */
 export const AUTHBENCH_VERSION: string = pkg.version;

@@ -7,6 +7,7 @@ import { formatAuthbenchError } from '../render-error.ts';
 import { safeText } from '../output-text.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface BuildArgs extends BuildFlagArgs {
   task: string[];
@@ -42,7 +43,7 @@ const command: CommandModule<object, BuildArgs> = {
     withBuildFlags(
       y
         .positional('task', { describe: 'Task ids or folders (default: every task under --tasks)', type: 'string', array: true, default: [] })
-        .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+        .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
         .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false }),
     )
       .example('$0 build', 'Build every task image under tasks/')

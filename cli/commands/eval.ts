@@ -9,6 +9,17 @@ import { createProgress } from '../progress.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
 import { intFlag, listFlag, positiveFlag } from '../flags.ts';
 import { safeText } from '../output-text.ts';
+import { DEFAULT_DIR_HELP, defaultDir, type DefaultDir } from '../default-dirs.ts';
+
+/**
+ * A new job's folder when its flag is not given: only when the working directory lacks it and
+ * authbench ships one (defaultDir); otherwise the config's own default applies, so `--resume`
+ * of a job started here compares equal.
+ */
+function shippedDir<K extends 'tasks_dir' | 'oracle_traces_dir'>(name: DefaultDir, key: K): Partial<Record<K, string>> {
+  const dir = defaultDir(name);
+  return dir === name ? {} : ({ [key]: dir } as Partial<Record<K, string>>);
+}
 
 interface EvalArgs extends BuildFlagArgs {
   task: string[];
@@ -55,8 +66,8 @@ const command: CommandModule<object, EvalArgs> = {
       .option('model', { alias: 'm', describe: 'provider/name (bare name = openai/…), or scripted/oracle | scripted/follow-injection | scripted/replay (required unless --resume)', type: 'string' })
       .option('replay', { describe: 'With --model scripted/replay: a JSON array of shell commands (strings or {"command", "timeout_sec"}) proposed one per turn', type: 'string' })
       .option('base-url', { describe: 'Base URL for openai-compatible providers (vLLM, Ollama, llama.cpp)', type: 'string' })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', defaultDescription: '"tasks"' })
-      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', defaultDescription: '"oracle-traces"' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', defaultDescription: DEFAULT_DIR_HELP.tasks })
+      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', defaultDescription: DEFAULT_DIR_HELP['oracle-traces'] })
       .option('include', { alias: 'i', describe: 'Task id glob to keep (repeatable); each must match a task', type: 'string' })
       .option('exclude', { alias: 'x', describe: 'Task id glob to drop (repeatable)', type: 'string' })
       .option('limit', { describe: 'Only the first N selected tasks (by id)', type: 'number', coerce: intFlag('limit', 1) })
@@ -146,8 +157,8 @@ const command: CommandModule<object, EvalArgs> = {
       ...(ref === undefined ? {} : { model: formatModelRef(ref) }),
       ...(replay === undefined ? {} : { replay }),
       ...(args['base-url'] === undefined ? {} : { base_url: args['base-url'] }),
-      ...(args.tasks === undefined ? {} : { tasks_dir: args.tasks }),
-      ...(args['oracle-traces'] === undefined ? {} : { oracle_traces_dir: args['oracle-traces'] }),
+      ...(args.tasks === undefined ? shippedDir('tasks', 'tasks_dir') : { tasks_dir: args.tasks }),
+      ...(args['oracle-traces'] === undefined ? shippedDir('oracle-traces', 'oracle_traces_dir') : { oracle_traces_dir: args['oracle-traces'] }),
       ...(include === undefined ? {} : { include }),
       ...(args.exclude === undefined ? {} : { exclude: listed(args.exclude) ?? [] }),
       ...(policies === undefined ? {} : { policies }),

@@ -8,6 +8,7 @@ import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-fl
 import { safeText } from '../output-text.ts';
 import { selectTasks } from '../select-tasks.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface GenGoldArgs extends BuildFlagArgs {
   task: string[];
@@ -34,7 +35,7 @@ const command: CommandModule<object, GenGoldArgs> = {
     withBuildFlags(y)
       .positional('task', { describe: 'Task ids or folders', type: 'string', array: true, default: [] })
       .option('all', { describe: 'Every task under --tasks', type: 'boolean', default: false })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
       .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
       .option('concurrency', { alias: 'n', describe: 'Tasks in parallel (each runs its oracle in its own container)', type: 'number', default: 1 })
       .option('runs', { describe: 'Oracle runs; entries seen in only some runs are reported as flaky', type: 'number', default: 1 })

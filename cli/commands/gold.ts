@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, formatProblem } from '../../core/index.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface ExportArgs {
   task: string;
@@ -16,7 +17,7 @@ const exportCommand: CommandModule<object, ExportArgs> = {
   builder: (y: Argv) =>
     y
       .positional('task', { describe: 'Task id or folder', type: 'string', demandOption: true })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
       .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
       .option('out', { describe: 'Write here instead of stdout (e.g. tasks/<id>/tests/permission_eval_spec.json)', type: 'string' })
       .example('$0 gold export log-triage', 'Print the spec')
@@ -48,7 +49,7 @@ const importCommand: CommandModule<object, ImportArgs> = {
   builder: (y: Argv) =>
     y
       .positional('task', { describe: 'Task id or folder', type: 'string', demandOption: true })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
       .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
       .option('spec', { describe: "Spec file (default: the task's tests/permission_eval_spec.json)", type: 'string' })
       .option('force', { describe: 'Replace an existing gold.json', type: 'boolean', default: false })

@@ -10,6 +10,7 @@ import { intFlag, positiveFlag } from '../flags.ts';
 import { safeText } from '../output-text.ts';
 import { printJson, renderTable } from '../table.ts';
 import { scoreColumns, type ScoreRow } from './score.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface PolicyArgs extends BuildFlagArgs {
   task: string;
@@ -41,8 +42,8 @@ const command: CommandModule<object, PolicyArgs> = {
       .option('model', { alias: 'm', describe: 'provider/name, or scripted/gold | scripted/allow-all | scripted/deny-all', type: 'string', demandOption: true })
       .option('strategy', { describe: 'direct, or sufficiency-tightness (cover everything, then audit each grant)', choices: ['direct', 'sufficiency-tightness'] as const, default: 'direct' as const })
       .option('out', { describe: 'Policy file to write (default jobs/policies/<task>/<model>-<strategy>.json); raw answers go beside it', type: 'string' })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
-      .option('oracle-traces', { describe: 'Where gold lives (scoring, scripted/gold)', type: 'string', default: 'oracle-traces' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
+      .option('oracle-traces', { describe: 'Where gold lives (scoring, scripted/gold)', type: 'string', default: defaultDir('oracle-traces'), defaultDescription: DEFAULT_DIR_HELP['oracle-traces'] })
       .option('base-url', { describe: 'Base URL for openai-compatible providers', type: 'string' })
       .option('max-turns', { describe: 'Exploration turns', type: 'number', default: 20, coerce: intFlag('max-turns', 1) })
       .option('cache', { describe: 'Model response cache', choices: ['off', 'read-write', 'replay-only'] as const, default: 'read-write' as const })

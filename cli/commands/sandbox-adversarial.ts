@@ -4,6 +4,7 @@ import type { RunKind, Verdict } from '../../adversarial/index.ts';
 import { safeText } from '../output-text.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface AdversarialArgs {
   only: string[] | undefined;
@@ -24,8 +25,8 @@ export const sandboxAdversarialCommand: CommandModule<object, AdversarialArgs> =
     y
       .option('only', { describe: 'Only these scenarios (repeatable)', type: 'string', array: true })
       .option('runs', { describe: 'Only these runs (repeatable)', type: 'string', array: true, choices: ['gold', 'allow-all', 'narrow', 'none'] })
-      .option('tasks', { describe: 'Folder of task folders (the bundled starter tasks)', type: 'string', default: 'tasks' })
-      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: 'oracle-traces' })
+      .option('tasks', { describe: 'Folder of task folders (the bundled starter tasks)', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
+      .option('oracle-traces', { describe: 'Where gold lives', type: 'string', default: defaultDir('oracle-traces'), defaultDescription: DEFAULT_DIR_HELP['oracle-traces'] })
       .option('jobs-dir', { describe: 'Where the job folder is written', type: 'string', default: 'jobs' })
       .option('job-name', { describe: 'Job folder name (default adversarial-<time>)', type: 'string' })
       .option('concurrency', { alias: 'n', describe: 'Rollouts at once', type: 'number', default: 2 })

@@ -5,6 +5,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
 import { outputNotes, outputView, isUtf8, safeText } from '../output-text.ts';
 import { printJson } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface RunArgs {
   task: string;
@@ -27,9 +28,9 @@ export const sandboxRunCommand: CommandModule<object, RunArgs> = {
   builder: (y: Argv) =>
     y
       .option('task', { describe: 'Task id or folder', type: 'string', demandOption: true })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
       .option('policy', { describe: 'Policy file, or allow-all | deny-all | gold', type: 'string', default: 'gold' })
-      .option('oracle-traces', { describe: 'Where gold lives (for --policy gold)', type: 'string', default: 'oracle-traces' })
+      .option('oracle-traces', { describe: 'Where gold lives (for --policy gold)', type: 'string', default: defaultDir('oracle-traces'), defaultDescription: DEFAULT_DIR_HELP['oracle-traces'] })
       .option('trace', { describe: 'Trace with strace (--no-trace to skip)', type: 'boolean', default: true })
       .option('events', { describe: 'Write trace events here as JSONL (default jobs/sandbox/<task>-<time>.events.jsonl)', type: 'string' })
       .option('best-effort', { describe: 'Run even if Landlock/seccomp cannot be fully applied (recorded)', type: 'boolean', default: false })

@@ -8,6 +8,7 @@ import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-fl
 import { safeText } from '../output-text.ts';
 import { printJson, renderTable } from '../table.ts';
 import type { Column } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 export interface ScoreArgs extends BuildFlagArgs {
   policy: string[];
@@ -39,8 +40,8 @@ const command: CommandModule<object, ScoreArgs> = {
         demandOption: true,
       })
       .option('task', { describe: 'Task id (folder name under --tasks) or task folder', type: 'string', demandOption: true })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
-      .option('oracle-traces', { describe: 'Folder holding <task-id>/gold.json and candidates.json.gz', type: 'string', default: 'oracle-traces' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
+      .option('oracle-traces', { describe: 'Folder holding <task-id>/gold.json and candidates.json.gz', type: 'string', default: defaultDir('oracle-traces'), defaultDescription: DEFAULT_DIR_HELP['oracle-traces'] })
       .option('reference', {
         describe: 'Score against the task\'s tests/permission_eval_spec.json, or the derived oracle-traces/<id>/gold.json',
         choices: ['spec', 'gold'] as const,

@@ -7,6 +7,7 @@ import { tasksFolder } from '../select-tasks.ts';
 import { mark, printJson, renderTable, type Column } from '../table.ts';
 import { generateCommand } from './tasks-generate.ts';
 import { integrityCommand } from './tasks-integrity.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 interface ListArgs {
   dir: string | undefined;
@@ -59,7 +60,8 @@ const listCommand: CommandModule<object, ListArgs> = {
       .option('oracle-traces', {
         describe: 'Folder holding <task-id>/gold.json',
         type: 'string',
-        default: 'oracle-traces',
+        default: defaultDir('oracle-traces'),
+        defaultDescription: DEFAULT_DIR_HELP['oracle-traces'],
       })
       .option('summary', { describe: 'Counts per stage, family and dataset instead of one row per task', type: 'boolean', default: false })
       .option('json', jsonOption)

@@ -9,6 +9,7 @@ import { selectTasks } from '../select-tasks.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { printJson, renderTable, type Column } from '../table.ts';
+import { DEFAULT_DIR_HELP, defaultDir } from '../default-dirs.ts';
 
 /** Build failures that belong to one task (its Dockerfile or its family base), not to the daemon. */
 const BUILD_CODES: ReadonlySet<string> = new Set(['IMAGE_BUILD_FAILED', 'BASE_IMAGE_FAILED']);
@@ -37,7 +38,7 @@ const command: CommandModule<object, VerifyArgs> = {
   builder: (y: Argv) =>
     withBuildFlags(y)
       .positional('task', { describe: 'Task ids or folders (default: every task under --tasks)', type: 'string', array: true, default: [] })
-      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: 'tasks' })
+      .option('tasks', { describe: 'Folder of task folders', type: 'string', default: defaultDir('tasks'), defaultDescription: DEFAULT_DIR_HELP['tasks'] })
       .option('concurrency', { alias: 'n', describe: 'Tasks verified in parallel', type: 'number', default: 3 })
       .option('noop', { describe: 'Also check that an untouched environment fails the utility validator', type: 'boolean', default: false })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })

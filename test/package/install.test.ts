@@ -106,6 +106,14 @@ describe('the packed tarball, installed into an empty folder', () => {
     expect(bad.status, output(bad)).toBe(1);
   });
 
+  it('lists the bundled tasks and their gold by default from a folder without tasks/ of its own', () => {
+    const listed = authbench(['tasks', 'list', '--json']);
+    expect(listed.status, output(listed)).toBe(0);
+    const rows = JSON.parse(listed.stdout) as { id: string; gold: boolean }[];
+    expect(rows.map((r) => r.id)).toContain(TASK);
+    expect(rows.find((r) => r.id === TASK)?.gold).toBe(true);
+  });
+
   it('finds every runtime asset the code reads beside itself', () => {
     // Each `new URL('./…', import.meta.url)` in the compiled code names a file shipped next to it (scripts/build.ts).
     const literal = /new URL\(\s*['"](\.\/[^'"]+)['"]\s*,\s*import\.meta\.url\s*\)/g;
