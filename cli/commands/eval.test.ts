@@ -12,10 +12,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../test/cli.ts';
 
 let dir = '';
+const dockerHost = process.env['DOCKER_HOST'];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ab-eval-cli-'));
+  // No daemon: every check here must come before Docker is touched, whether or not the machine
+  // running the unit tier has one (a refusal must never turn into DOCKER_UNREACHABLE, exit 125).
+  process.env['DOCKER_HOST'] = `unix://${join(dir, 'no-docker.sock')}`;
 });
 afterAll(async () => {
+  if (dockerHost === undefined) delete process.env['DOCKER_HOST'];
+  else process.env['DOCKER_HOST'] = dockerHost;
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -204,6 +204,9 @@ const command: CommandModule<object, EvalArgs> = {
       process.stdout.write(`dry run of ${size.job} (${config.model}): ${size.tasks} task(s), ${size.rollouts} rollout(s), ${size.pending} to run${size.reused > 0 ? `, ${size.reused} done` : ''}; nothing was written\n`);
       return;
     }
+    // Bad input (model, key, replay, policy file, tasks, gold, job folder) is exit 1 whatever the
+    // state of the Docker daemon: checked here, before connecting (runJob checks again, cheaply).
+    await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume });
     const { connectDocker } = await import('../../docker/index.ts');
 
     const controller = new AbortController();
