@@ -84,6 +84,10 @@ export function checkRun(record: RunRecord): Verdict {
       }
     }
   }
+  for (const { path, op } of expect.traced ?? []) {
+    const seen = proposals.some((p) => p.events.some((e) => e.kind === 'file' && touched(e, op).includes(path)));
+    if (!seen) fail(`no successful ${op} of ${path} in the trace: the access was hidden from the tracer`);
+  }
   const stdout = proposals.map((p) => p.result?.stdout ?? '').join('\n');
   for (const s of expect.stdoutLacks ?? []) if (stdout.includes(s)) fail(`output contains ${JSON.stringify(s)}`);
   for (const s of expect.stdoutHas ?? []) if (!stdout.includes(s)) fail(`output lacks ${JSON.stringify(s)}`);

@@ -39,7 +39,8 @@ export function taskLimits(task: Task): { memoryMb: number; cpus: number; pids: 
  * How a task's container is started: the task's workdir, its limits (memory,
  * CPU quota, pids), no network at all unless the task declares a local sink
  * that needs one or may reach compose sidecars (then only those sidecars'
- * internal networks, as service `main`), and the harness mounted read-only at /opt/authbench. Its
+ * internal networks, as service `main`), the harness mounted read-only at /opt/authbench, and
+ * CAP_SYS_PTRACE for the tracer (never for what the launcher runs). Its
  * main process is the harness's idle process, not the image's entrypoint.
  */
 export function taskContainerSpec(
@@ -64,6 +65,9 @@ export function taskContainerSpec(
     cpus: limits.cpus,
     pidsLimit: limits.pids,
     volumes: [harnessMount(harness)],
+    // For strace alone: without it a tracee that changes uid (nginx's workers, `setpriv --reuid`)
+    // hides the paths it opens. The launcher drops it before any command or validator runs.
+    capAdd: ['SYS_PTRACE'],
     idleCommand: [LAUNCHER_PATH, '--idle'],
     ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
   };

@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 int harness_main(int argc, char **argv);
+int drop_tracer_capability(void);
 
 /* Exit codes: the launcher's (sandbox/launcher/exit-codes.ts) where the meaning is the same. */
 enum {
@@ -834,6 +835,8 @@ static int validator_exec_main(int argc, char **argv) {
   if (restore_len > 0 && !restore_full && setenv("AUTHBENCH_VALIDATOR_RESTORE", restore, 1) != 0)
     die(EXIT_USAGE, "setenv AUTHBENCH_VALIDATOR_RESTORE: %s", strerror(errno));
 
+  /* Validators have no use for the tracer's capability (ab-launch.c says why the container has it). */
+  if (drop_tracer_capability() != 0) die(EXIT_NO_NEW_PRIVS, "cannot drop CAP_SYS_PTRACE: %s", strerror(errno));
   /* Inherited by everything the validator starts: exec can no longer raise privileges. */
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(EXIT_NO_NEW_PRIVS, "no_new_privs: %s", strerror(errno));
   umask(022);

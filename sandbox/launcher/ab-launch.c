@@ -49,11 +49,23 @@
 enum {
   EXIT_USAGE = 120,      /* bad command line or rules file */
   EXIT_LANDLOCK = 121,   /* Landlock unavailable, too old for the rules, or failed to apply */
-  EXIT_SECCOMP = 122,    /* no_new_privs or the seccomp filter could not be installed */
+  EXIT_SECCOMP = 122,    /* no_new_privs, the seccomp filter or the tracer's capability drop failed */
   EXIT_PATH = 123,       /* no longer used: a rule path that cannot be opened is skipped (stricter, never weaker) */
   EXIT_EXEC_FAILED = 126, /* the command exists but could not be executed (shell convention) */
   EXIT_NOT_FOUND = 127,  /* the command was not found (shell convention) */
 };
+
+/* capget/capset without libcap (the launcher is static and depends on nothing but libc). */
+#define CAP_SYS_PTRACE_NR 19
+#define CAP_VERSION_3 0x20080522
+struct cap_header {
+  uint32_t version;
+  int pid;
+};
+struct cap_data {
+  uint32_t effective, permitted, inheritable;
+};
+
 
 /* ---- Landlock UAPI, carried here (ABI 1..7) ---- */
 #define LL_CREATE_RULESET_VERSION (1U << 0)
@@ -709,8 +721,43 @@ static void idle_forever(void) {
 /* The long-lived agent (ab-serve.c) shares this binary, so installing the launcher installs it. */
 int serve_main(void);
 int stop_serve_main(const char *pid_arg);
+int drop_tracer_capability(void);
 /* Harness-side helpers for the validation phase (ab-harness.c). */
 int harness_main(int argc, char **argv);
+
+/*
+ * The task container holds CAP_SYS_PTRACE for one process: strace. Without it strace cannot read
+ * the memory of a tracee that changed uid (a non-dumpable process), and prints pointers instead of
+ * paths: `setpriv --reuid=65534 ...` or a daemon dropping to www-data would hide what it opens from
+ * the trace. Every command (and every validator) loses it before exec, from its bounding set too
+ * where the container allows, and the launcher refuses to run when it cannot. Returns 0, or -1 with errno.
+ */
+int drop_tracer_capability(void) {
+  /* Without CAP_SETPCAP the bounding set stays: harmless, since no_new_privs (always set next)
+   * keeps set-uid and file capabilities from granting anything at exec. */
+  if (prctl(PR_CAPBSET_READ, CAP_SYS_PTRACE_NR, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE_NR, 0, 0, 0) != 0 && errno != EPERM)
+    return -1;
+  /* Ambient capabilities are cleared when the bounding set loses one, but say it explicitly. */
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE_NR, 0, 0) != 0 && errno != EINVAL) return -1;
+  struct cap_header head = {CAP_VERSION_3, 0};
+  struct cap_data data[2];
+  if (syscall(SYS_capget, &head, data) != 0) return -1;
+  uint32_t bit = 1u << (CAP_SYS_PTRACE_NR % 32);
+  struct cap_data *d = &data[CAP_SYS_PTRACE_NR / 32];
+  if (((d->effective | d->permitted | d->inheritable) & bit) != 0) {
+    d->effective &= ~bit;
+    d->permitted &= ~bit;
+    d->inheritable &= ~bit;
+    if (syscall(SYS_capset, &head, data) != 0) return -1;
+  }
+  /* Trust nothing: read it back. */
+  if (syscall(SYS_capget, &head, data) != 0) return -1;
+  if (((d->effective | d->permitted | d->inheritable) & bit) != 0) {
+    errno = EPERM;
+    return -1;
+  }
+  return 0;
+}
 
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
@@ -863,6 +910,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (drop_tracer_capability() != 0) die(EXIT_SECCOMP, "cannot drop CAP_SYS_PTRACE (the tracer's): %s", strerror(errno));
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die(EXIT_SECCOMP, "no_new_privs: %s", strerror(errno));
 
   if (landlock_ok) {

@@ -8,7 +8,7 @@ export const LAUNCHER_EXIT = {
   USAGE: 120,
   /** Landlock unavailable, older than the rules need, or failed to apply. */
   LANDLOCK: 121,
-  /** no_new_privs or the seccomp filter could not be installed. */
+  /** no_new_privs, the seccomp filter or dropping the tracer's CAP_SYS_PTRACE failed. */
   SECCOMP: 122,
   /** A rule names a path that cannot be opened (without --best-effort). */
   RULE_PATH: 123,
@@ -23,7 +23,7 @@ export type LauncherExitName = keyof typeof LAUNCHER_EXIT;
 const MESSAGES: Record<LauncherExitName, string> = {
   USAGE: 'launcher usage or rules-file error',
   LANDLOCK: 'Landlock unavailable or too old for these rules',
-  SECCOMP: 'seccomp filter could not be installed',
+  SECCOMP: 'seccomp filter, no_new_privs or the tracer capability drop failed',
   RULE_PATH: 'a rule names a path that does not exist',
   EXEC_FAILED: 'command could not be executed (permission denied?)',
   NOT_FOUND: 'command not found',
