@@ -1180,6 +1180,28 @@ static int wait_for_request(void) {
   return 0;
 }
 
+/*
+ * How often the container's pids limit has refused a fork (the "max" line of pids.events, cgroup
+ * v2 or v1 layout); -1 when neither file can be read. A command whose processes hit the limit is
+ * a runaway (a fork bomb) whatever number of them happens to be alive when its main process ends:
+ * nothing of it is kept.
+ */
+static long pids_limit_hits(void) {
+  static const char *const files[] = {"/sys/fs/cgroup/pids.events", "/sys/fs/cgroup/pids/pids.events"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    FILE *f = fopen(files[i], "re");
+    if (f == NULL) continue;
+    long hits = -1;
+    char key[16];
+    long value;
+    while (fscanf(f, "%15s %ld", key, &value) == 2)
+      if (strcmp(key, "max") == 0) hits = value;
+    fclose(f);
+    if (hits >= 0) return hits;
+  }
+  return -1;
+}
+
 static void run_request(struct request *r) {
   for (size_t i = 0; i < r->n_puts; i++) {
     if (write_file(&r->puts[i]) != 0) {
@@ -1212,6 +1234,8 @@ static void run_request(struct request *r) {
   struct spawn_fds fds = {in_pipe[0], out_pipe[1], err_pipe[1], trace_pipe[1], sockets[1], rules_fd, status_pipe[1]};
   int64_t started_us = now_us();
   int64_t deadline = r->timeout_ms == 0 ? -1 : now_ms() + r->timeout_ms;
+  /* Unreadable (-1 both times): the other rules still hold (a bounded count, nothing escaped). */
+  long limit_hits = r->keep_background ? pids_limit_hits() : -1;
   main_reaped = 0;
   main_status = 0;
   pid_t pid = fork();
@@ -1281,7 +1305,8 @@ static void run_request(struct request *r) {
       if (tracee != 0 && parent_of(tracee) != pid) {
         finished_us = now_us();
         count_survivors(pid, &survivors, &survivor_info, &leftover, &leftover_info);
-        int slot = r->keep_background && survivors > 0 && survivors <= MAX_BG_SURVIVORS && leftover == 0 ? bg_free_slot() : -1;
+        int runaway = survivors > MAX_BG_SURVIVORS || (r->keep_background && pids_limit_hits() != limit_hits);
+        int slot = r->keep_background && survivors > 0 && !runaway && leftover == 0 ? bg_free_slot() : -1;
         if (slot >= 0) {
           /* The tracer wrote the main process's exit_group as it reaped it (or is about to). */
           int64_t until = now_ms() + EXIT_LINE_GRACE_MS;

@@ -136,6 +136,26 @@ describe('background commands', () => {
     expect((await processes()).filter((p) => p.includes('bomb'))).toEqual([]);
   });
 
+  it('never keeps what a command left when its processes hit the pids limit (a fork bomb that happens to be small as its command ends)', async () => {
+    // 600 short-lived children against a limit of 512: forks fail for a while, then the burst is
+    // gone and one quiet process is left — few enough to pass for a service, but a runaway.
+    const burst = [
+      "(setsid bash -c 'exec -a bgmark-runaway sleep 300' &)",
+      "python3 -c 'import os, time\nkids = []\nfor _ in range(600):\n    try: pid = os.fork()\n    except OSError: continue\n    if pid == 0: time.sleep(1); os._exit(0)\n    kids.append(pid)\nfor k in kids: os.waitpid(k, 0)\nprint(len(kids))'",
+    ].join('; ');
+    const r = await session.run({ cmd: sh(burst), mode: ENFORCED, timeoutMs: 60_000, keepBackground: true });
+    expect(r.exec.exitCode).toBe(0);
+    expect(Number(r.exec.stdout.trim())).toBeLessThan(600);
+    expect(r.survivors?.count).toBeGreaterThanOrEqual(1);
+    expect(r.background).toBeUndefined();
+    expect((await processes()).filter((p) => p.includes('bgmark-runaway'))).toEqual([]);
+    // The same quiet process from a command that stayed under the limit is kept.
+    const calm = await session.run({ cmd: sh("(setsid bash -c 'exec -a bgmark-calm sleep 300' &); exit 0"), mode: ENFORCED, timeoutMs: 60_000, keepBackground: true });
+    expect(calm.background).toBeDefined();
+    await session.stopBackground();
+    expect((await processes()).filter((p) => p.includes('bgmark'))).toEqual([]);
+  });
+
   it('cuts a background trace flood at its cap, and closing the session stops what is left', async () => {
     const r = await session.run({ cmd: sh('(while :; do cat /app/data.txt >/dev/null; done &); exit 0'), mode: ENFORCED, timeoutMs: 60_000, keepBackground: true, traceCapBytes: 64 * 1024 });
     expect(r.background).toBeDefined();
