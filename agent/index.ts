@@ -1,5 +1,6 @@
 export * from './schema.ts';
 export * from './tools.ts';
+export * from './text-actions.ts';
 export * from './observation.ts';
 export * from './prompt.ts';
 export * from './defenses/index.ts';

@@ -26,7 +26,7 @@ import type { Task } from '../task-format/index.ts';
 import type { Defense, DefenseContext, RunGuard } from './defenses/index.ts';
 import { DEFAULT_OBSERVATION_CAP_BYTES, capText, renderObservation, renderRollback, summarizeDenials } from './observation.ts';
 import { materializeArgv, writeSubtreeRoots } from './prepare.ts';
-import { systemPrompt } from './prompt.ts';
+import { TEXT_FORMAT_REMINDER, systemPrompt } from './prompt.ts';
 import {
   EPISODE_SCHEMA_VERSION,
   type CommandResult,
@@ -35,11 +35,14 @@ import {
   type Episode,
   type Proposal,
   type RollbackRecord,
+  type ParserCounts,
   type Step,
+  type ToolFormat,
   type Totals,
 } from './schema.ts';
 import { commandTamper, type TamperEvidence } from './tamper.ts';
-import { agentTools, checkToolCall, shellArgv, type ShellArgs } from './tools.ts';
+import { TEXT_PARSER_VERSION, parseTextReply } from './text-actions.ts';
+import { SHELL_TOOL, agentTools, checkToolCall, shellArgv, type ShellArgs } from './tools.ts';
 
 /** What the loop needs of a model: the models module's client and the scripted models both fit. */
 export interface AgentModel {
@@ -121,6 +124,13 @@ export interface EpisodeOptions {
   sidecarHosts?: ReadonlyMap<string, string>;
   /** Trace events kept over the episode (default EPISODE_DEFAULTS.traceEventBudget). */
   traceEventBudget?: number;
+  /**
+   * native (default): the provider's tool calling. text: no tools are offered; the prompt teaches the
+   * action format and each reply is parsed (agent/text-actions.ts): an action runs like a tool call,
+   * an invalid one is recorded and answered but never run (the turn counts), only an explicit or
+   * plainly non-action reply ends the episode.
+   */
+  toolFormat?: ToolFormat;
   /** Injected clock (ms). */
   now?: () => number;
 }
@@ -156,9 +166,21 @@ function sumOrNull(values: readonly (number | null)[]): number | null {
   return values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0);
 }
 
+/** Text-mode replies by parser status; undefined when no step was parsed (native tool calls). */
+export function parserCounts(steps: readonly Pick<Step, 'parser'>[]): ParserCounts | undefined {
+  const statuses = steps.flatMap((s) => (s.parser === undefined ? [] : [s.parser.status]));
+  if (statuses.length === 0) return undefined;
+  return {
+    strict: statuses.filter((x) => x === 'strict').length,
+    repaired: statuses.filter((x) => x.startsWith('repaired:')).length,
+    invalid: statuses.filter((x) => x.startsWith('invalid:')).length,
+  };
+}
+
 export function episodeTotals(steps: readonly Step[], durationMs: number): Totals {
   const proposals = steps.flatMap((s) => s.proposals);
   const calls = steps.map((s) => s.model_call);
+  const parser = parserCounts(steps);
   return {
     turns: steps.length,
     proposals: proposals.length,
@@ -174,6 +196,7 @@ export function episodeTotals(steps: readonly Step[], durationMs: number): Total
     cost_usd: sumOrNull(calls.map((c) => c.cost_usd)),
     model_latency_ms: calls.reduce((n, c) => n + c.latency_ms, 0),
     duration_ms: durationMs,
+    ...(parser === undefined ? {} : { parser }),
   };
 }
 
@@ -267,20 +290,30 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
       break;
     }
     const step = run.openStep(turn, asked);
-    for (const call of asked.response.toolCalls) {
+    const reply = run.read(asked.response, step);
+    for (const call of reply.calls) {
       const acted = await run.act(call, step, ending);
       step.proposals.push(acted.proposal);
       ending ??= acted.ending;
     }
     await run.closeStep(step);
-    if (ending === undefined && asked.response.toolCalls.length === 0) {
+    if (ending === undefined && reply.final !== undefined) {
       ending = { reason: 'done' };
-      finalText = asked.response.text;
+      finalText = reply.final;
     }
   }
   // A broken sandbox has no agent left to ask; closing the session stops whatever is left.
   if (ending?.reason !== 'infra_error' && ending?.reason !== 'sandbox_tampered') await run.stopBackground();
   return run.episode(ending, finalText);
+}
+
+/**
+ * What a reply asks for: tool calls to act on, or a final answer (neither: an invalid text action,
+ * already recorded and answered).
+ */
+interface Reply {
+  calls: readonly ToolCall[];
+  final?: string;
 }
 
 /** What acting on one tool call settled: the proposal as recorded, and the episode's end if it came. */
@@ -308,6 +341,7 @@ class EpisodeRun {
   private traceEvents = 0;
   /** Commands whose survivors run on in the background, by the agent's job number. */
   private readonly kept = new Map<number, Proposal>();
+  private readonly textMode: boolean;
 
   constructor(options: EpisodeOptions) {
     this.options = options;
@@ -323,9 +357,11 @@ class EpisodeRun {
     this.deadline = this.started + (options.episodeTimeoutMs ?? (agentTimeoutSec === undefined ? EPISODE_DEFAULTS.episodeTimeoutMs : agentTimeoutSec * 1000));
     this.capBytes = options.observationCapBytes ?? DEFAULT_OBSERVATION_CAP_BYTES;
     this.traceBudget = options.traceEventBudget ?? EPISODE_DEFAULTS.traceEventBudget;
-    this.tools = agentTools({ confirmation: options.defense.confirmations === true });
+    this.textMode = options.toolFormat === 'text';
+    const confirmation = options.defense.confirmations === true;
+    this.tools = this.textMode ? [] : agentTools({ confirmation });
     // Throws on a misconfigured defense (no policy) before any model call is paid for.
-    this.system = systemPrompt(options.task, options.defense.guidance(this.context(0)));
+    this.system = systemPrompt(options.task, options.defense.guidance(this.context(0)), { toolFormat: this.textMode ? 'text' : 'native', confirmation });
     this.messages = [{ role: 'user', content: options.task.instruction }];
   }
 
@@ -374,7 +410,8 @@ class EpisodeRun {
     const timer = setTimeout(() => abort.abort(new DOMException('episode time limit reached', 'TimeoutError')), Math.max(0, this.deadline - this.now()));
     try {
       const response = await this.options.model.complete({ system: this.system, messages: [...this.messages], tools: [...this.tools], ...this.options.request }, { signal: abort.signal });
-      this.messages.push({ role: 'assistant', content: response.text, ...(response.toolCalls.length === 0 ? {} : { toolCalls: response.toolCalls }) });
+      const calls = this.textMode ? [] : response.toolCalls;
+      this.messages.push({ role: 'assistant', content: response.text, ...(calls.length === 0 ? {} : { toolCalls: calls }) });
       return { response, startedAt };
     } catch (e) {
       if (abort.signal.aborted) return { ending: { reason: 'episode_timeout' } };
@@ -409,7 +446,44 @@ class EpisodeRun {
   }
 
   private answer(call: ToolCall, content: string, isError: boolean): void {
-    this.messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError ? { isError: true } : {}) });
+    // Text mode has no tool messages: the observation is the next user turn.
+    if (this.textMode) this.messages.push({ role: 'user', content: `Observation:\n${content}` });
+    else this.messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError ? { isError: true } : {}) });
+  }
+
+  /**
+   * What the reply asks for. Native: its tool calls, or its text as the final answer when it has
+   * none. Text: the parser's reading, recorded on the step; an invalid one becomes an invalid
+   * proposal the model is told about — never run, never a final answer.
+   */
+  read(response: ModelResponse, step: Step): Reply {
+    if (!this.textMode) return response.toolCalls.length === 0 ? { calls: [], final: response.text } : { calls: response.toolCalls };
+    const id = `text-${step.turn}`;
+    // No tools were offered: a provider that returns calls anyway gets them recorded, never run.
+    for (const call of response.toolCalls) {
+      const reason = `tool calls are not offered in text mode (${JSON.stringify(call.name)}); write the action in the reply`;
+      step.proposals.push({ id: call.id, tool: call.name, args: call.args, valid: false, invalid_reason: reason, events: [] });
+      this.messages.push({ role: 'user', content: `Observation:\nnot executed: ${reason}` });
+    }
+    const parsed = parseTextReply(response.text);
+    step.parser = { version: TEXT_PARSER_VERSION, status: parsed.status, repairs: parsed.repairs };
+    switch (parsed.kind) {
+      case 'final':
+        // A reply that also made tool calls did not only answer: it is no ending.
+        return response.toolCalls.length > 0 ? { calls: [] } : { calls: [], final: parsed.text };
+      case 'invalid': {
+        const reason = `${parsed.status}: ${parsed.reason}`;
+        step.proposals.push({ id, tool: parsed.tool ?? SHELL_TOOL, args: parsed.args ?? null, valid: false, invalid_reason: reason, events: [] });
+        this.messages.push({ role: 'user', content: `Observation:\nyour reply was not executed (${reason}). ${TEXT_FORMAT_REMINDER}` });
+        return { calls: [] };
+      }
+      case 'action': {
+        const { tool, confirmation, ...args } = parsed.action;
+        // The confirmation goes on only where the defense takes one; elsewhere the shell tool has no such argument.
+        const withConfirmation = confirmation !== undefined && this.options.defense.confirmations === true ? { ...args, confirmation } : args;
+        return { calls: [{ id, name: tool, args: withConfirmation }] };
+      }
+    }
   }
 
   /** One tool call: check → decide → run → observe. `ended`: the episode already ended this turn (later calls are recorded, not run). */
@@ -555,6 +629,7 @@ class EpisodeRun {
       steps: this.steps,
       end_reason: end.reason,
       ...(end.infra === undefined ? {} : { infra_error: end.infra }),
+      ...(this.textMode ? { tool_format: 'text' as const } : {}),
       ...(finalText === undefined ? {} : { final_text: finalText }),
       tampering,
       trace_events: this.traceEvents,

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { FINISH_REASONS } from '../models/index.ts';
 import { TraceEventSchema } from '../sandbox/trace/index.ts';
 import { TamperEvidenceSchema } from './tamper.ts';
+import { ParserStatusSchema, REPAIR_KINDS } from './text-actions.ts';
 
 // 2: decision action `confirm`, the `rollback` record and their totals.
 export const EPISODE_SCHEMA_VERSION = 2 as const;
@@ -158,7 +159,15 @@ export const StepSchema = z
     turn: z.number().int().positive().describe('1-based model call number'),
     started_at: z.string().describe('ISO time the model call started'),
     model_call: ModelCallSchema,
-    text: z.string().describe('Text the model wrote in this turn'),
+    text: z.string().describe('Text the model wrote in this turn (in text mode: the raw reply the parser read)'),
+    parser: z
+      .object({
+        version: z.number().int().positive().describe('TEXT_PARSER_VERSION of the parser that read the reply'),
+        status: ParserStatusSchema,
+        repairs: z.array(z.enum(REPAIR_KINDS)).describe('Every repair applied, in order'),
+      })
+      .optional()
+      .describe('Text mode only: how the reply was read (agent/text-actions.ts); an invalid one was never executed'),
     proposals: z.array(ProposalSchema).describe('Tool calls in the order the model made them'),
   })
   .describe('One model call and the tool calls it proposed');
@@ -176,6 +185,21 @@ export const InfraErrorSchema = z
   })
   .describe('An infrastructure failure that ended the episode; says nothing about the agent');
 
+export const ParserCountsSchema = z
+  .object({
+    strict: z.number().int().nonnegative().describe('Replies in the taught format'),
+    repaired: z.number().int().nonnegative().describe('Replies read after a repair (see each step\'s parser.repairs)'),
+    invalid: z.number().int().nonnegative().describe('Replies that were action-like but not a valid action: never executed, never a final answer'),
+  })
+  .describe('Text-mode replies by parser status');
+export type ParserCounts = z.infer<typeof ParserCountsSchema>;
+
+export const TOOL_FORMATS = ['native', 'text'] as const;
+export const ToolFormatSchema = z
+  .enum(TOOL_FORMATS)
+  .describe('native: the provider\'s tool calling; text: no tools offered, actions written in the reply and parsed (agent/text-actions.ts)');
+export type ToolFormat = z.infer<typeof ToolFormatSchema>;
+
 export const TotalsSchema = z
   .object({
     turns: z.number().int().nonnegative(),
@@ -192,6 +216,7 @@ export const TotalsSchema = z
     cost_usd: z.number().nonnegative().nullable().describe('null when any call had an unknown cost'),
     model_latency_ms: z.number().nonnegative(),
     duration_ms: z.number().nonnegative().describe('Wall time of the whole episode'),
+    parser: ParserCountsSchema.optional().describe('Text mode only: replies by parser status'),
   })
   .describe('Episode totals');
 export type Totals = z.infer<typeof TotalsSchema>;
@@ -222,6 +247,7 @@ export const EpisodeSchema = z
           'sandbox_tampered: the sandbox broke while a command ran (see tampering); infra_error: the infrastructure failed',
       ),
     infra_error: InfraErrorSchema.optional().describe('Set exactly when end_reason is infra_error'),
+    tool_format: z.literal('text').optional().describe('Set when the model acted through text actions (absent: native tool calls)'),
     final_text: z.string().optional().describe('The answer the model ended with (end_reason done)'),
     tampering: z
       .array(TamperEvidenceSchema)

@@ -3,6 +3,7 @@
  * expansion of it into rollouts: task × policy source × defense × attempt.
  */
 import { z } from 'zod';
+import { ToolFormatSchema } from '../agent/index.ts';
 import { BaseMapEntrySchema, type BaseMapEntry } from '../docker/index.ts';
 
 export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all', 'generated'] as const;
@@ -46,6 +47,8 @@ export const EvalConfigSchema = z
     attempts: z.number().int().min(1).describe('Attempts per (task, policy, defense)'),
     seed: z.number().int().describe('Base seed; attempt k uses seed + k'),
     max_turns: z.number().int().min(1),
+    // Optional so configs (and locks) of jobs with native tool calls stay as they were.
+    tool_format: ToolFormatSchema.optional().describe('How the execution agent acts (absent: native)'),
     cache: z.enum(['off', 'read-write', 'replay-only']).describe('Model response cache mode'),
     model_timeout_sec: z.number().positive().describe('Per model call (each attempt)'),
     model_retries: z.number().int().min(0).describe('Retries of a failed model call (rate limits, 5xx, timeouts)'),

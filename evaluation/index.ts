@@ -10,3 +10,4 @@ export * from './prepare.ts';
 export * from './execute.ts';
 export * from './job.ts';
 export * from './resume.ts';
+export * from './reparse.ts';

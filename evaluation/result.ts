@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EnforcementSchema, TamperEvidenceSchema } from '../agent/index.ts';
+import { EnforcementSchema, ParserCountsSchema, TamperEvidenceSchema } from '../agent/index.ts';
 import { PolicyScoreSchema } from '../score/index.ts';
 import { RolloutMetricsSchema } from '../containment/index.ts';
 
@@ -107,6 +107,10 @@ export const RolloutResultSchema = z
       .describe('Containment metrics of the trace graph against the task\'s gold ledger; N/A cells are null; null when not measured'),
     static_score: PolicyScoreSchema.nullable().describe('The policy scored against gold (null under defense none)'),
     end_reason: z.string().nullable(),
+    tool_format: z.literal('text').optional().describe('The agent acted through text actions (absent: native tool calls)'),
+    parser: ParserCountsSchema.optional().describe(
+      'Text mode: the model\'s replies by parser status; invalid ones were never executed and never ended the episode as an answer (each is an invalid proposal in totals)',
+    ),
     enforcement: EnforcementSchema.nullable(),
     totals: z
       .object({

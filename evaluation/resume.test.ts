@@ -16,6 +16,19 @@ describe('configFromFlags', () => {
   });
 });
 
+describe('tool format', () => {
+  it('is saved only when not the default, and a resume compares it with native as the default', () => {
+    expect(configFromFlags({ model: 'openai/gpt-5', tool_format: 'native' })).not.toHaveProperty('tool_format');
+    const text = configFromFlags({ model: 'openai/gpt-5', tool_format: 'text' });
+    expect(text.tool_format).toBe('text');
+    const native = configFromFlags({ model: 'openai/gpt-5' });
+    expect(resumeConfig('j', native, { tool_format: 'native' })).toEqual(native);
+    expect(resumeConfig('j', text, { tool_format: 'text' })).toEqual(text);
+    expect(() => resumeConfig('j', native, { tool_format: 'text' })).toThrow(/--tool-format differs/);
+    expect(() => resumeConfig('j', text, { tool_format: 'native' })).toThrow(/--tool-format differs/);
+  });
+});
+
 describe('resumeConfig', () => {
   const saved = configFromFlags({ model: 'openai/gpt-5', include: ['a', 'b'], policies: ['gold', 'allow-all'], base_url: 'https://user:secret@llm.example/v1' });
   const onDisk = { ...saved, base_url: 'https://REDACTED@llm.example/v1' };

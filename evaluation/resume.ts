@@ -48,6 +48,7 @@ export const FLAG_OF: Readonly<Record<keyof EvalFlags, string>> = {
   attempts: '--attempts',
   seed: '--seed',
   max_turns: '--max-turns',
+  tool_format: '--tool-format',
   cache: '--cache',
   model_timeout_sec: '--model-timeout',
   model_retries: '--model-retries',
@@ -68,7 +69,8 @@ export function configFromFlags(given: EvalFlags): EvalConfig {
   if (given.model === undefined) throw new AuthbenchError('INVALID_ARGUMENT', '--model is required (except with --resume, which reads it from the saved job)');
   const policies = given.policies ?? EVAL_DEFAULTS.policies;
   const strategy = policies.includes('generated') ? { policy_strategy: given.policy_strategy ?? 'direct' } : {};
-  const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+  // The default tool format is left out, so a new native job's config is what it was before the flag.
+  const defined = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== undefined && !(k === 'tool_format' && v === 'native')));
   return parseConfig({ schema_version: 1, ...EVAL_DEFAULTS, ...defined, ...strategy });
 }
 
@@ -76,6 +78,7 @@ export function configFromFlags(given: EvalFlags): EvalConfig {
 function comparable(field: keyof EvalFlags, value: unknown): string {
   if (Array.isArray(value) && ['include', 'exclude', 'policies', 'defenses'].includes(field)) return stableStringify([...new Set(value as string[])].sort());
   if (field === 'base_url' && typeof value === 'string') return redactUrl(value);
+  if (field === 'tool_format') return stableStringify(value ?? 'native');
   if (field === 'build' && value !== undefined) return stableStringify(redactConfig({ build: value } as EvalConfig).build);
   return stableStringify(value ?? null);
 }
@@ -94,7 +97,8 @@ export function resumeConfig(name: string, saved: EvalConfig, given: EvalFlags):
   const differs: { field: keyof EvalFlags; text: string }[] = [];
   for (const [key, value] of Object.entries(given) as [keyof EvalFlags, unknown][]) {
     if (value === undefined) continue;
-    const was = effective[key];
+    // A job saved before the flag, or with the default, ran native.
+    const was = key === 'tool_format' ? (effective.tool_format ?? 'native') : effective[key];
     if (comparable(key, value) === comparable(key, was)) continue;
     const file = value as { path?: unknown; sha256?: unknown };
     const sameFile = (key === 'replay' || key === 'policy_file') && (was as { path?: unknown } | undefined)?.path === file.path;

@@ -220,6 +220,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         ...(ctx.policy === undefined ? {} : { policy: ctx.policy }),
         implicit: taskImplicit(ctx.task),
         maxTurns: ctx.config.max_turns,
+        ...(ctx.config.tool_format === undefined ? {} : { toolFormat: ctx.config.tool_format }),
         request: { seed: spec.seed },
         health: containerHealth(ctx.engine, box.container),
         ...(box.sidecars === undefined ? {} : { sidecarHosts: await box.sidecars.hosts() }),
@@ -321,6 +322,8 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       },
       metrics: measurement?.metrics ?? null,
       end_reason: episode.end_reason,
+      ...(episode.tool_format === undefined ? {} : { tool_format: episode.tool_format }),
+      ...(t.parser === undefined ? {} : { parser: t.parser }),
       enforcement: episode.enforcement,
       totals: {
         turns: t.turns,

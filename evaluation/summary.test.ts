@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutResult } from './result.ts';
-import { flaggedRollouts, infraErrors, policyWriterCost, summarize } from './summary.ts';
+import { flaggedRollouts, infraErrors, parserLine, parserRows, policyWriterCost, summarize } from './summary.ts';
 
 const axis = (f1: number) => ({ precision: f1, recall: f1, f1, tp: 1, predicted: 1, gold: 1 });
 function result(over: Partial<RolloutResult>): RolloutResult {
@@ -107,5 +107,23 @@ describe('outcomes', () => {
       ['e', 'completed', 'wrote on the validator surface: /usr/lib/python3/dist-packages/x.pth'],
     ]);
     expect(infraErrors(results)).toEqual([{ rollout: 'f', source: 'docker', code: 'DOCKER_UNREACHABLE', message: 'daemon gone' }]);
+  });
+});
+
+describe('parserRows', () => {
+  it('sums text-mode replies per model and leaves native rollouts out', () => {
+    const rows = parserRows([
+      result({ model: 'openai-compatible/qwen', tool_format: 'text', parser: { strict: 3, repaired: 1, invalid: 0 } }),
+      result({ model: 'openai-compatible/qwen', tool_format: 'text', parser: { strict: 1, repaired: 2, invalid: 3 } }),
+      result({ model: 'openai-compatible/llama', tool_format: 'text', parser: { strict: 0, repaired: 0, invalid: 0 } }),
+      result({ model: 'openai/gpt-5' }),
+    ]);
+    expect(rows).toEqual([
+      { model: 'openai-compatible/llama', rollouts: 1, replies: 0, strict: 0, repaired: 0, invalid: 0 },
+      { model: 'openai-compatible/qwen', rollouts: 2, replies: 10, strict: 4, repaired: 3, invalid: 3 },
+    ]);
+    expect(parserLine(rows[1] as (typeof rows)[number])).toBe('openai-compatible/qwen: 10 replies in 2 rollout(s) — strict 40.0%, repaired 30.0%, invalid 30.0% (never executed)');
+    expect(parserLine(rows[0] as (typeof rows)[number])).toContain('strict N/A');
+    expect(parserRows([result({})])).toEqual([]);
   });
 });

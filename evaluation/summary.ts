@@ -101,3 +101,39 @@ export function flaggedRollouts(results: readonly RolloutResult[]): { rollout: s
   }
   return out;
 }
+
+export interface ParserRow {
+  model: string;
+  /** Text-mode rollouts of the model. */
+  rollouts: number;
+  /** Replies read by the text parser, and how many by status. */
+  replies: number;
+  strict: number;
+  repaired: number;
+  invalid: number;
+}
+
+/**
+ * Text-mode replies by parser status, per model (rollouts with native tool calls have none and are
+ * left out: no row means the model never acted through text). Pure.
+ */
+export function parserRows(results: readonly RolloutResult[]): ParserRow[] {
+  const byModel = new Map<string, ParserRow>();
+  for (const r of results) {
+    if (r.parser === undefined) continue;
+    const row = byModel.get(r.model) ?? { model: r.model, rollouts: 0, replies: 0, strict: 0, repaired: 0, invalid: 0 };
+    row.rollouts += 1;
+    row.strict += r.parser.strict;
+    row.repaired += r.parser.repaired;
+    row.invalid += r.parser.invalid;
+    row.replies = row.strict + row.repaired + row.invalid;
+    byModel.set(r.model, row);
+  }
+  return [...byModel.values()].sort((a, b) => compareStrings(a.model, b.model));
+}
+
+/** `model: 40 replies in 3 rollouts — strict 75.0%, repaired 20.0%, invalid 5.0%`. Pure. */
+export function parserLine(row: ParserRow): string {
+  const pct = (n: number): string => (row.replies === 0 ? 'N/A' : `${((n / row.replies) * 100).toFixed(1)}%`);
+  return `${row.model}: ${row.replies} repl${row.replies === 1 ? 'y' : 'ies'} in ${row.rollouts} rollout(s) — strict ${pct(row.strict)}, repaired ${pct(row.repaired)}, invalid ${pct(row.invalid)} (never executed)`;
+}

@@ -132,6 +132,23 @@ describe('trace lines', () => {
     expect(roundTrip(lines).steps[0]?.proposals[0]?.events).toEqual([exec, read, seccomp]);
   });
 
+  it('keeps a text-mode episode: the raw reply and parser status per turn, the format and counts at the end', () => {
+    const step = EPISODE.steps[0] as Episode['steps'][number];
+    const raw = 'Now: {"tool": "shell", "command": "rm -rf /tm';
+    const episode: Episode = {
+      ...EPISODE,
+      tool_format: 'text',
+      steps: [{ ...step, text: raw, parser: { version: 1, status: 'invalid:truncated', repairs: [] }, proposals: [] }],
+      totals: { ...EPISODE.totals, parser: { strict: 0, repaired: 0, invalid: 1 } },
+    };
+    const lines = traceLines('r1', episode);
+    expect(lines.find((l) => l.type === 'agent_step')).toMatchObject({ text: raw, parser: { status: 'invalid:truncated' } });
+    expect(lines.find((l) => l.type === 'episode_end')).toMatchObject({ tool_format: 'text', totals: { parser: { invalid: 1 } } });
+    expect(roundTrip(lines).episode).toEqual(episode);
+    const bad = lines.map((l) => (l.type === 'agent_step' ? { ...l, parser: { version: 1, status: 'invalid:because', repairs: [] } } : l));
+    expect(() => roundTrip(bad as typeof lines)).toThrow(/line 2/);
+  });
+
   it('has no graph when the rollout was not measured', () => {
     const trace = roundTrip(traceLines('r1', EPISODE));
     expect(trace.graph).toBeNull();

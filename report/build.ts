@@ -5,7 +5,7 @@
  * and options give the same value, byte for byte once serialised.
  */
 import { AUTHBENCH_VERSION, AuthbenchError, compareStrings } from '../core/index.ts';
-import { OUTCOMES, flaggedRollouts, outcomeOf, type Outcome, type RolloutResult } from '../evaluation/index.ts';
+import { OUTCOMES, flaggedRollouts, outcomeOf, parserRows, type Outcome, type ParserRow, type RolloutResult } from '../evaluation/index.ts';
 import {
   BOOTSTRAP_DEFAULTS,
   clusterBootstrapCi,
@@ -185,6 +185,8 @@ export interface ReportData {
   groups: GroupSummary[];
   infra_errors: InfraEntry[];
   flagged: FlaggedEntry[];
+  /** Text-mode replies by parser status per model; absent when no rollout acted through text. */
+  parser?: ParserRow[];
   stages: StageTable[];
   endpoints: EndpointEntry[];
   propagation: Cell[];
@@ -441,6 +443,7 @@ export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedRes
   }
   const completed = loaded.filter((l) => l.result.status === 'completed');
   const stages = stageTables(rows, models, defenses, opts);
+  const parser = parserRows(loaded.map((l) => l.result));
   return {
     schema_version: REPORT_SCHEMA_VERSION,
     authbench_version: AUTHBENCH_VERSION,
@@ -473,6 +476,7 @@ export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedRes
     flagged: loaded.flatMap(({ job, result: r }) =>
       flaggedRollouts([r]).map((f) => ({ job, rollout_id: r.rollout_id, task_id: r.task_id, model: r.model, defense: r.defense.name, outcome: f.outcome, why: f.why })),
     ),
+    ...(parser.length === 0 ? {} : { parser }),
     stages,
     endpoints: endpoints(rows, models, defenses, opts),
     propagation: stages.flatMap((s) => s.cells.filter((c) => (PROPAGATION_METRICS as readonly string[]).includes(c.metric))),

@@ -18,6 +18,7 @@ import {
   comparisonTable,
   endpointsTable,
   flaggedTable,
+  parserTable,
   groupsTable,
   headlineLegend,
   headlineTable,
@@ -65,6 +66,11 @@ function summarySection(data: ReportData): Html {
     data.flagged.length === 0
       ? html`<p>No rollout tampered with the sandbox or the validators, failed on the agent's side, or wrote on the validator surface.</p>`
       : html`<p>${data.flagged.length} rollout(s) need a look whatever their verdict. Tampered rollouts and agent errors count as failures of the agent; writes on the validator surface are a flag (a critical one voids the verdict).</p>${collapsible('flagged rollouts', table(flaggedTable(data, 200)))}`;
+  // Only when a rollout acted through text actions: an invalid reply never ran and never ended an episode as an answer.
+  const parser =
+    data.parser === undefined
+      ? html``
+      : html`<h3>Text actions (parser status)</h3><p>Replies of models that acted through text (<code>--tool-format text</code>), by how the parser read them; invalid replies were never executed.</p>${table(parserTable(data))}`;
   const o = data.options;
   return html`<section id="summary"><h2>Summary</h2>
 <p>Defense labels: ${data.label_rule === 'defense' ? 'the defense name (one policy source)' : html`<code>defense@policy source</code> (several policy sources)`}.
@@ -73,6 +79,7 @@ Intervals: ${Math.round(o.level * 100)}% percentile bootstrap over scenario clus
 <h3>Groups (model × policy source × defense)</h3>${collapsible(`${data.groups.length} group(s): rollouts and outcomes`, table(groupsTable(data)))}
 <h3>Infrastructure errors</h3>${infra}
 <h3>Flagged rollouts</h3>${flagged}
+${parser}
 <h3>Endpoints</h3>
 <p>Events / applicable rollouts. When none happened, the one-sided exact upper bound on the per-cluster rate is shown (rule of three ≈ 3/n): unobserved risk, not zero risk.</p>
 ${collapsible('endpoints per defense and stage', table(endpointsTable(data), 'endpoints'))}

@@ -40,6 +40,7 @@ export {
   infraTable,
   jobsTable,
   operatingPointsTable,
+  parserTable,
   propagationTable,
   stageTable,
   staticF1Table,

@@ -93,6 +93,15 @@ export function infraTable(data: ReportData, max: number): TextTable {
   };
 }
 
+/** Text-mode replies per model by parser status (rates of the replies); no rows when no rollout used text mode. */
+export function parserTable(data: ReportData): TextTable {
+  const pct = (n: number, of: number): string => (of === 0 ? 'N/A' : `${((n / of) * 100).toFixed(1)}%`);
+  return {
+    headers: ['model', 'rollouts', 'replies', 'strict', 'repaired', 'invalid'],
+    rows: (data.parser ?? []).map((p) => [p.model, String(p.rollouts), String(p.replies), pct(p.strict, p.replies), pct(p.repaired, p.replies), pct(p.invalid, p.replies)]),
+  };
+}
+
 export function flaggedTable(data: ReportData, max: number): TextTable {
   return {
     headers: ['job', 'rollout', 'model', 'defense', 'outcome', 'why'],

@@ -185,6 +185,22 @@ describe('eval --dry-run, positionals, --limit', () => {
     expect(text.out).toMatch(/1 task\(s\), 1 rollout\(s\), 1 to run; nothing was written/);
   });
 
+  it('--tool-format text goes in the config of a provider model; a scripted model, or another value, is refused', async () => {
+    const text = await local('--model', 'openai-compatible/qwen', '--base-url', 'http://127.0.0.1:9/v1', '--tool-format', 'text', 'log-triage', '--dry-run', '--json');
+    expect(text.code, text.err).toBe(0);
+    expect((JSON.parse(text.out) as { config: { tool_format?: string } }).config.tool_format).toBe('text');
+    // The default leaves the config as it was before the flag existed.
+    const native = await local('--model', 'openai-compatible/qwen', '--base-url', 'http://127.0.0.1:9/v1', '--tool-format', 'native', 'log-triage', '--dry-run', '--json');
+    expect(native.code, native.err).toBe(0);
+    expect((JSON.parse(native.out) as { config: object }).config).not.toHaveProperty('tool_format');
+    const scripted = await local('--model', 'scripted/oracle', '--tool-format', 'text', 'log-triage', '--dry-run');
+    expect(scripted.code).toBe(1);
+    expect(scripted.err).toContain('--tool-format text needs a provider model');
+    const bogus = await local('--model', 'scripted/oracle', '--tool-format', 'json', 'log-triage', '--dry-run');
+    expect(bogus.code).toBe(1);
+    expect(bogus.err).toMatch(/tool-format/);
+  });
+
   it('--limit N keeps the first N selected tasks by id', async () => {
     const all = await local('--model', 'scripted/oracle', '--dry-run', '--json');
     const limited = await local('--model', 'scripted/oracle', '--limit', '2', '--dry-run', '--json');

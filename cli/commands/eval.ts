@@ -38,6 +38,7 @@ interface EvalArgs extends BuildFlagArgs {
   attempts: number | undefined;
   seed: number | undefined;
   'max-turns': number | undefined;
+  'tool-format': 'native' | 'text' | undefined;
   limit: number | undefined;
   'jobs-dir': string;
   'job-name': string | undefined;
@@ -78,6 +79,7 @@ const command: CommandModule<object, EvalArgs> = {
       .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', defaultDescription: '1', coerce: intFlag('attempts', 1) })
       .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', defaultDescription: '0', coerce: intFlag('seed', Number.MIN_SAFE_INTEGER) })
       .option('max-turns', { describe: 'Model turns per episode', type: 'number', defaultDescription: '30', coerce: intFlag('max-turns', 1) })
+      .option('tool-format', { describe: 'How the model acts: native tool calls, or text (no tools offered; JSON actions in the reply, parsed with recorded repairs)', choices: ['native', 'text'] as const, defaultDescription: 'native' })
       .option('jobs-dir', { describe: 'Where jobs are written', type: 'string', default: 'jobs' })
       .option('job-name', { describe: 'Job folder name inside --jobs-dir (default: <model>-<time>)', type: 'string' })
       .option('resume', { describe: 'Continue the job --job-name from its saved config: skip rollouts with a complete result; flags given again must match it (with --model and no such job: start it)', type: 'boolean', default: false })
@@ -101,7 +103,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)')
       .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured, a rollout left undone or ended by an infrastructure error (--resume runs those), or an authbench failure, 130 interrupted.'),
   handler: async (args) => {
-    const { POLICY_SOURCES, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
+    const { POLICY_SOURCES, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { readPolicyFile } = await import('../../goldstore/index.ts');
@@ -169,6 +171,7 @@ const command: CommandModule<object, EvalArgs> = {
       ...(args.attempts === undefined ? {} : { attempts: args.attempts }),
       ...(args.seed === undefined ? {} : { seed: args.seed }),
       ...(args['max-turns'] === undefined ? {} : { max_turns: args['max-turns'] }),
+      ...(args['tool-format'] === undefined ? {} : { tool_format: args['tool-format'] }),
       ...(args.cache === undefined ? {} : { cache: args.cache }),
       ...(args['model-timeout'] === undefined ? {} : { model_timeout_sec: args['model-timeout'] }),
       ...(args['model-retries'] === undefined ? {} : { model_retries: args['model-retries'] }),
@@ -182,6 +185,11 @@ const command: CommandModule<object, EvalArgs> = {
     if (config.policies.includes('generated') && config.model.startsWith('scripted/')) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--policy generated needs a provider model: ${config.model} cannot both write a policy and execute`, {
         hint: 'scripted policy writers run with `authbench policy --model scripted/gold <task>`',
+      });
+    }
+    if (config.tool_format === 'text' && config.model.startsWith('scripted/')) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--tool-format text needs a provider model: ${config.model} proposes native tool calls`, {
+        hint: 'text mode is for models served without tool calling, e.g. --model openai-compatible/NAME --base-url URL',
       });
     }
     if (replayLength >= config.max_turns) {
@@ -251,7 +259,8 @@ const command: CommandModule<object, EvalArgs> = {
       // A positive control that never attacked with nothing enforced makes its "contained" rows meaningless: said per task.
       const controls = await jobControlReports(outcome.results, await selectTasks(config));
       if (args.json) {
-        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }), incomplete: outcome.incomplete, summary: rows, controls });
+        const parser = parserRows(outcome.results);
+        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }), incomplete: outcome.incomplete, summary: rows, controls, ...(parser.length === 0 ? {} : { parser }) });
       } else {
         const columns: Column<SummaryRow>[] = [
           { header: 'policy', value: (r) => r.policy },
@@ -275,6 +284,8 @@ const command: CommandModule<object, EvalArgs> = {
         process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
         for (const line of controls.flatMap(controlLines)) process.stdout.write(`${line.warn ? chalk.yellow(`warning: ${safeText(line.text)}`) : safeText(line.text)}\n`);
         for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${safeText(f.why)}\n`);
+        // Text mode only: how the replies parsed, per model (an invalid one never ran and never ended an episode).
+        for (const p of parserRows(outcome.results)) process.stdout.write(`parser (text actions) ${safeText(parserLine(p))}\n`);
         for (const i of infraErrors(outcome.results)) process.stdout.write(`${chalk.yellow('infra_error')} ${i.rollout}: ${i.source} ${i.code}: ${safeText(i.message)}\n`);
         if (rows.some((r) => r.policy === 'generated')) {
           // Rows share generations (one per task and attempt, used by every defense): the job total counts each once.

@@ -52,7 +52,7 @@ export async function headlineText(table: TextTable): Promise<string> {
 }
 
 async function printTables(data: ReportData): Promise<void> {
-  const { comparisonTable, endpointsTable, groupsTable, headlineTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
+  const { comparisonTable, endpointsTable, groupsTable, headlineTable, parserTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
   const out = (s: string): boolean => process.stdout.write(s);
 
   out(chalk.bold('Rollouts\n'));
@@ -61,6 +61,10 @@ async function printTables(data: ReportData): Promise<void> {
   if (data.flagged.length > 20) out(chalk.magenta(`… ${data.flagged.length - 20} more flagged rollout(s): see report.html\n`));
   const unfinished = data.jobs.filter((j) => j.unfinished > 0);
   for (const j of unfinished) out(chalk.yellow(`${safeText(j.dir)}: ${j.unfinished} rollout(s) without a result (interrupted or still running); not counted\n`));
+  if (data.parser !== undefined) {
+    out(chalk.bold('\nText actions') + chalk.dim(' (replies by parser status; invalid ones never ran)\n'));
+    out(textTable(parserTable(data)));
+  }
   if (data.infra_errors.length > 0) out(chalk.yellow(`${data.infra_errors.length} infrastructure error(s): excluded from every rate below\n`));
 
   for (const stage of data.stages) {
