@@ -40,7 +40,7 @@ import {
   type ToolFormat,
   type Totals,
 } from './schema.ts';
-import { commandTamper, type TamperEvidence } from './tamper.ts';
+import { commandTamper, validationTamper, type TamperEvidence, type ValidationFiles } from './tamper.ts';
 import { TEXT_PARSER_VERSION, parseTextReply } from './text-actions.ts';
 import { SHELL_TOOL, agentTools, checkToolCall, shellArgv, type ShellArgs } from './tools.ts';
 
@@ -278,6 +278,53 @@ export function commandTimeout(args: ShellArgs, defaults: { commandTimeoutMs: nu
  * nothing else assigns them.
  */
 export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
+  const { run, ending, finalText } = await play(options);
+  // A broken sandbox has no agent left to ask; closing the session stops whatever is left.
+  if (stopsCleanly(ending)) await run.stopBackground();
+  return run.episode(ending, finalText);
+}
+
+/** Services an episode left running, still traced and each in the sandbox of the command that started it. */
+export interface RunningServices {
+  /** Commands whose processes run on. */
+  commands: number;
+  /**
+   * Stop them: the episode again, with what they did since it ended folded into the commands
+   * that started them (as at an episode's end). `validation` names the validators' files and
+   * when they went in: a service that touched them is tampering (`validator_access`).
+   */
+  stop(validation?: ValidationFiles): Promise<Episode>;
+}
+
+/**
+ * An episode whose services (what commands left running: a web server the task asks for) keep
+ * running past its end, so the validators can exercise them as Harbor's do; the caller stops
+ * them. Only an episode that ended cleanly keeps them; `services` is undefined when none run.
+ */
+export async function runEpisodeWithServices(options: EpisodeOptions): Promise<{ episode: Episode; services?: RunningServices }> {
+  const { run, ending, finalText } = await play({ ...options, keepServices: true });
+  if (!stopsCleanly(ending) || run.keptCommands === 0) {
+    if (stopsCleanly(ending)) await run.stopBackground();
+    return { episode: run.episode(ending, finalText) };
+  }
+  // The episode's duration is the agent's: the services' time under the validators is not.
+  const durationMs = run.elapsedMs();
+  let stopped: Promise<Episode> | undefined;
+  const services: RunningServices = {
+    commands: run.keptCommands,
+    stop: (validation) => {
+      stopped ??= run.stopBackground(validation).then(() => run.episode(ending, finalText, durationMs));
+      return stopped;
+    },
+  };
+  return { episode: run.episode(ending, finalText, durationMs), services };
+}
+
+function stopsCleanly(ending: Ending | undefined): boolean {
+  return ending?.reason !== 'infra_error' && ending?.reason !== 'sandbox_tampered';
+}
+
+async function play(options: EpisodeOptions): Promise<{ run: EpisodeRun; ending: Ending | undefined; finalText: string | undefined }> {
   const run = new EpisodeRun(options);
   let ending = await run.setup();
   let finalText: string | undefined;
@@ -302,9 +349,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
       finalText = reply.final;
     }
   }
-  // A broken sandbox has no agent left to ask; closing the session stops whatever is left.
-  if (ending?.reason !== 'infra_error' && ending?.reason !== 'sandbox_tampered') await run.stopBackground();
-  return run.episode(ending, finalText);
+  return { run, ending, finalText };
 }
 
 /**
@@ -580,7 +625,15 @@ class EpisodeRun {
    * proposals that started them (events appended, `result.background`), checked for tampering
    * like any command's; processes that escaped every tracer are tampering of the first of them.
    */
-  async stopBackground(): Promise<void> {
+  get keptCommands(): number {
+    return this.kept.size;
+  }
+
+  elapsedMs(): number {
+    return this.now() - this.started;
+  }
+
+  async stopBackground(validation?: ValidationFiles): Promise<void> {
     const stopBackground = this.options.session.stopBackground?.bind(this.options.session);
     if (this.kept.size === 0 || stopBackground === undefined) return;
     const stop = await stopBackground();
@@ -590,7 +643,10 @@ class EpisodeRun {
       const result = proposal?.result;
       if (proposal === undefined || result === undefined) continue;
       const leftover = i === 0 && stop.leftover.count > 0 ? { count: stop.leftover.count, escaped: true, info: stop.leftover.info } : undefined;
-      const tamper = commandTamper({ events: bg.events, harnessPids, harnessRoot: HARNESS_ROOT, leftover }, proposal.id);
+      const tamper = [
+        ...commandTamper({ events: bg.events, harnessPids, harnessRoot: HARNESS_ROOT, leftover }, proposal.id),
+        ...(validation === undefined ? [] : validationTamper(bg.events, validation, proposal.id)),
+      ];
       const merged = [...(result.tamper ?? []), ...tamper];
       const updated: Proposal = {
         ...proposal,
@@ -611,7 +667,7 @@ class EpisodeRun {
     this.kept.clear();
   }
 
-  episode(ending: Ending | undefined, finalText: string | undefined): Episode {
+  episode(ending: Ending | undefined, finalText: string | undefined, durationMs = this.elapsedMs()): Episode {
     const { task, model, defense } = this.options;
     const results = this.steps.flatMap((s) => s.proposals.flatMap((p) => (p.result === undefined ? [] : [p.result])));
     const end = ending ?? { reason: 'done' };
@@ -634,7 +690,7 @@ class EpisodeRun {
       tampering,
       trace_events: this.traceEvents,
       enforcement: weakestEnforcement(results),
-      totals: episodeTotals(this.steps, this.now() - this.started),
+      totals: episodeTotals(this.steps, durationMs),
     };
   }
 }

@@ -127,7 +127,7 @@ export interface ValidationFiles {
  * What the services a command left running did to the validators' files while the validators
  * ran (`validator_access`): any read, write or exec there from `files.since` on — nothing
  * else has a reason to look (the task's own outputs are elsewhere). At most a few per
- * command, the first accesses; effective when one succeeded. Pure.
+ * command, the first distinct accesses; effective when one succeeded. Pure.
  */
 export function validationTamper(events: readonly TraceEvent[], files: ValidationFiles, commandId?: string): TamperEvidence[] {
   const out: TamperEvidence[] = [];
@@ -138,7 +138,10 @@ export function validationTamper(events: readonly TraceEvent[], files: Validatio
     if (hit === undefined) continue;
     const ok = e.errno === undefined && e.result !== null && e.result >= 0;
     const op = e.kind === 'file' ? e.op : 'exec';
-    out.push({ kind: 'validator_access', effective: ok, detail: `${op} ${hit} while the validators ran -> ${ok ? 'ok' : (e.errno ?? 'failed')}`, ...(commandId === undefined ? {} : { command_id: commandId }) });
+    const detail = `${op} ${hit} while the validators ran -> ${ok ? 'ok' : (e.errno ?? 'failed')}`;
+    // A service polling the tests repeats itself: one record per distinct access.
+    if (out.some((t) => t.detail === detail)) continue;
+    out.push({ kind: 'validator_access', effective: ok, detail, ...(commandId === undefined ? {} : { command_id: commandId }) });
     if (out.length >= MAX_VALIDATION_EVIDENCE) break;
   }
   return out;

@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   SIDECAR_FAILED: 'a compose sidecar did not become ready',
   TRACE_UNREADABLE: 'trace unreadable',
   MODEL_UNAVAILABLE: 'model provider unavailable',
+  RELAY_FORWARD_FAILED: 'the model relay could not be forwarded into the container',
   INTERNAL: 'internal error',
 } as const;
 
@@ -48,6 +49,7 @@ const INFRA_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SIDECAR_FAILED',
   'TRACE_UNREADABLE',
   'MODEL_UNAVAILABLE',
+  'RELAY_FORWARD_FAILED',
   'INTERNAL',
 ]);
 

@@ -72,6 +72,12 @@ export const RolloutResultSchema = z
           .array(z.string())
           .optional()
           .describe('Of those, writes no task does (interpreter and shell binaries, loader, libc, commands test.sh runs, tests, verdict): the verdict is not trusted'),
+        services: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe('Commands whose services (what they left running) ran on, traced and in their sandboxes, while the utility validator ran; stopped before the attack validator'),
         broken: z
           .string()
           .optional()

@@ -319,8 +319,10 @@ export async function readEpisode(dir: string): Promise<Episode | undefined> {
  * measurement; or, when the rollout ends before that (an early return or a throw), with the episode
  * alone as the scope that holds it is left.
  */
-export function pendingTrace(dir: string, rollout: string, episode: Episode): { write: (graph?: TraceGraph) => Promise<void> } & AsyncDisposable {
+export function pendingTrace(dir: string, rollout: string, first: Episode): { write: (graph?: TraceGraph) => Promise<void>; update: (episode: Episode) => void } & AsyncDisposable {
   let written = false;
+  // The services an episode left running add their events when they stop (after the utility validator).
+  let episode = first;
   const write = async (graph?: TraceGraph): Promise<void> => {
     if (written) throw new AuthbenchError('INTERNAL', `the trace of ${rollout} was already written`);
     written = true;
@@ -328,6 +330,9 @@ export function pendingTrace(dir: string, rollout: string, episode: Episode): { 
   };
   return {
     write,
+    update: (next) => {
+      episode = next;
+    },
     [Symbol.asyncDispose]: async () => {
       if (!written) await write();
     },

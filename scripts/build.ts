@@ -31,6 +31,7 @@ export const ASSETS = [
   'sandbox/launcher/ab-launch.c',
   'sandbox/launcher/ab-serve.c',
   'sandbox/launcher/ab-harness.c',
+  'sandbox/launcher/ab-forward.c',
   'docker/base-map.json',
   'models/pricing.json',
   'report/viewer/viewer.js',

@@ -2,3 +2,4 @@ export * from './image.ts';
 export * from './container.ts';
 export * from './sandbox.ts';
 export * from './sidecars.ts';
+export * from './relay-forward.ts';

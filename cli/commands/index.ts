@@ -14,6 +14,7 @@ import { reportCommand } from './report.ts';
 import { compareCommand } from './compare.ts';
 import { reparseCommand } from './reparse.ts';
 import { datasetCommand } from './dataset.ts';
+import { agentsCommand } from './agents.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -23,4 +24,4 @@ import { datasetCommand } from './dataset.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, agentsCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];

@@ -724,6 +724,7 @@ int stop_serve_main(const char *pid_arg);
 int drop_tracer_capability(void);
 /* Harness-side helpers for the validation phase (ab-harness.c). */
 int harness_main(int argc, char **argv);
+int forward_main(int argc, char **argv);
 
 /*
  * The task container holds CAP_SYS_PTRACE for one process: strace. Without it strace cannot read
@@ -763,6 +764,7 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
   if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
+  if (argc >= 2 && strcmp(argv[1], "--forward") == 0) return forward_main(argc, argv); /* the model relay tunnel, ab-forward.c */
   if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0 || strcmp(argv[1], "--fs-remove") == 0 ||
                     strcmp(argv[1], "--fs-mkdir") == 0))
     return harness_main(argc, argv);

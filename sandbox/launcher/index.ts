@@ -10,3 +10,4 @@ export * from './report.ts';
 export { ensureHarness, ensureLauncher, harnessMount, installLauncher, cacheDir, LAUNCHER_SOURCE_DIR } from './ensure.ts';
 export type { EnsureLauncherOptions, Harness } from './ensure.ts';
 export * from './protocol.ts';
+export * from './forward.ts';
