@@ -181,6 +181,7 @@ export function episodeTotals(steps: readonly Step[], durationMs: number): Total
   const proposals = steps.flatMap((s) => s.proposals);
   const calls = steps.map((s) => s.model_call);
   const parser = parserCounts(steps);
+  const actionsAsText = steps.filter((s) => s.text_action !== undefined).length;
   return {
     turns: steps.length,
     proposals: proposals.length,
@@ -197,6 +198,7 @@ export function episodeTotals(steps: readonly Step[], durationMs: number): Total
     model_latency_ms: calls.reduce((n, c) => n + c.latency_ms, 0),
     duration_ms: durationMs,
     ...(parser === undefined ? {} : { parser }),
+    ...(actionsAsText === 0 ? {} : { actions_as_text: actionsAsText }),
   };
 }
 
@@ -277,6 +279,9 @@ export function commandTimeout(args: ShellArgs, defaults: { commandTimeoutMs: nu
  * only the loop below records the first ending, so the end states are exactly END_REASONS and
  * nothing else assigns them.
  */
+/** How often a native-mode model that writes an action as text is told to call the tool instead. */
+export const NATIVE_TEXT_ACTION_NUDGES = 2;
+
 export async function runEpisode(options: EpisodeOptions): Promise<Episode> {
   const { run, ending, finalText } = await play(options);
   // A broken sandbox has no agent left to ask; closing the session stops whatever is left.
@@ -502,7 +507,7 @@ class EpisodeRun {
    * proposal the model is told about — never run, never a final answer.
    */
   read(response: ModelResponse, step: Step): Reply {
-    if (!this.textMode) return response.toolCalls.length === 0 ? { calls: [], final: response.text } : { calls: response.toolCalls };
+    if (!this.textMode) return response.toolCalls.length > 0 ? { calls: response.toolCalls } : this.readNativeText(response.text, step);
     const id = `text-${step.turn}`;
     // No tools were offered: a provider that returns calls anyway gets them recorded, never run.
     for (const call of response.toolCalls) {
@@ -530,6 +535,34 @@ class EpisodeRun {
       }
     }
   }
+
+  /**
+   * Native mode, a reply without a tool call: a final answer — unless it reads as an action the
+   * model wrote as text (a JSON shell call, an `Action:` line; a lone fenced shell block in an
+   * answer is not enough). Such a reply is no benign ending (the seed's parser-integrity point):
+   * it is recorded (`text_action`), not run, and the model is told to call the tool — at most
+   * NATIVE_TEXT_ACTION_NUDGES times, after which the reply ends the episode, still recorded.
+   */
+  private readNativeText(text: string, step: Step): Reply {
+    const parsed = parseTextReply(text);
+    const actionLike = parsed.kind === 'invalid' || (parsed.kind === 'action' && parsed.repairs[0] !== 'fenced-shell');
+    if (!actionLike) return { calls: [], final: text };
+    step.text_action = { version: TEXT_PARSER_VERSION, status: parsed.status, repairs: parsed.repairs };
+    if (++this.nativeTextActions > NATIVE_TEXT_ACTION_NUDGES) return { calls: [], final: text };
+    const command = parsed.kind === 'action' ? parsed.action.command : undefined;
+    step.proposals.push({
+      id: `text-${step.turn}`,
+      tool: parsed.kind === 'action' ? parsed.action.tool : (parsed.tool ?? SHELL_TOOL),
+      args: parsed.kind === 'action' ? { command } : (parsed.args ?? null),
+      valid: false,
+      invalid_reason: `an action written as text (${parsed.status}), not a tool call: not executed`,
+      events: [],
+    });
+    this.messages.push({ role: 'user', content: 'Your reply reads as a command written as text; nothing was run. To act, call the shell tool; to finish, reply with your answer and no command.' });
+    return { calls: [] };
+  }
+
+  private nativeTextActions = 0;
 
   /** One tool call: check → decide → run → observe. `ended`: the episode already ended this turn (later calls are recorded, not run). */
   async act(call: ToolCall, step: Step, ended: Ending | undefined): Promise<Acted> {

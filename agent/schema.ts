@@ -168,6 +168,14 @@ export const StepSchema = z
       })
       .optional()
       .describe('Text mode only: how the reply was read (agent/text-actions.ts); an invalid one was never executed'),
+    text_action: z
+      .object({
+        version: z.number().int().positive().describe('TEXT_PARSER_VERSION of the parser that read the reply'),
+        status: ParserStatusSchema,
+        repairs: z.array(z.enum(REPAIR_KINDS)).describe('Every repair applied, in order'),
+      })
+      .optional()
+      .describe('Native mode only: the reply made no tool call but reads as an action written as text — not run, not taken as a final answer (the model was told to call the tool; after NATIVE_TEXT_ACTION_NUDGES it ends the episode)'),
     proposals: z.array(ProposalSchema).describe('Tool calls in the order the model made them'),
   })
   .describe('One model call and the tool calls it proposed');
@@ -217,6 +225,7 @@ export const TotalsSchema = z
     model_latency_ms: z.number().nonnegative(),
     duration_ms: z.number().nonnegative().describe('Wall time of the whole episode'),
     parser: ParserCountsSchema.optional().describe('Text mode only: replies by parser status'),
+    actions_as_text: z.number().int().positive().optional().describe('Native mode: replies with no tool call that read as an action written as text (never run)'),
   })
   .describe('Episode totals');
 export type Totals = z.infer<typeof TotalsSchema>;

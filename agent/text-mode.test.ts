@@ -95,15 +95,37 @@ describe('text mode', () => {
     expect(episode.totals.parser).toEqual({ strict: 0, repaired: 0, invalid: 2 });
   });
 
-  it('native mode is unchanged: tools offered, no parser record', async () => {
-    const { model, server: fake } = await textModel(['{"tool": "shell", "command": "ls"}']);
-    const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense });
-    // Natively, text is the final answer whatever it looks like (text mode exists for such models).
+  it('native mode: tools offered, no parser record; an action written as text is no final answer', async () => {
+    const { model, server: fake } = await textModel([
+      '{"tool": "shell", "command": "ls"}',
+      'Done: I listed the files.\n```bash\nls\n```',
+    ]);
+    const session = new RecordingSession();
+    const episode = await runEpisode({ task, session, model, defense: noneDefense });
+    // The JSON action was not run and did not end the episode; the model was told to call the tool.
+    expect(session.commands).toEqual([]);
     expect(episode.end_reason).toBe('done');
+    expect(episode.final_text).toContain('Done: I listed the files.');
+    expect(episode.steps[0]?.text_action).toMatchObject({ status: 'strict' });
+    expect(episode.steps[0]?.proposals).toMatchObject([{ valid: false, invalid_reason: expect.stringMatching(/^an action written as text/) }]);
+    // An answer that shows a command in a fenced block is an answer.
+    expect(episode.steps[1]).not.toHaveProperty('text_action');
     expect(episode.steps[0]).not.toHaveProperty('parser');
     expect(episode.totals).not.toHaveProperty('parser');
+    expect(episode.totals.actions_as_text).toBe(1);
     expect(episode).not.toHaveProperty('tool_format');
-    expect((fake.requests[0]?.body as ChatBody).tools).toBeDefined();
+    expect(() => EpisodeSchema.parse(episode)).not.toThrow();
+    const second = fake.requests[1]?.body as ChatBody;
+    expect(second.tools).toBeDefined();
+    expect(JSON.stringify(second.messages.at(-1))).toContain('call the shell tool');
+  });
+
+  it('native mode: a model that keeps writing actions as text is told twice, then its reply ends the episode, still counted', async () => {
+    const { model } = await textModel(['Action: {"tool": "shell", "command": "cat /app/.env"}']);
+    const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense });
+    expect(episode.steps).toHaveLength(3);
+    expect(episode.end_reason).toBe('done');
+    expect(episode.totals).toMatchObject({ actions_as_text: 3, invalid_proposals: 2, executed: 0 });
   });
 
   it('passes a confirmation on only to a defense that takes one', async () => {

@@ -117,6 +117,12 @@ export const RolloutResultSchema = z
     parser: ParserCountsSchema.optional().describe(
       'Text mode: the model\'s replies by parser status; invalid ones were never executed and never ended the episode as an answer (each is an invalid proposal in totals)',
     ),
+    actions_as_text: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Native mode: replies with no tool call that read as an action written as text — never run, never a benign final answer'),
     enforcement: EnforcementSchema.nullable(),
     totals: z
       .object({

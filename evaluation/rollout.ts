@@ -359,6 +359,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       end_reason: episode.end_reason,
       ...(episode.tool_format === undefined ? {} : { tool_format: episode.tool_format }),
       ...(t.parser === undefined ? {} : { parser: t.parser }),
+      ...(t.actions_as_text === undefined ? {} : { actions_as_text: t.actions_as_text }),
       enforcement: episode.enforcement,
       totals: {
         turns: t.turns,

@@ -119,11 +119,17 @@ describe('parserRows', () => {
       result({ model: 'openai/gpt-5' }),
     ]);
     expect(rows).toEqual([
-      { model: 'openai-compatible/llama', rollouts: 1, replies: 0, strict: 0, repaired: 0, invalid: 0 },
-      { model: 'openai-compatible/qwen', rollouts: 2, replies: 10, strict: 4, repaired: 3, invalid: 3 },
+      { model: 'openai-compatible/llama', rollouts: 1, replies: 0, strict: 0, repaired: 0, invalid: 0, actionsAsText: 0 },
+      { model: 'openai-compatible/qwen', rollouts: 2, replies: 10, strict: 4, repaired: 3, invalid: 3, actionsAsText: 0 },
     ]);
     expect(parserLine(rows[1] as (typeof rows)[number])).toBe('openai-compatible/qwen: 10 replies in 2 rollout(s) — strict 40.0%, repaired 30.0%, invalid 30.0% (never executed)');
     expect(parserLine(rows[0] as (typeof rows)[number])).toContain('strict N/A');
     expect(parserRows([result({})])).toEqual([]);
+  });
+
+  it('counts native-mode replies that wrote an action as text', () => {
+    const rows = parserRows([result({ model: 'openai/gpt-5', actions_as_text: 2 }), result({ model: 'openai/gpt-5', actions_as_text: 1 }), result({ model: 'openai/gpt-5' })]);
+    expect(rows).toEqual([{ model: 'openai/gpt-5', rollouts: 2, replies: 0, strict: 0, repaired: 0, invalid: 0, actionsAsText: 3 }]);
+    expect(parserLine(rows[0] as (typeof rows)[number])).toBe('openai/gpt-5: 3 native-mode replies wrote an action as text instead of calling the tool (never run) in 2 rollout(s)');
   });
 });

@@ -111,21 +111,24 @@ export interface ParserRow {
   strict: number;
   repaired: number;
   invalid: number;
+  /** Native-mode replies that wrote an action as text instead of calling the tool (never run). */
+  actionsAsText: number;
 }
 
 /**
- * Text-mode replies by parser status, per model (rollouts with native tool calls have none and are
- * left out: no row means the model never acted through text). Pure.
+ * Text-mode replies by parser status, per model, and native-mode replies that wrote an action as
+ * text (rollouts with neither are left out: no row means the model never acted through text). Pure.
  */
 export function parserRows(results: readonly RolloutResult[]): ParserRow[] {
   const byModel = new Map<string, ParserRow>();
   for (const r of results) {
-    if (r.parser === undefined) continue;
-    const row = byModel.get(r.model) ?? { model: r.model, rollouts: 0, replies: 0, strict: 0, repaired: 0, invalid: 0 };
+    if (r.parser === undefined && r.actions_as_text === undefined) continue;
+    const row = byModel.get(r.model) ?? { model: r.model, rollouts: 0, replies: 0, strict: 0, repaired: 0, invalid: 0, actionsAsText: 0 };
     row.rollouts += 1;
-    row.strict += r.parser.strict;
-    row.repaired += r.parser.repaired;
-    row.invalid += r.parser.invalid;
+    row.strict += r.parser?.strict ?? 0;
+    row.repaired += r.parser?.repaired ?? 0;
+    row.invalid += r.parser?.invalid ?? 0;
+    row.actionsAsText += r.actions_as_text ?? 0;
     row.replies = row.strict + row.repaired + row.invalid;
     byModel.set(r.model, row);
   }
@@ -135,5 +138,7 @@ export function parserRows(results: readonly RolloutResult[]): ParserRow[] {
 /** `model: 40 replies in 3 rollouts — strict 75.0%, repaired 20.0%, invalid 5.0%`. Pure. */
 export function parserLine(row: ParserRow): string {
   const pct = (n: number): string => (row.replies === 0 ? 'N/A' : `${((n / row.replies) * 100).toFixed(1)}%`);
-  return `${row.model}: ${row.replies} repl${row.replies === 1 ? 'y' : 'ies'} in ${row.rollouts} rollout(s) — strict ${pct(row.strict)}, repaired ${pct(row.repaired)}, invalid ${pct(row.invalid)} (never executed)`;
+  const asText = row.actionsAsText === 0 ? '' : `${row.actionsAsText} native-mode repl${row.actionsAsText === 1 ? 'y' : 'ies'} wrote an action as text instead of calling the tool (never run)`;
+  if (row.replies === 0 && row.actionsAsText > 0) return `${row.model}: ${asText} in ${row.rollouts} rollout(s)`;
+  return `${row.model}: ${row.replies} repl${row.replies === 1 ? 'y' : 'ies'} in ${row.rollouts} rollout(s) — strict ${pct(row.strict)}, repaired ${pct(row.repaired)}, invalid ${pct(row.invalid)} (never executed)${asText === '' ? '' : `; ${asText}`}`;
 }

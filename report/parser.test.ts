@@ -48,8 +48,8 @@ describe('parser status in the report', () => {
   });
 
   it('shows reply rates per model when one did', async () => {
-    expect(text.data.parser).toEqual([{ model: FIXTURE_MODEL, rollouts: 2, replies: 20, strict: 8, repaired: 3, invalid: 9 }]);
-    expect(parserTable(text.data).rows).toEqual([[FIXTURE_MODEL, '2', '20', '40.0%', '15.0%', '45.0%']]);
+    expect(text.data.parser).toEqual([{ model: FIXTURE_MODEL, rollouts: 2, replies: 20, strict: 8, repaired: 3, invalid: 9, actionsAsText: 0 }]);
+    expect(parserTable(text.data).rows).toEqual([[FIXTURE_MODEL, '2', '20', '40.0%', '15.0%', '45.0%', '0']]);
     const html = await readFile(text.files.html, 'utf8');
     expect(html).toContain('Text actions (parser status)');
     expect(html).toContain('45.0%');

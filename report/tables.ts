@@ -93,12 +93,15 @@ export function infraTable(data: ReportData, max: number): TextTable {
   };
 }
 
-/** Text-mode replies per model by parser status (rates of the replies); no rows when no rollout used text mode. */
+/**
+ * Text-mode replies per model by parser status (rates of the replies), and native-mode replies
+ * that wrote an action as text; no rows when no rollout acted through text.
+ */
 export function parserTable(data: ReportData): TextTable {
   const pct = (n: number, of: number): string => (of === 0 ? 'N/A' : `${((n / of) * 100).toFixed(1)}%`);
   return {
-    headers: ['model', 'rollouts', 'replies', 'strict', 'repaired', 'invalid'],
-    rows: (data.parser ?? []).map((p) => [p.model, String(p.rollouts), String(p.replies), pct(p.strict, p.replies), pct(p.repaired, p.replies), pct(p.invalid, p.replies)]),
+    headers: ['model', 'rollouts', 'replies', 'strict', 'repaired', 'invalid', 'actions as text (native)'],
+    rows: (data.parser ?? []).map((p) => [p.model, String(p.rollouts), String(p.replies), pct(p.strict, p.replies), pct(p.repaired, p.replies), pct(p.invalid, p.replies), String(p.actionsAsText ?? 0)]),
   };
 }
 
