@@ -3,7 +3,7 @@
  * render it, and write report.json, rows.csv and report.html into one folder.
  */
 import { join } from 'node:path';
-import { compareStrings, writeFileAtomic } from '../core/index.ts';
+import { AuthbenchError, compareStrings, writeFileAtomic } from '../core/index.ts';
 import { loadPlotAssets, loadViewerScript, type ScriptAsset } from './assets.ts';
 import { buildReport, type ReportData, type ReportOptions } from './build.ts';
 import { rowsCsv } from './csv.ts';
@@ -33,6 +33,8 @@ export interface GeneratedReport {
   jobs: LoadedJobs;
   rows: RowSet;
   files: { html: string; json: string; csv: string };
+  /** Rollouts whose trace could not be read: listed in the viewer as such, the rest of the report stands. */
+  unreadableTraces: { dir: string; message: string }[];
 }
 
 export function defaultOutDir(jobDirs: readonly string[]): string {
@@ -64,7 +66,11 @@ function traceMeta(item: LoadedResult, rule: LabelRule): TraceMeta {
  * Viewer data for every rollout, in (stage, task, defense, seed) order.
  * Past `max` inlined traces the rest are listed without their data.
  */
-export async function loadTraceViews(loaded: readonly LoadedResult[], rule: LabelRule, max: number): Promise<{ views: TraceView[]; capped: number }> {
+export async function loadTraceViews(
+  loaded: readonly LoadedResult[],
+  rule: LabelRule,
+  max: number,
+): Promise<{ views: TraceView[]; capped: number; unreadable: { dir: string; message: string }[] }> {
   const ordered = loaded
     .map((item) => ({ item, meta: traceMeta(item, rule) }))
     .sort(
@@ -79,8 +85,19 @@ export async function loadTraceViews(loaded: readonly LoadedResult[], rule: Labe
   const views: TraceView[] = [];
   let inlined = 0;
   let capped = 0;
+  // One damaged trace (a truncated gzip, a line from another version) costs its own viewer entry,
+  // never the report: the numbers come from result.json.
+  const unreadable: { dir: string; message: string }[] = [];
   for (const { item, meta } of ordered) {
-    const trace = inlined < max ? await readTrace(item.dir) : undefined;
+    let trace: Awaited<ReturnType<typeof readTrace>> | undefined;
+    try {
+      trace = inlined < max ? await readTrace(item.dir) : undefined;
+    } catch (e) {
+      if (!(e instanceof AuthbenchError) || e.code !== 'TRACE_UNREADABLE') throw e;
+      unreadable.push({ dir: item.dir, message: e.message });
+      views.push(unavailableTrace(meta, `This rollout's trace could not be read: ${e.message}`));
+      continue;
+    }
     if (trace === undefined) {
       capped++;
       views.push(unavailableTrace(meta, `Not inlined: the report inlines ${max} traces at most.`));
@@ -90,7 +107,7 @@ export async function loadTraceViews(loaded: readonly LoadedResult[], rule: Labe
       inlined++;
     }
   }
-  return { views, capped };
+  return { views, capped, unreadable };
 }
 
 export async function generateReport(jobDirs: readonly string[], options: GenerateOptions = {}): Promise<GeneratedReport> {
@@ -101,7 +118,7 @@ export async function generateReport(jobDirs: readonly string[], options: Genera
   const data = buildReport(jobs.jobs, loaded, rows, options);
   const csv = rowsCsv(loaded, rows.rule);
   const maxTraces = options.maxTraces ?? DEFAULT_MAX_TRACES;
-  const { views, capped } = await loadTraceViews(loaded, rows.rule, maxTraces);
+  const { views, capped, unreadable } = await loadTraceViews(loaded, rows.rule, maxTraces);
   const html = renderHtml({
     data,
     traces: views,
@@ -114,5 +131,5 @@ export async function generateReport(jobDirs: readonly string[], options: Genera
   await writeFileAtomic(files.json, `${JSON.stringify(data, null, 2)}\n`);
   await writeFileAtomic(files.csv, csv);
   await writeFileAtomic(files.html, html);
-  return { data, csv, jobs, rows, files };
+  return { data, csv, jobs, rows, files, unreadableTraces: unreadable };
 }

@@ -234,3 +234,18 @@ describe('rows and labels', () => {
     expect(() => toRows([first!, { ...first!, job: 'other', dir: 'other/x' }])).toThrow(/two completed rollouts/);
   });
 });
+
+describe('a damaged trace', () => {
+  it('costs its own viewer entry, not the report: the tables stand and the rollout is named', async () => {
+    const { readdir, writeFile } = await import('node:fs/promises');
+    const damagedJob = await writeFixtureJob(join(root, 'damaged'));
+    const rollouts = (await readdir(damagedJob, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    const victim = join(damagedJob, rollouts[0] ?? '', 'trace.jsonl.gz');
+    await writeFile(victim, Buffer.from('not gzip at all'));
+    const damaged = await generateReport([damagedJob], { out: join(root, 'damaged-out'), resamples: 500, seed: 7, assets: [] });
+    expect(damaged.unreadableTraces.map((u) => u.message)).toEqual([expect.stringContaining(victim)]);
+    expect(damaged.data.stages).toEqual(report.data.stages);
+    expect(await readFile(damaged.files.html, 'utf8')).toContain('trace could not be read');
+    expect(report.unreadableTraces).toEqual([]);
+  });
+});

@@ -123,6 +123,7 @@ const command: CommandModule<object, ReportArgs> = {
       ...(args.baseline === undefined ? {} : { baseline: args.baseline }),
       ...(pairs.length === 0 ? {} : { pairs }),
     });
+    for (const u of report.unreadableTraces) process.stderr.write(chalk.yellow(`warning: ${safeText(u.message)} (its rollout is in the tables; the trace viewer shows it as unreadable)\n`));
     if (args.json) {
       printJson(report.data);
       return;
