@@ -115,9 +115,9 @@ export interface EpisodeOptions {
   health?: HealthProbe;
   /**
    * Keep what a command leaves running (a service) for the later commands, traced and enforced,
-   * until the episode ends. Off by default: a fork bomb that happens to have few processes when its
-   * command ends could be kept and later leave processes no tracer follows (the adversarial
-   * fork-bomb scenario, about one run in two); gen-gold (a trusted oracle) keeps them regardless.
+   * until the episode ends (runEpisodeWithServices: until its caller stops them). A command whose
+   * processes hit the pids limit, or left more than a few dozen, is a runaway and keeps nothing
+   * (ab-serve.c). Off by default for runEpisode (policy exploration keeps nothing).
    */
   keepServices?: boolean;
   /** The reachable compose sidecars by address (recorded in the episode's setup, so the trace can name a connect's service). */

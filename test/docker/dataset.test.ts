@@ -36,7 +36,7 @@ if (!HAVE_DATASET) {
  * Oracles known to fail here, and why; each must still fail (so the list
  * cannot go stale unnoticed). None today: nginx-request-logging's oracle
  * starts the server as a daemon, and verify keeps the task's own processes
- * running while the validators judge (an agent's are stopped).
+ * running while the validators judge (so does eval with an agent's: test/docker/services.test.ts).
  */
 const KNOWN_ORACLE_FAILURES: Readonly<Record<string, string>> = {};
 
