@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   GOLD_MISSING: 'no gold derived for the task yet',
   MODEL_REQUEST_FAILED: 'model request rejected',
   TOO_LARGE: 'larger than authbench reads',
+  INVALID_TRAJECTORY: 'invalid ATIF trajectory',
   // infrastructure: exit 125
   DOCKER_UNREACHABLE: 'Docker daemon unreachable',
   DOCKER_API: 'Docker API error',

@@ -38,6 +38,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   dataset: ['core', 'docker', 'evaluation', 'gold', 'goldstore', 'oracle', 'sandbox/paths', 'score', 'task-format', 'taskenv', 'validators'],
   adversarial: ['agent', 'core', 'docker', 'evaluation', 'goldstore', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
   agents: ['core', 'docker', 'sandbox/policy'],
+  trajectories: ['agent', 'core', 'docker', 'evaluation'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
 

@@ -15,6 +15,7 @@ import { compareCommand } from './compare.ts';
 import { reparseCommand } from './reparse.ts';
 import { datasetCommand } from './dataset.ts';
 import { agentsCommand } from './agents.ts';
+import { trajectoriesCommand } from './trajectories.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -24,4 +25,4 @@ import { agentsCommand } from './agents.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, agentsCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, agentsCommand, trajectoriesCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];
