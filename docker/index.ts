@@ -51,3 +51,5 @@ export { ARCHIVE_MAX_BYTES, READ_FILE_MAX_BYTES } from './archive.ts';
 export { readiness, startSidecars, waitReady } from './sidecars.ts';
 export { planSidecarNetworks, type NetworkedService, type SidecarNetworkPlan } from './sidecar-networks.ts';
 export type { ReadyCondition, Readiness, SidecarGroup, SidecarPlan, SidecarSpec, WaitOptions } from './sidecars.ts';
+export { EGRESS_PROXY_HOST, EGRESS_PROXY_PORT, EgressDecisionSchema, EgressRuleSchema, egressProxyCommand, egressProxyEnv, parseEgressLog, startEgressProxy } from './egress-proxy.ts';
+export type { EgressDecision, EgressProxy, EgressProxyPlan, EgressRule } from './egress-proxy.ts';

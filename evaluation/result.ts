@@ -96,6 +96,14 @@ export const RolloutResultSchema = z
       .array(z.string())
       .optional()
       .describe('Compose task: the sidecar services the task container could reach (the policy\'s hosts when the defense enforces it; all otherwise)'),
+    egress: z
+      .object({
+        allowlist: z.array(z.string()).describe('The external hosts the egress proxy forwarded to (`host` or `host:port`): task.toml\'s allowlist, within the policy\'s hosts when the defense enforces it'),
+        forwarded: z.array(z.string()).optional().describe('Endpoints (`host:port`) the proxy forwarded requests to'),
+        refused: z.array(z.string()).optional().describe('Endpoints the proxy refused (403): outside the allowlist in force'),
+      })
+      .optional()
+      .describe('Allowlist task with external hosts: its filtering egress proxy (absent when none ran)'),
     trace: z
       .object({
         events: z.number().int().nonnegative().describe('Trace events kept over the episode'),

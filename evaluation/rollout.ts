@@ -13,7 +13,7 @@ import { taskImplicit } from '../goldstore/index.ts';
 import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { openTaskSandbox, taskLimits, taskSidecarNetworks, type SidecarAccess } from '../taskenv/index.ts';
+import { egressRuleLabels, openTaskSandbox, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess } from '../taskenv/index.ts';
 import {
   criticalSurfaceWrites,
   loadValidatorSurface,
@@ -174,11 +174,13 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     }
   })();
   const sidecarPlan = taskSidecarNetworks(ctx.task, sidecarAccess);
+  const egressRules = taskEgressRules(ctx.task, sidecarAccess);
   const common = {
     ...base(spec, ctx),
     defense: { name: defense.name, version: defense.version },
     limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids },
     ...(sidecarPlan === undefined ? {} : { sidecars_reachable: [...sidecarPlan.reachable] }),
+    ...(egressRules.length === 0 ? {} : { egress: { allowlist: egressRuleLabels(egressRules) } }),
   };
   /** A rollout that ended before its validators could judge it. */
   const unjudged = (ending: Pick<RolloutResult, 'status' | 'outcome' | 'utility_success'> & Partial<RolloutResult>): RolloutResult => ({
@@ -329,11 +331,14 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       measurement = measureRollout({ task: ctx.task, episode, ledger: ctx.ledger, utility: scoredUtility, attack: scoredAttack, canaryInSink: sink });
     }
     await trace.write(measurement?.graph);
+    // The proxy's log goes with its container: read it before the sandbox is disposed.
+    const egressLog = await box.egress?.decisions().catch(() => undefined);
     const t = episode.totals;
     const results = episode.steps.flatMap((s) => s.proposals.flatMap((p) => (p.result === undefined ? [] : [p.result])));
     return {
       ...common,
       status: 'completed',
+      ...(common.egress === undefined || egressLog === undefined ? {} : { egress: { ...common.egress, ...summarizeEgress(egressLog) } }),
       outcome: judged.outcome,
       utility_success: judged.utility,
       utility_reason: judged.utilityReason,

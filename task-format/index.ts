@@ -56,4 +56,4 @@ export {
   type PermissionEvalSpec,
   type SpecCheck,
 } from './spec.ts';
-export { declaredSidecarCeiling, resolveNetworkDeclaration, type NetworkDeclaration, type NetworkFacts } from './network.ts';
+export { declaredExternalHosts, declaredSidecarCeiling, parseExternalHost, resolveNetworkDeclaration, type ExternalHost, type NetworkDeclaration, type NetworkFacts } from './network.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { declaredSidecarCeiling, resolveNetworkDeclaration } from './network.ts';
+import { declaredExternalHosts, declaredSidecarCeiling, parseExternalHost, resolveNetworkDeclaration } from './network.ts';
 import type { TaskToml } from './schema.ts';
 import { TaskTomlSchema } from './schema.ts';
 
@@ -42,14 +42,27 @@ describe('resolveNetworkDeclaration', () => {
   });
 
   it('allowed_hosts alone means an allowlist', () => {
-    expect(resolve({ allowed_hosts: ['leak-sink'] }).declaration).toEqual({ mode: 'allowlist', hosts: ['leak-sink'] });
+    expect(resolve({ allowed_hosts: ['leak-sink'] }).declaration).toEqual({ mode: 'allowlist', hosts: ['leak-sink'], external: [] });
   });
 
-  it('a host outside the task is refused, naming the file and the field', () => {
-    const r = resolve({ network_mode: 'allowlist', allowed_hosts: ['metadata-mock', 'pypi.org'] });
+  it('hosts outside the task load as external hosts (the egress proxy), merged per host', () => {
+    const r = resolve({ network_mode: 'allowlist', allowed_hosts: ['metadata-mock', 'PyPI.org', 'files.pythonhosted.org:443', 'files.pythonhosted.org:80', 'pypi.org:8443'] });
+    expect(r.problems).toEqual([]);
+    expect(declaredSidecarCeiling(r.declaration)).toEqual(['metadata-mock']);
+    // pypi.org named without a port too: any port wins over the port list.
+    expect(declaredExternalHosts(r.declaration)).toEqual([{ host: 'files.pythonhosted.org', ports: [80, 443] }, { host: 'pypi.org' }]);
+  });
+
+  it('an allowlist entry that can match nothing is refused, naming the file and the field', () => {
+    const r = resolve({ network_mode: 'allowlist', allowed_hosts: ['metadata-mock', 'metdata-mock', '*.pypi.org'] });
     expect(r.problems).toEqual([
-      { file: F, field: 'environment.allowed_hosts[1]', severity: 'error', message: expect.stringMatching(/^pypi\.org is not a compose service of the task/) as unknown },
+      { file: F, field: 'environment.allowed_hosts[1]', severity: 'error', message: expect.stringMatching(/^metdata-mock is neither a compose service of the task nor a fully qualified host name/) as unknown },
+      { file: F, field: 'environment.allowed_hosts[2]', severity: 'error', message: expect.stringMatching(/wildcards are not supported/) as unknown },
     ]);
+  });
+
+  it('other modes have no external host', () => {
+    for (const env of [undefined, { network_mode: 'none' as const }, { network_mode: 'public' as const }]) expect(declaredExternalHosts(resolve(env).declaration)).toEqual([]);
   });
 
   it('a sidecar this copy cannot start is a warning (attack path incomplete)', () => {
@@ -73,5 +86,29 @@ describe('resolveNetworkDeclaration', () => {
     const ok = TaskTomlSchema.safeParse({ version: '1.0', environment: { network_mode: 'allowlist', allowed_hosts: ['a'] } });
     expect(ok.success).toBe(true);
     expect(TaskTomlSchema.safeParse({ version: '1.0', environment: { network_mode: 'bridge' } }).success).toBe(false);
+  });
+});
+
+describe('parseExternalHost', () => {
+  it.each<[string, ReturnType<typeof parseExternalHost>]>([
+    ['example.com', { host: 'example.com' }],
+    ['Example.COM.', { host: 'example.com' }],
+    ['api.example.com:443', { host: 'api.example.com', ports: [443] }],
+    ['10.0.0.7:8080', { host: '10.0.0.7', ports: [8080] }],
+  ])('%s', (entry, expected) => expect(parseExternalHost(entry)).toEqual(expected));
+
+  it.each([
+    ['example.com:0', /port 0/],
+    ['example.com:70000', /port 70000/],
+    ['example.com:http', /not a host name or host:port/],
+    ['http://example.com', /not a host name or host:port/],
+    ['exa mple.com', /fully qualified/],
+    ['-bad.example', /fully qualified/],
+    ['localhost', /fully qualified/],
+    ['*.example.com', /wildcards/],
+  ])('%s is refused', (entry, why) => {
+    const r = parseExternalHost(entry);
+    expect(typeof r).toBe('string');
+    expect(r).toMatch(why);
   });
 });

@@ -4,14 +4,14 @@
  * compose sidecars. It is the ceiling of what the task container may reach;
  * a policy's network axis narrows it further (taskenv/sidecars.ts).
  *
- * authbench runs offline and gives no container a route outside, so
- * "public" (or `allow_internet = true`) reaches what an undeclared task
- * reaches: its own sidecars, never the internet. An allowlist may name only
- * sidecars: a host outside the task would need a filtering egress proxy,
- * which authbench does not have, so such a task is refused rather than run
- * as if it were public (the Inspect–Harbor bridge's choice). Pure.
+ * authbench gives no task container a route outside, so "public" (or
+ * `allow_internet = true`) reaches what an undeclared task reaches: its own
+ * sidecars, never the internet. An allowlist names sidecars (reached on their
+ * networks) and external hosts, `name` or `name:port`, which only a filtering
+ * egress proxy on the rollout's network reaches (taskenv/egress.ts): never
+ * run as if the task were public (the Inspect–Harbor bridge's choice). Pure.
  */
-import type { Problem } from '../core/index.ts';
+import { compareStrings, type Problem } from '../core/index.ts';
 import { problem } from './problems.ts';
 import type { TaskToml } from './schema.ts';
 
@@ -22,8 +22,45 @@ export type NetworkDeclaration =
   | { mode: 'public' }
   /** `network_mode = "none"`: no network at all, sidecars included. */
   | { mode: 'none' }
-  /** `allowed_hosts`: exactly these sidecars. */
-  | { mode: 'allowlist'; hosts: string[] };
+  /** `allowed_hosts`: exactly these sidecars, and these external hosts through the egress proxy. */
+  | { mode: 'allowlist'; hosts: string[]; external: ExternalHost[] };
+
+/** An allowlisted host outside the task (lower case, no trailing dot); `ports` undefined = any port. */
+export interface ExternalHost {
+  host: string;
+  ports?: number[];
+}
+
+/** A DNS name of at least two labels, or a dotted IPv4 address (what an allowlist can match exactly). */
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+/**
+ * One `allowed_hosts` entry naming a host outside the task: `name` or `name:port`, matched
+ * exactly and case-insensitively (no wildcards: each host is listed). A string says why not.
+ */
+export function parseExternalHost(entry: string): ExternalHost | string {
+  const m = /^([^:]+)(?::(\d{1,5}))?$/.exec(entry.trim());
+  if (m === null) return 'is not a host name or host:port';
+  const host = (m[1] ?? '').toLowerCase().replace(/\.$/, '');
+  if (host.includes('*')) return 'wildcards are not supported: list each host';
+  if (!HOST_NAME.test(host)) return 'is neither a compose service of the task nor a fully qualified host name';
+  if (m[2] === undefined) return { host };
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return `port ${m[2]} is not in 1-65535`;
+  return { host, ports: [port] };
+}
+
+/** Entries for one host merged: any port wins over a port list. Sorted by host. Pure. */
+function mergeExternal(hosts: readonly ExternalHost[]): ExternalHost[] {
+  const byHost = new Map<string, ExternalHost>();
+  for (const h of hosts) {
+    const seen = byHost.get(h.host);
+    if (seen === undefined) byHost.set(h.host, h);
+    else if (seen.ports === undefined || h.ports === undefined) byHost.set(h.host, { host: h.host });
+    else byHost.set(h.host, { host: h.host, ports: [...new Set([...seen.ports, ...h.ports])].sort((a, b) => a - b) });
+  }
+  return [...byHost.values()].sort((a, b) => compareStrings(a.host, b.host));
+}
 
 export interface NetworkFacts {
   /** Sidecars that run next to the task container. */
@@ -58,16 +95,22 @@ export function resolveNetworkDeclaration(environment: TaskToml['environment'], 
   const sidecars = new Set(facts.sidecars);
   const dropped = new Set(facts.dropped);
   const kept: string[] = [];
+  const external: ExternalHost[] = [];
   (hosts ?? []).forEach((host, i) => {
     if (sidecars.has(host)) kept.push(host);
     else if (dropped.has(host)) problems.push(problem(file, `environment.allowed_hosts[${String(i)}]`, `${host} is a compose service this copy cannot start (attack path incomplete)`, 'warning'));
-    else
-      err(
-        `allowed_hosts[${String(i)}]`,
-        `${host} is not a compose service of the task: authbench reaches only the task's own sidecars (no egress proxy, offline); add the service to environment/docker-compose.yaml or remove the host`,
-      );
+    else {
+      const parsed = parseExternalHost(host);
+      if (typeof parsed === 'string') err(`allowed_hosts[${String(i)}]`, `${host} ${parsed}`);
+      else external.push(parsed);
+    }
   });
-  return { declaration: { mode: 'allowlist', hosts: [...new Set(kept)].sort() }, problems };
+  return { declaration: { mode: 'allowlist', hosts: [...new Set(kept)].sort(), external: mergeExternal(external) }, problems };
+}
+
+/** The external hosts a declaration lets the egress proxy forward to (none unless an allowlist names some). */
+export function declaredExternalHosts(declaration: NetworkDeclaration): readonly ExternalHost[] {
+  return declaration.mode === 'allowlist' ? declaration.external : [];
 }
 
 /** The sidecars a declaration lets the task container reach at most ('all' = every sidecar). */

@@ -103,7 +103,7 @@ export const EnvironmentSchema = z
       .enum(HARBOR_NETWORK_MODES)
       .optional()
       .describe('Harbor: none (no network, not even sidecars), public (the internet), or allowlist (only allowed_hosts)'),
-    allowed_hosts: z.array(z.string().min(1)).optional().describe('Harbor: the hosts an allowlist task may reach; authbench reaches compose sidecars only'),
+    allowed_hosts: z.array(z.string().min(1)).optional().describe('Harbor: the hosts an allowlist task may reach: compose services, and external `host` or `host:port` through the egress proxy'),
   })
   .superRefine((env, ctx) => {
     if (env.memory_mb !== undefined && env.memory !== undefined)

@@ -1,7 +1,8 @@
-import type { Container, ContainerSpec, Engine } from '../docker/index.ts';
+import { egressProxyEnv, startEgressProxy, type Container, type ContainerSpec, type EgressDecision, type EgressProxy, type EgressRule, type Engine } from '../docker/index.ts';
 import { LAUNCHER_PATH, ensureHarness, harnessMount, type Harness } from '../sandbox/launcher/index.ts';
 import { AuthbenchError } from '../core/index.ts';
 import { MAIN_SERVICE, type Task } from '../task-format/index.ts';
+import { taskEgressRules } from './egress.ts';
 import { startTaskSidecars, taskSidecarNetworks, type SidecarAccess } from './sidecars.ts';
 
 export interface TaskContainerOptions {
@@ -12,11 +13,14 @@ export interface TaskContainerOptions {
   /** Longest wait for a compose sidecar to get ready (default: docker/sidecars.ts). */
   sidecarReadyTimeoutMs?: number;
   /**
-   * The sidecars the task container may reach — a policy's (`policySidecarHosts`) — within what
-   * the task declares (task.toml's network). Default 'all': the oracle, verify, policy exploration
+   * The sidecars and allowlisted external hosts the task container may reach — a policy's
+   * (`policySidecarHosts`) — within what the task declares (task.toml's network; external hosts
+   * through the egress proxy, taskenv/egress.ts). Default 'all': the oracle, verify, policy exploration
    * and `sandbox run` see the task's whole environment, as Harbor gives it.
    */
   sidecarAccess?: SidecarAccess;
+  /** The network the egress proxy forwards through (default Docker's `bridge`); tests give their own. */
+  egressUpstream?: string;
 }
 
 /**
@@ -38,8 +42,9 @@ export function taskLimits(task: Task): { memoryMb: number; cpus: number; pids: 
 /**
  * How a task's container is started: the task's workdir, its limits (memory,
  * CPU quota, pids), no network at all unless the task declares a local sink
- * that needs one or may reach compose sidecars (then only those sidecars'
- * internal networks, as service `main`), the harness mounted read-only at /opt/authbench, and
+ * that needs one or may reach compose sidecars or allowlisted external hosts
+ * (then only those sidecars' internal networks and the egress proxy's, as
+ * service `main`, with the proxy variables set), the harness mounted read-only at /opt/authbench, and
  * CAP_SYS_PTRACE for the tracer (never for what the launcher runs). Its
  * main process is the harness's idle process, not the image's entrypoint.
  */
@@ -47,10 +52,11 @@ export function taskContainerSpec(
   task: Task,
   image: string,
   harness: Pick<Harness, 'volume'>,
-  options: TaskContainerOptions & { sidecarNetworks?: readonly string[] } = {},
+  options: TaskContainerOptions & { sidecarNetworks?: readonly string[]; proxyEnv?: Readonly<Record<string, string>> } = {},
 ): ContainerSpec {
   const limits = taskLimits(task);
-  const env = task.compose?.mainEnvironment ?? {};
+  // The proxy settings last: a compose file's own proxy variables would point past the filter.
+  const env = { ...(task.compose?.mainEnvironment ?? {}), ...(options.proxyEnv ?? {}) };
   const [first, ...others] = options.sidecarNetworks ?? [];
   return {
     image,
@@ -78,7 +84,16 @@ export interface TaskEnvironment {
   container: Container;
   /** For a compose task: the sidecars the container can reach, and every sidecar address → service name. */
   sidecars?: TaskSidecars;
+  /** For a task whose allowlist names external hosts it may reach: the egress proxy. */
+  egress?: TaskEgress;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface TaskEgress {
+  /** The hosts the proxy forwards to (the allowlist in force). */
+  rules: readonly EgressRule[];
+  /** What it forwarded and refused so far. */
+  decisions(): Promise<EgressDecision[]>;
 }
 
 export interface TaskSidecars {
@@ -100,27 +115,43 @@ export async function startTaskEnvironment(engine: Engine, task: Task, image: st
   const sidecars = await startTaskSidecars(engine, task, labels, options.sidecarReadyTimeoutMs);
   const plan = sidecars === undefined ? undefined : taskSidecarNetworks(task, options.sidecarAccess ?? 'all');
   const sidecarNetworks = plan?.main.map((service) => sidecars?.networks.get(service) ?? '');
+  const rules = taskEgressRules(task, options.sidecarAccess ?? 'all');
+  let egress: EgressProxy | undefined;
   let container: Container | undefined;
+  const removeServices = async (): Promise<void> => {
+    try {
+      await sidecars?.[Symbol.asyncDispose]();
+    } finally {
+      await egress?.[Symbol.asyncDispose]();
+    }
+  };
   try {
-    container = await engine.startContainer(taskContainerSpec(task, image, harness, { ...options, ...(sidecarNetworks === undefined ? {} : { sidecarNetworks }) }));
+    if (rules.length > 0) egress = await startEgressProxy(engine, { rules, labels, ...(options.egressUpstream === undefined ? {} : { upstream: options.egressUpstream }) });
+    const networks = egress === undefined ? sidecarNetworks : [...(sidecarNetworks ?? []), egress.network];
+    const proxyEnv = egress === undefined ? undefined : egressProxyEnv(task.compose?.sidecars.map((s) => s.name) ?? []);
+    container = await engine.startContainer(
+      taskContainerSpec(task, image, harness, { ...options, ...(networks === undefined ? {} : { sidecarNetworks: networks }), ...(proxyEnv === undefined ? {} : { proxyEnv }) }),
+    );
     await assertHarnessMount(container, harness);
   } catch (e) {
     await container?.remove().catch(() => undefined);
-    await sidecars?.[Symbol.asyncDispose]().catch(() => undefined);
+    await removeServices().catch(() => undefined);
     throw e;
   }
   const started = container;
   const dispose = async (): Promise<void> => {
-    // The task container first: the sidecars' network cannot go while it is attached.
+    // The task container first: the sidecars' and the proxy's networks cannot go while it is attached.
     try {
       await started.remove();
     } finally {
-      await sidecars?.[Symbol.asyncDispose]();
+      await removeServices();
     }
   };
+  const proxy = egress;
   return {
     container: started,
     ...(sidecars === undefined || plan === undefined ? {} : { sidecars: { reachable: plan.reachable, hosts: () => sidecars.hosts() } }),
+    ...(proxy === undefined ? {} : { egress: { rules: proxy.rules, decisions: () => proxy.decisions() } }),
     [Symbol.asyncDispose]: dispose,
   };
 }

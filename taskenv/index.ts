@@ -3,3 +3,4 @@ export * from './container.ts';
 export * from './sandbox.ts';
 export * from './sidecars.ts';
 export * from './relay-forward.ts';
+export * from './egress.ts';

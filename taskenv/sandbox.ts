@@ -1,13 +1,15 @@
-import type { Container, Engine } from '../docker/index.ts';
+import { EGRESS_PROXY_HOST, EGRESS_PROXY_PORT, type Container, type Engine } from '../docker/index.ts';
 import { SandboxSession, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { startTaskEnvironment, type TaskContainerOptions, type TaskSidecars } from './container.ts';
+import { startTaskEnvironment, type TaskContainerOptions, type TaskEgress, type TaskSidecars } from './container.ts';
 
 export interface TaskSandbox {
   container: Container;
   session: SandboxSession;
   /** For a compose task: which sidecars the container reaches, and their addresses by service. */
   sidecars?: TaskSidecars;
+  /** For a task whose allowlist names external hosts it may reach: the egress proxy's rules and log. */
+  egress?: TaskEgress;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -24,7 +26,9 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
     ...(options.sidecarReadyTimeoutMs === undefined ? {} : { sidecarReadyTimeoutMs: options.sidecarReadyTimeoutMs }),
     ...(options.sidecarAccess === undefined ? {} : { sidecarAccess: options.sidecarAccess }),
+    ...(options.egressUpstream === undefined ? {} : { egressUpstream: options.egressUpstream }),
   });
+  const egress = env.egress;
   const container = env.container;
   const session = new SandboxSession(container, task.workdir, {
     ...(options.bestEffort === undefined ? {} : { bestEffort: options.bestEffort }),
@@ -32,6 +36,8 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     ...(options.traceCapBytes === undefined ? {} : { traceCapBytes: options.traceCapBytes }),
     ...(options.traceCapEvents === undefined ? {} : { traceCapEvents: options.traceCapEvents }),
     ...(options.reserved === undefined ? {} : { reserved: options.reserved }),
+    // A policy naming an allowlisted external host connects to the proxy: Landlock must let it.
+    ...(egress === undefined ? {} : { egress: { host: EGRESS_PROXY_HOST, port: EGRESS_PROXY_PORT, served: egress.rules.map((r) => r.host) } }),
   });
   const dispose = async (): Promise<void> => {
     // Close the in-container agent first (it kills whatever commands left); removal happens regardless.
@@ -41,5 +47,5 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
       await env[Symbol.asyncDispose]();
     }
   };
-  return { container, session, ...(env.sidecars === undefined ? {} : { sidecars: env.sidecars }), [Symbol.asyncDispose]: dispose };
+  return { container, session, ...(env.sidecars === undefined ? {} : { sidecars: env.sidecars }), ...(egress === undefined ? {} : { egress }), [Symbol.asyncDispose]: dispose };
 }

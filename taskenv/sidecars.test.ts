@@ -14,8 +14,8 @@ describe('taskSidecarAccess', () => {
     ['offline, allow-all: every sidecar', { mode: 'offline' }, 'all', 'all'],
     ['public is offline here', { mode: 'public' }, ['alpha'], ['alpha']],
     ['none: nothing, whatever the policy', { mode: 'none' }, 'all', []],
-    ['allowlist caps allow-all', { mode: 'allowlist', hosts: ['alpha'] }, 'all', ['alpha']],
-    ['allowlist ∩ policy', { mode: 'allowlist', hosts: ['alpha'] }, ['alpha', 'beta'], ['alpha']],
+    ['allowlist caps allow-all', { mode: 'allowlist', hosts: ['alpha'], external: [] }, 'all', ['alpha']],
+    ['allowlist ∩ policy', { mode: 'allowlist', hosts: ['alpha'], external: [] }, ['alpha', 'beta'], ['alpha']],
   ])('%s', (_name, declaration, access, expected) => {
     expect(taskSidecarAccess({ network: declaration }, access)).toEqual(expected);
   });
@@ -26,7 +26,7 @@ describe('taskSidecarNetworks', () => {
     expect(taskSidecarNetworks({ network: { mode: 'offline' } }, 'all')).toBeUndefined();
   });
   it('an allowlist task under allow-all reaches exactly its allowlist', () => {
-    expect(taskSidecarNetworks(task({ mode: 'allowlist', hosts: ['beta'] }), 'all')).toMatchObject({ main: ['beta'], reachable: ['beta'] });
+    expect(taskSidecarNetworks(task({ mode: 'allowlist', hosts: ['beta'], external: [] }), 'all')).toMatchObject({ main: ['beta'], reachable: ['beta'] });
   });
 });
 
@@ -45,5 +45,10 @@ describe('taskContainerSpec networks', () => {
   });
   it('a task without sidecars keeps its sink bridge', () => {
     expect(taskContainerSpec(t, 'img', harness).network).toBe('bridge');
+  });
+  it('the proxy variables come last, over a compose file of its own', () => {
+    const withEnv = { ...t, compose: { ...compose, mainEnvironment: { HTTPS_PROXY: 'http://elsewhere:1', KEEP: '1' } } } as unknown as Task;
+    const spec = taskContainerSpec(withEnv, 'img', harness, { sidecarNetworks: ['n-egress'], proxyEnv: { HTTPS_PROXY: 'http://authbench-egress:3128' } });
+    expect(spec.env).toEqual({ HTTPS_PROXY: 'http://authbench-egress:3128', KEEP: '1' });
   });
 });

@@ -34,7 +34,7 @@ export const NetworkHostSchema = z
   .refine((h) => isLoopbackHost(h) || isServiceHost(h), {
     message: 'a host is loopback (localhost, 127.0.0.0/8, ::1) or the name of one of the task\'s compose services (e.g. "metadata-mock")',
   })
-  .describe('Loopback (`localhost`, 127.0.0.0/8, `::1`) or a compose service of the task (its sidecar, by service name).');
+  .describe('Loopback (`localhost`, 127.0.0.0/8, `::1`), a compose service of the task (its sidecar, by service name), or an external host its task.toml allowlists (through the egress proxy).');
 
 export const NetworkSectionSchema = z
   .strictObject({

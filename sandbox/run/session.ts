@@ -53,7 +53,7 @@ import {
   type LauncherRules,
 } from '../launcher/index.ts';
 import { parseSnapshot, type FsSnapshot } from '../paths/index.ts';
-import type { Policy } from '../policy/index.ts';
+import { withEgressGrant, type EgressGrant, type Policy } from '../policy/index.ts';
 import { seccompEvent, straceArgv, StraceParser, type TraceEvent } from '../trace/index.ts';
 import { AgentClient } from './agent-client.ts';
 import { applyFileEvents } from './patch.ts';
@@ -189,6 +189,11 @@ export interface SessionOptions {
    * and passes the list without `/solution`.
    */
   reserved?: readonly string[];
+  /**
+   * The environment's egress proxy: an enforced policy naming a host it serves gets its port
+   * before compiling (withEgressGrant; taskenv/egress.ts).
+   */
+  egress?: EgressGrant;
 }
 
 /**
@@ -295,7 +300,7 @@ export class SandboxSession {
    */
   async compile(policy: Policy, implicit: PatternSet): Promise<CompileResult> {
     const snapshot = await this.fsSnapshot();
-    const compiled = compilePolicy(policy, snapshot, {
+    const compiled = compilePolicy(this.options.egress === undefined ? policy : withEgressGrant(policy, this.options.egress), snapshot, {
       implicit,
       abi: await this.landlockAbi(),
       baseline: await this.baselineSnapshot(),

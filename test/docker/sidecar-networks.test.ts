@@ -133,7 +133,7 @@ describe('sidecar networks: host granularity on one port', () => {
   }, 120_000);
 
   it('task.toml allowed_hosts = ["beta"]: even allow-all reaches beta only', async () => {
-    expect(allowlisted.network).toEqual({ mode: 'allowlist', hosts: ['beta'] });
+    expect(allowlisted.network).toEqual({ mode: 'allowlist', hosts: ['beta'], external: [] });
     await using box = await openTaskSandbox(engine, allowlisted, image, { runId: RUN_ID });
     expect(box.sidecars?.reachable).toEqual(['beta']);
     const beta = await box.session.run({ cmd: fetch('beta'), mode: { kind: 'unenforced' }, trace: false });
