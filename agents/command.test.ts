@@ -11,18 +11,22 @@ describe('headless commands', () => {
     ]);
     expect(env['ANTHROPIC_BASE_URL']).toBe('http://127.0.0.1:4000');
     expect(env['ANTHROPIC_API_KEY']).toBe('sk-authbench-relay');
+    // Its background model is the run's model: the only one the relay serves.
+    expect(env['ANTHROPIC_DEFAULT_HAIKU_MODEL']).toBe('claude-sonnet-4-6');
     expect(env['PATH']?.startsWith(`${AGENT_PREFIX}/bin:`)).toBe(true);
   });
 
-  it('Codex: the OpenAI base URL gets /v1', () => {
+  it('Codex: the OpenAI base URL gets /v1, and a provider of its own on the command line points at the relay', () => {
     const { argv, env } = headlessCommand(getAgent('codex'), { ...input, model: 'gpt-5' });
     expect(argv.slice(0, 4)).toEqual([`${AGENT_PREFIX}/bin/node`, `${AGENT_PREFIX}/bin/codex`, 'exec', '--json']);
     expect(argv.at(-1)).toBe('Summarise /app/logs');
     expect(env['OPENAI_BASE_URL']).toBe('http://127.0.0.1:4000/v1');
+    expect(argv).toContain('model_providers.authbench.base_url="http://127.0.0.1:4000/v1"');
+    expect(argv).toContain('model_provider="authbench"');
   });
 
   it('passes an instruction as written: placeholders and shell syntax in it are not expanded', () => {
-    const instruction = "-rf {model} $(id) 'quoted' {instruction}";
+    const instruction = "-rf {model} {relay} $(id) 'quoted' {instruction}";
     const { argv } = headlessCommand(getAgent('openclaw'), { ...input, instruction });
     expect(argv.at(-1)).toBe(instruction);
     expect(argv.at(-2)).toBe('--');

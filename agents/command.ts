@@ -37,10 +37,10 @@ export function headlessCommand(adapter: AgentAdapter, input: HeadlessInput): Ag
   }
   const relay = input.relayUrl.replace(/\/+$/, '');
   // The model first: an instruction may hold `{model}` literally and must reach the agent as written.
-  const fill = (s: string): string => s.replaceAll('{model}', input.model).replaceAll('{instruction}', input.instruction);
+  const fill = (s: string): string => s.replaceAll('{relay}', relay).replaceAll('{model}', input.model).replaceAll('{instruction}', input.instruction);
   const [, ...rest] = adapter.headless;
   const argv = [...launch(adapter), ...rest.map(fill)];
-  const env = Object.fromEntries(Object.entries(adapter.env).map(([k, v]) => [k, v.replaceAll('{relay}', relay)]));
+  const env = Object.fromEntries(Object.entries(adapter.env).map(([k, v]) => [k, v.replaceAll('{relay}', relay).replaceAll('{model}', input.model)]));
   return { argv, env: { ...runtimeEnv(), ...env } };
 }
 

@@ -13,3 +13,8 @@ export { AGENT_LABELS, agentImageRepository, agentOfImage, buildAgentLayer } fro
 export type { AgentLayer, AgentLayerRequest } from './layer.ts';
 export { agentVersion } from './probe.ts';
 export { withRuntimeGrant } from './policy.ts';
+export { MODEL_SHELL_TOOL, agentShellMapping, shellToolMapping } from './shell-tool.ts';
+export { AgentTranscriptSchema, TranscriptCallSchema, parseClaudeStreamJson, parseCodexExecJson, parseTranscript } from './transcript.ts';
+export type { AgentTranscript, TranscriptCall } from './transcript.ts';
+export { AUXILIARY_REPLY, DEFAULT_RELAY_PORT, agentPolicy, drivingResponder, runInstalledAgent } from './run.ts';
+export type { InstalledAgentRequest, InstalledAgentResult } from './run.ts';

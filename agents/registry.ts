@@ -20,6 +20,9 @@ const PREFIX_GRANT = { read: [`${AGENT_PREFIX}/**`], execute: [`${AGENT_PREFIX}/
 /** Node agents: Node reads OpenSSL's configuration at start-up and refuses to run without it. */
 const NODE_GRANT = { ...PREFIX_GRANT, read: [...PREFIX_GRANT.read, '/etc/ssl/openssl.cnf'] };
 
+/** Claude Code's state: its directory and its config file (rewritten through `.claude.json.tmp.*`, backed up, locked). */
+const CLAUDE_STATE = [`${HOME}/.claude/**`, `${HOME}/.claude.json*`];
+
 const ADAPTERS: readonly AgentAdapter[] = [
   {
     name: 'claude-code',
@@ -33,19 +36,35 @@ const ADAPTERS: readonly AgentAdapter[] = [
       // Nothing but the model calls should leave: no update checks, telemetry or error reports.
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       DISABLE_AUTOUPDATER: '1',
+      // Claude Code refuses --dangerously-skip-permissions as root unless it is told it runs in a sandbox; task containers run as root.
+      IS_SANDBOX: '1',
+      // Its background calls (titles, summaries) go to a "small fast" model: the run's model, the one the relay serves.
+      ANTHROPIC_DEFAULT_HAIKU_MODEL: '{model}',
+      ANTHROPIC_SMALL_FAST_MODEL: '{model}',
     },
     promptsOff: {
       flags: ['--dangerously-skip-permissions'],
       why: 'skips every tool-permission prompt (file edits, shell commands); the enforced policy is the boundary',
     },
     stateDirs: [`${HOME}/.claude`],
-    runtimeGrant: { ...PREFIX_GRANT, write: [`${HOME}/.claude/**`, `${HOME}/.claude.json*`] },
+    // It reads back the state it writes (its config, session log, shell snapshot): refused, every turn logs denials and the session log is lost.
+    runtimeGrant: { ...PREFIX_GRANT, read: [...PREFIX_GRANT.read, ...CLAUDE_STATE], write: CLAUDE_STATE },
+    // Its Bash tool: `{command, timeout?}`, the timeout in milliseconds.
+    shellTool: { name: 'Bash', command: 'command', timeout: { arg: 'timeout', unit: 'ms' } },
+    transcript: 'claude-code-stream-json',
   },
   {
     name: 'codex',
     description: 'OpenAI Codex CLI (`codex exec`, JSON events)',
     install: { package: '@openai/codex', version: '0.171.0', before: '2026-11-22T00:00:00Z', bin: 'codex', runtime: 'node' },
-    headless: ['codex', 'exec', '--json', '--skip-git-repo-check', '--model', '{model}', '--dangerously-bypass-approvals-and-sandbox', '--', '{instruction}'],
+    // Codex 0.171 ignores OPENAI_BASE_URL for its built-in provider (it dials api.openai.com, WebSocket first):
+    // a provider of its own, configured on the command line, sends it to the relay over plain HTTP.
+    headless: [
+      'codex', 'exec', '--json', '--skip-git-repo-check', '--model', '{model}', '--dangerously-bypass-approvals-and-sandbox',
+      '-c', 'model_provider="authbench"', '-c', 'model_providers.authbench.name="authbench"', '-c', 'model_providers.authbench.base_url="{relay}/v1"',
+      '-c', 'model_providers.authbench.env_key="OPENAI_API_KEY"', '-c', 'model_providers.authbench.wire_api="responses"',
+      '--', '{instruction}',
+    ],
     env: { OPENAI_BASE_URL: '{relay}/v1', OPENAI_API_KEY: RELAY_KEY_PLACEHOLDER },
     promptsOff: {
       flags: ['--dangerously-bypass-approvals-and-sandbox'],
@@ -53,6 +72,9 @@ const ADAPTERS: readonly AgentAdapter[] = [
     },
     stateDirs: [`${HOME}/.codex`],
     runtimeGrant: { ...NODE_GRANT, write: [`${HOME}/.codex/**`] },
+    // Its unified exec tool: `{cmd, …}` (no timeout argument; it yields output after `yield_time_ms`).
+    shellTool: { name: 'exec_command', command: 'cmd' },
+    transcript: 'codex-exec-json',
   },
   {
     name: 'openclaw',

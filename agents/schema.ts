@@ -37,6 +37,24 @@ export const PromptsOffSchema = z
   })
   .describe('The agent’s own permission prompts, turned off and recorded as such.');
 
+export const ShellToolSchema = z
+  .strictObject({
+    name: z.string().min(1).describe('The tool name the agent declares to its model (Claude Code: `Bash`).'),
+    command: z.string().min(1).describe('The argument that holds the command line, one string.'),
+    timeout: z
+      .strictObject({
+        arg: z.string().min(1).describe('The argument that holds the timeout.'),
+        unit: z.enum(['ms', 's']).describe('Its unit.'),
+      })
+      .optional()
+      .describe('Where the agent takes a per-call timeout, if it takes one.'),
+  })
+  .describe(
+    "The agent's own shell tool, as its model calls it: how an authbench model's `shell` call (a scripted one, through the relay) becomes the agent's tool call.",
+  );
+
+export const TRANSCRIPT_FORMATS = ['claude-code-stream-json', 'codex-exec-json'] as const;
+
 export const AgentAdapterSchema = z
   .strictObject({
     name: AgentNameSchema,
@@ -44,17 +62,24 @@ export const AgentAdapterSchema = z
     install: NpmInstallSchema,
     /**
      * `{instruction}` stands for the task instruction (one argv element, never
-     * spliced into a shell string); `{model}` for the model name.
+     * spliced into a shell string); `{model}` for the model name; `{relay}` for the relay URL.
      */
-    headless: z.array(z.string()).min(1).describe('Headless argv with `{instruction}` and `{model}` placeholders; the first element is the bin.'),
+    headless: z.array(z.string()).min(1).describe('Headless argv with `{instruction}`, `{model}` and `{relay}` placeholders; the first element is the bin.'),
     env: z
       .record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string())
-      .describe('Environment for a run; `{relay}` stands for the relay URL given at run time. Never a real API key: keys stay on the host, in the relay.'),
+      .describe('Environment for a run; `{relay}` stands for the relay URL given at run time, `{model}` for the model name. Never a real API key: keys stay on the host, in the relay.'),
     promptsOff: PromptsOffSchema,
     stateDirs: z.array(z.string().startsWith('/')).describe('Where the agent writes its own state and config at run time (under HOME).'),
     runtimeGrant: PolicySchema.describe('The least the agent’s runtime needs beyond the task’s policy: its install prefix and node (read, execute), its state directories (write).'),
+    shellTool: ShellToolSchema.optional().describe('Absent: no authbench model can drive the agent yet (its shell tool is not mapped).'),
+    transcript: z
+      .enum(TRANSCRIPT_FORMATS)
+      .optional()
+      .describe('The format of its headless stdout that `parseTranscript` reads into tool calls and results; absent: not parsed yet.'),
   })
   .describe('An installed CLI agent: install, headless command line, environment, prompts turned off, runtime grant.');
 
 export type AgentAdapter = z.infer<typeof AgentAdapterSchema>;
 export type NpmInstall = z.infer<typeof NpmInstallSchema>;
+export type ShellTool = z.infer<typeof ShellToolSchema>;
+export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];

@@ -37,7 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   policygen: ['agent', 'core', 'docker', 'goldstore', 'models', 'sandbox/compile', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
   dataset: ['core', 'docker', 'evaluation', 'gold', 'goldstore', 'oracle', 'sandbox/paths', 'score', 'task-format', 'taskenv', 'validators'],
   adversarial: ['agent', 'core', 'docker', 'evaluation', 'goldstore', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
-  agents: ['core', 'docker', 'sandbox/policy'],
+  agents: ['core', 'docker', 'models/relay', 'sandbox/policy', 'sandbox/run', 'taskenv'],
   trajectories: ['agent', 'core', 'docker', 'evaluation'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.
