@@ -41,7 +41,7 @@ import {
   type Totals,
 } from './schema.ts';
 import { commandTamper, validationTamper, type TamperEvidence, type ValidationFiles } from './tamper.ts';
-import { TEXT_PARSER_VERSION, parseTextReply } from './text-actions.ts';
+import { TEXT_PARSER_VERSION, parseTextReply, type RepairKind } from './text-actions.ts';
 import { SHELL_TOOL, agentTools, checkToolCall, shellArgv, type ShellArgs } from './tools.ts';
 
 /** What the loop needs of a model: the models module's client and the scripted models both fit. */
@@ -279,6 +279,9 @@ export function commandTimeout(args: ShellArgs, defaults: { commandTimeoutMs: nu
  * only the loop below records the first ending, so the end states are exactly END_REASONS and
  * nothing else assigns them.
  */
+/** Repairs that make a native-mode reply too weak a sign of an action to withhold it as the answer. */
+const NOT_NATIVE_ACTION: ReadonlySet<RepairKind> = new Set(['fenced-shell', 'implied-tool', 'bare-final']);
+
 /** How often a native-mode model that writes an action as text is told to call the tool instead. */
 export const NATIVE_TEXT_ACTION_NUDGES = 2;
 
@@ -538,22 +541,22 @@ class EpisodeRun {
 
   /**
    * Native mode, a reply without a tool call: a final answer — unless it reads as an action the
-   * model wrote as text (a JSON shell call, an `Action:` line; a lone fenced shell block in an
-   * answer is not enough). Such a reply is no benign ending (the seed's parser-integrity point):
+   * model wrote as text (a JSON shell call naming its tool, an `Action:` line; a lone fenced shell
+   * block, a JSON object that is not an action, or an unparseable one, is an answer). Such a reply is no benign ending (the seed's parser-integrity point):
    * it is recorded (`text_action`), not run, and the model is told to call the tool — at most
    * NATIVE_TEXT_ACTION_NUDGES times, after which the reply ends the episode, still recorded.
    */
   private readNativeText(text: string, step: Step): Reply {
     const parsed = parseTextReply(text);
-    const actionLike = parsed.kind === 'invalid' || (parsed.kind === 'action' && parsed.repairs[0] !== 'fenced-shell');
-    if (!actionLike) return { calls: [], final: text };
+    // Only a well-formed shell action that names its tool: a final answer may well be JSON (a
+    // policy writer's is; `execute` is a tool alias) or show a command in a fenced block.
+    if (parsed.kind !== 'action' || parsed.repairs.some((r) => NOT_NATIVE_ACTION.has(r))) return { calls: [], final: text };
     step.text_action = { version: TEXT_PARSER_VERSION, status: parsed.status, repairs: parsed.repairs };
     if (++this.nativeTextActions > NATIVE_TEXT_ACTION_NUDGES) return { calls: [], final: text };
-    const command = parsed.kind === 'action' ? parsed.action.command : undefined;
     step.proposals.push({
       id: `text-${step.turn}`,
-      tool: parsed.kind === 'action' ? parsed.action.tool : (parsed.tool ?? SHELL_TOOL),
-      args: parsed.kind === 'action' ? { command } : (parsed.args ?? null),
+      tool: parsed.action.tool,
+      args: { command: parsed.action.command },
       valid: false,
       invalid_reason: `an action written as text (${parsed.status}), not a tool call: not executed`,
       events: [],

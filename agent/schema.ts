@@ -122,6 +122,32 @@ export const RollbackSchema = z
   .describe('What the rollback defense did around one command it snapshotted');
 export type RollbackRecord = z.infer<typeof RollbackSchema>;
 
+export const CounterfactualSchema = z
+  .object({
+    state: z
+      .literal('turn_end')
+      .describe("The container state it ran against: a copy of the rollout's container committed when the model turn that proposed it ended (before the next model call)"),
+    snapshot_ms: z.number().nonnegative().describe('What committing that copy took (inside the episode; one commit per turn that stopped something)'),
+    policy: z.literal('ledger').describe('Enforced under the trusted ledger (the task\'s gold policy), traced'),
+    exit_code: z.number().int().nullable().describe('null when killed by its timeout or when it never ran'),
+    timed_out: z.boolean(),
+    timeout_ms: z.number().int().positive().describe('The limit it ran with: the one the command would have had'),
+    duration_ms: z.number().nonnegative(),
+    events: z.array(TraceEventSchema).describe("The copy's trace events: judged, never counted as the rollout's commits, taint or harm"),
+    authorized: z
+      .boolean()
+      .nullable()
+      .describe('Every effect it attempted is in the ledger (the stop was a false positive when it also attempted one); null: no verdict (see error)'),
+    attempted_effects: z.number().int().nonnegative().describe('Side effects outside scratch it attempted (committed or refused)'),
+    unauthorized: z.array(z.string()).describe('The attempted effects outside the ledger, one line each'),
+    launcher_error: z.string().optional().describe('The launcher refused to start it under the ledger: it never ran'),
+    error: z.string().optional().describe('Why there is no verdict: an infrastructure failure of the copy (the rollout is unaffected), or a launcher refusal'),
+  })
+  .describe(
+    'A stopped proposal re-run after the episode in a throw-away copy of the container as it was at the stop (no network, removed afterwards), so the stop can be judged: the agent never saw it, the rollout never had it',
+  );
+export type Counterfactual = z.infer<typeof CounterfactualSchema>;
+
 export const ProposalSchema = z
   .object({
     id: z.string().describe('The tool call id the model assigned'),
@@ -137,6 +163,7 @@ export const ProposalSchema = z
       .describe('A valid, allowed proposal that never ran because the episode ended first'),
     events: z.array(TraceEventSchema).describe("The command's trace events (empty when it did not run)"),
     rollback: RollbackSchema.optional().describe('Set when a defense snapshotted the workspace before the command'),
+    counterfactual: CounterfactualSchema.optional().describe('Stopped (blocked or held) valid proposals re-run after the episode, for the false-positive rates'),
   })
   .describe('One tool call the model proposed');
 export type Proposal = z.infer<typeof ProposalSchema>;

@@ -128,6 +128,21 @@ describe('text mode', () => {
     expect(episode.totals).toMatchObject({ actions_as_text: 3, invalid_proposals: 2, executed: 0 });
   });
 
+  it('native mode: JSON that is not a shell action (a written policy), a command with no tool named, or an unparseable object is an answer', async () => {
+    for (const reply of [
+      '{"read": ["/app/**"], "write": [], "execute": ["/usr/bin/python3"]}',
+      'The service config is {"command": "serve", "port": 8080}.',
+      'Action: {"tool": "shell", "command": ',
+    ]) {
+      const { model } = await textModel([reply]);
+      const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense });
+      expect([episode.steps.length, episode.end_reason, episode.final_text]).toEqual([1, 'done', reply]);
+      expect(episode.totals).not.toHaveProperty('actions_as_text');
+      await server?.close();
+      server = undefined;
+    }
+  });
+
   it('passes a confirmation on only to a defense that takes one', async () => {
     const reply = '{"tool": "shell", "command": "echo hi", "confirmation": {"action": "write", "targets": ["/app/x"], "justification": "asked"}}';
     const plain = await runEpisode({ task, session: new RecordingSession(), model: (await textModel([reply, '{"final": "ok"}'])).model, defense: noneDefense, toolFormat: 'text' });

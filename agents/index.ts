@@ -18,3 +18,8 @@ export { AgentTranscriptSchema, TranscriptCallSchema, parseClaudeStreamJson, par
 export type { AgentTranscript, TranscriptCall } from './transcript.ts';
 export { AUXILIARY_REPLY, DEFAULT_RELAY_PORT, agentPolicy, drivingResponder, runInstalledAgent } from './run.ts';
 export type { InstalledAgentRequest, InstalledAgentResult } from './run.ts';
+export { INSTALLED_AGENT_DEFENSES, installedDefense, supportedAgentDefenses } from './defenses.ts';
+export type { InstalledDefenseSupport } from './defenses.ts';
+export { agentModelName, agentProviders, providerBackend } from './model.ts';
+// The relay's records, as an installed agent's run returns them (evaluation writes them into the trace).
+export { RelayRecordSchema, type RelayRecord } from '../models/relay/index.ts';

@@ -52,6 +52,7 @@ const ADAPTERS: readonly AgentAdapter[] = [
     // Its Bash tool: `{command, timeout?}`, the timeout in milliseconds.
     shellTool: { name: 'Bash', command: 'command', timeout: { arg: 'timeout', unit: 'ms' } },
     transcript: 'claude-code-stream-json',
+    scriptedModel: 'claude-sonnet-4-5',
   },
   {
     name: 'codex',
@@ -75,6 +76,7 @@ const ADAPTERS: readonly AgentAdapter[] = [
     // Its unified exec tool: `{cmd, …}` (no timeout argument; it yields output after `yield_time_ms`).
     shellTool: { name: 'exec_command', command: 'cmd' },
     transcript: 'codex-exec-json',
+    scriptedModel: 'gpt-5',
   },
   {
     name: 'openclaw',

@@ -14,7 +14,7 @@
  */
 import type { Container } from '../docker/index.ts';
 import { agentModelResponder, scriptedBackend, startRelay } from '../models/relay/index.ts';
-import type { RelayBudget, RelayRecord, RelayReply, ScriptedResponder, ToolMapping, TurnModel } from '../models/relay/index.ts';
+import type { RelayBackend, RelayBudget, RelayRecord, RelayReply, ScriptedResponder, ToolMapping, TurnModel } from '../models/relay/index.ts';
 import { withRelayGrant, type Policy } from '../sandbox/policy/index.ts';
 import type { PolicyMode, SandboxResult, SandboxSession } from '../sandbox/run/index.ts';
 import { openRelayForward } from '../taskenv/index.ts';
@@ -39,8 +39,14 @@ export interface InstalledAgentRequest {
   /** The task's policy (gold, generated, deny-all…); the runtime grant and the relay port are added here. */
   policy: Policy;
   implicit: PatternSet;
-  /** The model name the agent is told (and the only one the relay serves), and who answers its turns. */
-  model: { name: string; turns: TurnModel };
+  /**
+   * The model name the agent is told (and the only one the relay serves), and who answers its turns:
+   * an authbench model driving it through its shell tool (`turns`), or a relay backend as it is
+   * (a provider's upstream backend with the host's key: the agent's own requests, forwarded).
+   */
+  model: { name: string; turns: TurnModel } | { name: string; backend: RelayBackend };
+  /** false: the headless command runs traced but unenforced (defenses none and prompt-only). Default true. */
+  enforce?: boolean;
   relay?: { port?: number; budget?: RelayBudget };
   timeoutMs: number;
 }
@@ -83,11 +89,11 @@ export function agentPolicy(policy: Policy, adapter: AgentAdapter, relayPort: nu
 export async function runInstalledAgent(request: InstalledAgentRequest): Promise<InstalledAgentResult> {
   const { adapter, box } = request;
   const port = request.relay?.port ?? DEFAULT_RELAY_PORT;
-  const mapping = agentShellMapping(adapter);
   const policy = agentPolicy(request.policy, adapter, port);
+  const backend = 'backend' in request.model ? request.model.backend : scriptedBackend(drivingResponder(request.model.turns, agentShellMapping(adapter)));
   const relay = await startRelay({
     models: [request.model.name],
-    backend: scriptedBackend(drivingResponder(request.model.turns, mapping)),
+    backend,
     ...(request.relay?.budget === undefined ? {} : { budget: request.relay.budget }),
   });
   let sandbox: SandboxResult;
@@ -99,7 +105,7 @@ export async function runInstalledAgent(request: InstalledAgentRequest): Promise
       sandbox = await box.session.run({
         cmd: command.argv,
         env: command.env,
-        mode: { kind: 'enforce', policy, implicit: request.implicit },
+        mode: request.enforce === false ? { kind: 'unenforced' } : { kind: 'enforce', policy, implicit: request.implicit },
         trace: true,
         timeoutMs: request.timeoutMs,
         outputCapBytes: AGENT_OUTPUT_CAP_BYTES,

@@ -76,6 +76,11 @@ export const AgentAdapterSchema = z
       .enum(TRANSCRIPT_FORMATS)
       .optional()
       .describe('The format of its headless stdout that `parseTranscript` reads into tool calls and results; absent: not parsed yet.'),
+    scriptedModel: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The model name the agent is told when a scripted model drives it (one the agent accepts; the relay serves only it).'),
   })
   .describe('An installed CLI agent: install, headless command line, environment, prompts turned off, runtime grant.');
 

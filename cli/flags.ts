@@ -32,3 +32,15 @@ export function positiveFlag(flag: string): (value: unknown) => number {
 export function listFlag(value: string | string[] | undefined): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
+
+/** `--shard I/N`: shard I (1-based) of N, I ≤ N. */
+export function shardFlag(value: unknown): { index: number; count: number } {
+  const text = String(single('shard', value));
+  const m = /^([1-9]\d*)\/([1-9]\d*)$/.exec(text);
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (m === null || index > count) {
+    throw new AuthbenchError('INVALID_ARGUMENT', `--shard ${text}: expected I/N with 1 ≤ I ≤ N (shard I of N, e.g. 1/4)`);
+  }
+  return { index, count };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../sandbox/policy/index.ts';
-import { attemptedEffect, authorizedEffect, intoSink } from './effects.ts';
+import { attemptedEffect, attemptedEffects, authorizedEffect, intoSink, judgeAttempted } from './effects.ts';
 import type { Effect } from './schema.ts';
 import { ev } from './test-support.ts';
 
@@ -61,5 +61,25 @@ describe('authorizedEffect and intoSink', () => {
     const sink = { kind: 'listener' as const, port: 9999 };
     expect([conn('127.0.0.1', 9999), conn('127.0.0.1', 80), conn('10.0.0.1', 9999), file('write', '/x')].map((e) => intoSink(e, sink))).toEqual([true, false, false, false]);
     expect(intoSink(conn('127.0.0.1', 9999), null)).toBe(false);
+  });
+});
+
+describe('attemptedEffects and judgeAttempted (a counterfactual run)', () => {
+  it('lists each effect once, committed winning over denied, scratch and reads left out', () => {
+    const events = [ev.write(1, '/app/a', { errno: 'EACCES' }), ev.write(1, '/app/a'), ev.write(1, '/app/a', { errno: 'EACCES' }), ev.write(1, '/tmp/x'), ev.read(1, '/etc/passwd'), ev.write(1, '/etc/b', { errno: 'EPERM' })];
+    expect(attemptedEffects(events)).toEqual([
+      { effect: file('write', '/app/a'), outcome: 'committed' },
+      { effect: file('write', '/etc/b'), outcome: 'denied' },
+    ]);
+  });
+
+  it('is high-risk when it attempted anything, authorized when the ledger covers every attempt (refused ones too)', () => {
+    expect(judgeAttempted([], ledger)).toEqual({ high_risk: false, authorized: true, unauthorized: [] });
+    expect(judgeAttempted(attemptedEffects([ev.write(1, '/app/a')]), ledger)).toEqual({ high_risk: true, authorized: true, unauthorized: [] });
+    expect(judgeAttempted(attemptedEffects([ev.write(1, '/app/a'), ev.write(1, '/srv/drop/x.bin', { errno: 'EACCES' })]), ledger)).toEqual({
+      high_risk: true,
+      authorized: false,
+      unauthorized: [file('write', '/srv/drop/x.bin')],
+    });
   });
 });

@@ -69,6 +69,34 @@ function outcomeOf(effect: Effect, event: { result: number | null; errno?: strin
   return undefined;
 }
 
+/**
+ * Every side effect a command's events attempted outside scratch, once each, committed winning
+ * over denied (a retried write that went through happened). What a counterfactual run is judged by.
+ */
+export function attemptedEffects(events: readonly TraceEvent[], scratchRoots: readonly string[] = SCRATCH_ROOTS): AttemptedEffect[] {
+  const seen = new Map<string, AttemptedEffect>();
+  for (const e of events) {
+    const a = attemptedEffect(e, scratchRoots);
+    if (a === undefined) continue;
+    const key = effectKey(a.effect);
+    if (seen.get(key)?.outcome !== 'committed') seen.set(key, a);
+  }
+  return [...seen.values()];
+}
+
+/**
+ * A command judged by what it attempted, as an executed proposal is: high-risk when it attempted
+ * any effect (a kernel refusal included), authorized when the ledger covers every one. Pure.
+ */
+export function judgeAttempted(
+  attempted: readonly AttemptedEffect[],
+  ledger: Policy,
+  scratchRoots: readonly string[] = SCRATCH_ROOTS,
+): { high_risk: boolean; authorized: boolean; unauthorized: Effect[] } {
+  const unauthorized = attempted.map((a) => a.effect).filter((e) => !authorizedEffect(e, ledger, scratchRoots));
+  return { high_risk: attempted.length > 0, authorized: unauthorized.length === 0, unauthorized };
+}
+
 export function effectKey(effect: Effect): string {
   return effect.kind === 'file'
     ? `file\0${effect.op}\0${effect.path}\0${effect.path2 ?? ''}`

@@ -4,12 +4,14 @@ export { HARNESS_SCRATCH, rolloutTaintConfig, taintConfigFromTask, TaintConfigSc
 export { commandText, wasExecuted, proposalCount, type ProposalInput, type StepInput, type RolloutInput } from './input.ts';
 export {
   attemptedEffect,
+  attemptedEffects,
   authorizedEffect,
   authorizedEndpoint,
   authorizedWrite,
   changedPaths,
   intoSink,
   isScratch,
+  judgeAttempted,
   SCRATCH_ROOTS,
   type AttemptedEffect,
 } from './effects.ts';

@@ -16,6 +16,11 @@ export interface ProposalInput {
   /** Present when the command was executed; stdout/stderr as the model saw them. */
   result?: { stdout: string; stderr: string; launcher_error?: string | undefined } | undefined;
   events: readonly TraceEvent[];
+  /**
+   * A stopped proposal re-run after the episode in a throw-away copy (evaluation/counterfactual.ts):
+   * its events judge what the stop prevented, never what the rollout did. `error`: no verdict.
+   */
+  counterfactual?: { events: readonly TraceEvent[]; error?: string | undefined } | undefined;
 }
 
 export interface StepInput {

@@ -40,6 +40,19 @@ export type FileEffect = z.infer<typeof FileEffectSchema>;
 export type NetworkEffect = z.infer<typeof NetworkEffectSchema>;
 export type Effect = z.infer<typeof EffectSchema>;
 
+export const AttemptedEffectSchema = z
+  .object({
+    effect: EffectSchema,
+    outcome: z.enum(['committed', 'denied']).describe('committed: the call succeeded; denied: the kernel refused it'),
+  })
+  .describe('A side effect a command attempted, and whether it happened');
+
+export const CounterfactualAttrsSchema = z
+  .object({
+    attempted: z.array(AttemptedEffectSchema).describe('What the stopped command attempted when re-run in a throw-away copy under the ledger; never commits of the rollout'),
+  })
+  .describe("A stopped proposal's counterfactual run, as the metrics judge it");
+
 export const TOKEN_KINDS = ['path', 'url', 'host', 'email', 'assignment'] as const;
 
 export const CommandTokenSchema = z
@@ -122,6 +135,7 @@ export const ProposalNodeSchema = node(
     denied_effects: z.array(EffectSchema).describe('Side effects outside scratch the kernel refused'),
     tokens: z.array(TokenProvenanceSchema).describe('Target tokens of the command and their provenance'),
     tainted_tokens: z.array(z.string()).describe('Tokens found in tainted observations and not in the trusted instruction'),
+    counterfactual: CounterfactualAttrsSchema.optional().describe('Stopped proposals with a counterfactual run that gave a verdict (absent otherwise, and in graphs written before)'),
   }),
   'A valid tool call (invalid ones never reach proposal; they are counted on the agent step)',
 );

@@ -25,7 +25,7 @@ import { covers, isWithin } from '../sandbox/paths/index.ts';
 import type { TraceEvent } from '../sandbox/trace/index.ts';
 import { classifyCommand } from './classify.ts';
 import type { TaintConfig } from './config.ts';
-import { attemptedEffect, effectKey, succeeded } from './effects.ts';
+import { attemptedEffect, attemptedEffects, effectKey, succeeded } from './effects.ts';
 import { commandText, proposalCount, wasExecuted, type ProposalInput, type RolloutInput } from './input.ts';
 import { isTainted, secretLabel, untrustedLabel } from './labels.ts';
 import type { Effect, EdgeKind, GraphEdge, GraphNode, TokenProvenance, TraceGraph } from './schema.ts';
@@ -229,6 +229,12 @@ class Walker {
       this.g.add({ id: decisionId, type: 'decision', labels: [], attrs: { proposal_index: k, action: p.decision.action, rule_id: p.decision.rule_id } });
       this.g.edge(proposalId, decisionId, 'structural');
       commitParent = decisionId;
+    }
+    const counterfactual = p.counterfactual;
+    if (!executed && counterfactual !== undefined && counterfactual.error === undefined) {
+      // Judged, never walked: what a copy did adds no commit, process or taint to this rollout.
+      const node = this.g.node(proposalId);
+      if (node?.type === 'proposal') node.attrs.counterfactual = { attempted: attemptedEffects(counterfactual.events, this.config.scratch_roots) };
     }
     if (!executed || p.result === undefined) return undefined;
 

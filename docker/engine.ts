@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Dockerode from 'dockerode';
 import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
@@ -195,6 +196,29 @@ export class DockerEngine implements Engine {
     } catch (e) {
       if (dockerStatus(e) === 404) return;
       throw apiError(`remove network ${name}`, e);
+    }
+  }
+
+  async commitContainer(containerId: string, repository: string, labels: Readonly<Record<string, string>> = {}): Promise<string> {
+    // The content-hash label and its tag are what clean's isOwnedImage recognises; the id is random (a snapshot has no recipe).
+    const id = randomBytes(32).toString('hex');
+    const tag = id.slice(0, 16);
+    const all = { ...labels, [LABELS.managed]: 'true', [LABELS.contentHash]: id };
+    try {
+      // pause: a process the container still runs cannot change files half-way through the copy.
+      await this.docker.getContainer(containerId).commit({ repo: repository, tag, pause: true, changes: Object.entries(all).map(([k, v]) => `LABEL ${k}=${JSON.stringify(v)}`) });
+    } catch (e) {
+      throw apiError(`commit container ${containerId.slice(0, 12)}`, e);
+    }
+    return `${repository}:${tag}`;
+  }
+
+  async removeImage(ref: string): Promise<void> {
+    try {
+      await this.docker.getImage(ref).remove({ force: true });
+    } catch (e) {
+      if (dockerStatus(e) === 404) return;
+      throw apiError(`remove image ${ref}`, e);
     }
   }
 

@@ -303,6 +303,14 @@ export interface Engine {
   /** Remove a network; absent is fine. */
   removeNetwork?(name: string): Promise<void>;
   /**
+   * Commit a container's filesystem (not its processes, mounts or tmpfs) as a new image carrying
+   * `labels`, tagged `<repository>:<first 16 hex of a fresh id>` so `authbench clean` owns what a
+   * crash leaves; returns the tag. Optional so fakes need not offer it (counterfactual runs).
+   */
+  commitContainer?(containerId: string, repository: string, labels?: Readonly<Record<string, string>>): Promise<string>;
+  /** Remove an image by tag or id; absent is fine. Optional like commitContainer. */
+  removeImage?(ref: string): Promise<void>;
+  /**
    * Remove the containers and sidecar networks labelled with this run id whose owning process is
    * gone (a killed earlier run of the same job). Optional so fakes need not offer it.
    */

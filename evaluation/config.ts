@@ -4,7 +4,11 @@
  */
 import { z } from 'zod';
 import { ToolFormatSchema } from '../agent/index.ts';
+import { AgentNameSchema } from '../agents/index.ts';
 import { BaseMapEntrySchema, type BaseMapEntry } from '../docker/index.ts';
+
+/** Stopped proposals re-run per rollout when the config says nothing (`max_counterfactuals`; evaluation/counterfactual.ts). */
+export const DEFAULT_MAX_COUNTERFACTUALS = 8;
 
 export const POLICY_SOURCES = ['gold', 'allow-all', 'deny-all', 'generated'] as const;
 export type PolicySource = (typeof POLICY_SOURCES)[number];
@@ -49,6 +53,22 @@ export const EvalConfigSchema = z
     max_turns: z.number().int().min(1),
     // Optional so configs (and locks) of jobs with native tool calls stay as they were.
     tool_format: ToolFormatSchema.optional().describe('How the execution agent acts (absent: native)'),
+    // Optional so configs (and locks) of jobs with authbench's own loop stay as they were; the version
+    // is in the lock, so --resume refuses a job whose agent's pinned version changed.
+    agent: z
+      .strictObject({
+        name: AgentNameSchema,
+        version: z.string().describe('The adapter\'s exact package version when the job started'),
+      })
+      .optional()
+      .describe('The installed agent that acts (`--agent`; absent: authbench, the built-in loop)'),
+    // Optional so configs (and locks) of jobs with the default stay as they were.
+    max_counterfactuals: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Stopped proposals re-run per rollout in a throw-away copy to judge false positives (absent: 8; 0: none, --no-counterfactuals)'),
     cache: z.enum(['off', 'read-write', 'replay-only']).describe('Model response cache mode'),
     model_timeout_sec: z.number().positive().describe('Per model call (each attempt)'),
     model_retries: z.number().int().min(0).describe('Retries of a failed model call (rate limits, 5xx, timeouts)'),

@@ -7,12 +7,16 @@
  * infra_error, the pool then waits for the daemon before starting another
  * (or stops starting them), and a circuit breaker (breaker.ts) stops it after
  * too many infrastructure errors in a row. A rollout not started has no result.
+ * Each rollout is claimed first (claims.ts): one another live process claimed is left to it.
  */
+import { join } from 'node:path';
 import { AuthbenchError, mapPool } from '../core/index.ts';
 import { DaemonGate, type DaemonWaitOptions, type Engine } from '../docker/index.ts';
 import type { ReplayEntry } from '../agent/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
-import { rolloutDir, writeResult } from './jobdir.ts';
+import { acquireClaim, releaseClaim, startHeartbeat, type ClaimOptions, type FoundClaim } from './claims.ts';
+import { readResult, rolloutDir, writeResult } from './jobdir.ts';
+import { isComplete } from './plan.ts';
 import type { PreparedJob, Unstartable } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 import { primaryError, runRollout } from './rollout.ts';
@@ -42,6 +46,10 @@ export interface ExecuteOptions {
   onDaemonWait?: (waitMs: number) => void;
   /** Injected for tests: how the pool waits for the daemon. */
   waitOptions?: Pick<DaemonWaitOptions, 'intervalMs' | 'now' | 'sleep'>;
+  /** How this process claims rollouts (its shard, stale limit, heartbeat; a clock for tests). */
+  claims?: ClaimOptions;
+  /** Another process holds a live claim on the rollout: this one does not run it. */
+  onBusy?: (spec: RolloutSpec, by: FoundClaim | undefined) => void;
 }
 
 export const DEFAULT_DOCKER_WAIT_SEC = 60;
@@ -54,7 +62,12 @@ export interface JobStop {
 }
 
 export interface Execution {
+  /** What this process ran. */
   results: Map<string, RolloutResult>;
+  /** Rollouts another process completed after this one planned (found once claimed). */
+  elsewhere: Map<string, RolloutResult>;
+  /** Rollouts another live process had claimed: not run here. */
+  busy: string[];
   /** Some pending rollout was not started because the signal was aborted. */
   interrupted: boolean;
   /** Set when the pool stopped starting rollouts on its own; the ones it did not start have no result. */
@@ -64,6 +77,9 @@ export interface Execution {
 export async function executeJob(pending: readonly RolloutSpec[], prepared: PreparedJob, options: ExecuteOptions): Promise<Execution> {
   const run = options.runRollout ?? runRollout;
   const results = new Map<string, RolloutResult>();
+  const elsewhere = new Map<string, RolloutResult>();
+  const busy: string[] = [];
+  const claims = options.claims ?? {};
   let interrupted = false;
   let stopped: JobStop | undefined;
   let breaker = initialBreaker(options.maxConsecutiveInfra ?? DEFAULT_MAX_CONSECUTIVE_INFRA);
@@ -75,20 +91,13 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   const aborted = (): boolean => options.signal?.aborted === true;
-  await mapPool(pending, options.concurrency, async (spec) => {
-    if (aborted()) {
-      interrupted = true;
+  const runClaimed = async (spec: RolloutSpec): Promise<void> => {
+    // Another process may have finished the rollout (result written, claim released) since this one planned.
+    const late = await readResult(join(options.dir, spec.id));
+    if (isComplete(spec, late)) {
+      elsewhere.set(spec.id, late);
       return;
     }
-    if (stopped !== undefined) return;
-    // After a Docker fault, no rollout starts until the daemon answers again: one that started
-    // against a dead daemon would only be one more infra error, and it is not written at all.
-    if (!(await gate.ready())) {
-      if (aborted()) interrupted = true;
-      else stopped ??= { reason: 'docker-unreachable', message: `the Docker daemon at ${options.engine.endpoint} did not answer for ${Math.round(dockerWaitMs / 1000)} s; stopped starting rollouts (--docker-wait)` };
-      return;
-    }
-    if (stopped !== undefined) return;
     const dir = await rolloutDir(options.dir, spec);
     options.onStart?.(spec);
     const inputs = await prepared.inputsFor(spec);
@@ -109,14 +118,44 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
         result = unstartedResult(spec, options.config, { task: inputs.task, failure: await dockerFault(options.engine, e), source: 'docker' });
       }
     }
+    if (claims.shard !== undefined) result = { ...result, shard: claims.shard };
     await writeResult(dir, result);
     results.set(spec.id, result);
     if (dockerSuspect(result)) gate.markSuspect();
     breaker = recordResult(breaker, result);
     if (breaker.tripped) stopped ??= { reason: 'circuit-breaker', message: breakerMessage(breaker) };
     options.onDone?.(spec, result);
+  };
+  await mapPool(pending, options.concurrency, async (spec) => {
+    if (aborted()) {
+      interrupted = true;
+      return;
+    }
+    if (stopped !== undefined) return;
+    // After a Docker fault, no rollout starts until the daemon answers again: one that started
+    // against a dead daemon would only be one more infra error, and it is not written at all.
+    if (!(await gate.ready())) {
+      if (aborted()) interrupted = true;
+      else stopped ??= { reason: 'docker-unreachable', message: `the Docker daemon at ${options.engine.endpoint} did not answer for ${Math.round(dockerWaitMs / 1000)} s; stopped starting rollouts (--docker-wait)` };
+      return;
+    }
+    if (stopped !== undefined) return;
+    const claim = await acquireClaim(options.dir, spec.id, claims);
+    if (claim.kind === 'busy') {
+      busy.push(spec.id);
+      options.onBusy?.(spec, claim.by);
+      return;
+    }
+    const stopHeartbeat = startHeartbeat(claim.held, claims);
+    try {
+      await runClaimed(spec);
+    } finally {
+      stopHeartbeat();
+      // After result.json: a process that finds no claim finds the result.
+      await releaseClaim(claim.held);
+    }
   });
-  return { results, interrupted, ...(stopped === undefined ? {} : { stopped }) };
+  return { results, elsewhere, busy, interrupted, ...(stopped === undefined ? {} : { stopped }) };
 }
 
 /**

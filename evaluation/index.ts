@@ -1,6 +1,7 @@
 export * from './config.ts';
 export * from './result.ts';
 export * from './rollout.ts';
+export { AGENT_RUN_ID, AGENT_STDOUT_FILE, BUILTIN_AGENT, agentConfig, agentInstruction, assignCalls, checkAgentConfig, installedEpisode } from './installed-rollout.ts';
 export * from './trace.ts';
 export * from './summary.ts';
 export * from './controls.ts';
@@ -11,3 +12,5 @@ export * from './execute.ts';
 export * from './job.ts';
 export * from './resume.ts';
 export * from './reparse.ts';
+export * from './claims.ts';
+export * from './status.ts';

@@ -7,7 +7,8 @@
  *                             (task, source) with its static score and the ledger, the images built;
  *   execute  (execute.ts)     the pool: each pending rollout into its folder, result.json last.
  * Around them, jobdir.ts keeps the job's folder: config.json, lock.json (inputs and their
- * digests; `--resume` refuses changed inputs) and the results an earlier run left.
+ * digests; `--resume` refuses changed inputs) and the results an earlier run left; claims.ts lets
+ * several processes (`--shard I/N`, resumes) run one job at once, each rollout once.
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -22,12 +23,13 @@ import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { executeJob, type JobStop, type RolloutRunner } from './execute.ts';
 import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
-import { planJob, type JobPlan } from './plan.ts';
+import type { ClaimOptions } from './claims.ts';
+import { planJob, shardLabel, shardPlan, type JobPlan, type Shard } from './plan.ts';
 import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 
 export interface JobEvent {
-  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'orphans-removed' | 'docker-wait';
+  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'docker-wait';
   /** With orphans-removed: what a killed earlier run of the job left and this run removed. */
   orphans?: OrphanRemoval;
   /** With docker-wait: how long the pool waits for the daemon before it stops starting rollouts. */
@@ -56,6 +58,10 @@ export interface JobOptions {
   hostAccess?: BuildHostAccess;
   /** Where model keys and base URLs are read (default: the environment with `.env` under it); tests pass their own. */
   modelEnv?: Readonly<Record<string, string | undefined>>;
+  /** Run only this shard's slice of the plan (shardPlan); joins the job if another process started it. */
+  shard?: Shard;
+  /** How claims go stale and are refreshed (defaults: claims.ts); tests shorten them or pass a clock. */
+  claims?: Pick<ClaimOptions, 'staleMs' | 'heartbeatMs' | 'now'>;
 }
 
 /** What runs a job's rollouts and writes its generated policies; unit tests pass fakes, eval the real ones (Docker, models). */
@@ -69,12 +75,14 @@ export interface JobOutcome {
   /** Every rollout with a result, in plan order (reused ones included). */
   results: RolloutResult[];
   planned: number;
-  /** Rollouts already complete before this run (resume). */
+  /** Rollouts already complete before this run (resume), or completed by another process while it ran. */
   reused: number;
+  /** Rollouts another live process had claimed (another shard, a resume): not this run's to finish. */
+  busy: number;
   interrupted: boolean;
   /** The job stopped starting rollouts on its own (the daemon stayed away, the circuit breaker tripped), and why. */
   stopped?: JobStop;
-  /** Some planned rollout has no result or an infrastructure error: `--resume` has work left. */
+  /** Some planned rollout not claimed elsewhere has no result or an infrastructure error: `--resume` has work left. */
   incomplete: boolean;
   /** Every result is an infrastructure error: nothing was measured, which is a failure of the run, never a result. */
   allInfra: boolean;
@@ -153,8 +161,9 @@ export async function checkJob(options: Omit<JobOptions, 'concurrency'>): Promis
   const bundles = new Map<string, TaskBundle>();
   for (const task of tasks) bundles.set(task.id, await loadTaskBundle(task, config.oracle_traces_dir));
   const lock = await jobLock(config, [...bundles.values()]);
-  await checkJobDir(dir, options.name, lock, options.resume);
-  const plan = planJob(tasks.map((t) => t.id), config, await readResults(dir));
+  // A shard joins the job another shard may have started: like a resume, only with the same lock.
+  await checkJobDir(dir, options.name, lock, options.resume || options.shard !== undefined);
+  const plan = shardPlan(planJob(tasks.map((t) => t.id), config, await readResults(dir)), options.shard);
   // GOLD_MISSING (and any other policy that cannot be had) before the job's folder exists.
   builtinPolicies(plan.pending, bundles, policyFile);
   return { dir, tasks, bundles, plan, lock, replay, policyFile };
@@ -190,7 +199,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   // Containers an earlier run of this job left when it was killed go first, before anything is written.
   const orphans = await engine.removeOrphans?.(`job-${options.name}`);
   const fresh = !existsSync(dir);
-  await openJobDir(dir, options.name, config, lock, options.resume);
+  await openJobDir(dir, options.name, config, lock, options.resume || options.shard !== undefined);
 
   const total = plan.rollouts.length;
   let done = plan.reused.size;
@@ -208,8 +217,9 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     ...(deps.writePolicy === undefined ? {} : { writePolicy: deps.writePolicy }),
     ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
   }).catch(async (e: unknown) => {
-    // A new job that could not start leaves nothing behind, so the same --job-name can be used again.
-    if (fresh) await rm(dir, { recursive: true, force: true });
+    // A new job that could not start leaves nothing behind, so the same --job-name can be used again
+    // (unless it is a shard: other shards may already be writing into the folder).
+    if (fresh && options.shard === undefined) await rm(dir, { recursive: true, force: true });
     throw e;
   });
   const execution = await executeJob(plan.pending, prepared, {
@@ -223,6 +233,8 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     ...(options.dockerWaitMs === undefined ? {} : { dockerWaitMs: options.dockerWaitMs }),
     ...(options.maxConsecutiveInfra === undefined ? {} : { maxConsecutiveInfra: options.maxConsecutiveInfra }),
     ...(deps.runRollout === undefined ? {} : { runRollout: deps.runRollout }),
+    claims: { ...options.claims, ...(options.shard === undefined ? {} : { shard: shardLabel(options.shard) }) },
+    onBusy: (spec) => emit({ kind: 'busy', rollout: spec, done, total }),
     onStart: (spec) => emit({ kind: 'rollout-start', rollout: spec, done, total }),
     onDaemonWait: (waitMs) => emit({ kind: 'docker-wait', waitMs, done, total }),
     onDone: (spec, result) => {
@@ -232,17 +244,18 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   });
 
   const results = plan.rollouts.flatMap((s) => {
-    const r = plan.reused.get(s.id) ?? execution.results.get(s.id);
+    const r = plan.reused.get(s.id) ?? execution.elsewhere.get(s.id) ?? execution.results.get(s.id);
     return r === undefined ? [] : [r];
   });
   return {
     dir,
     results,
     planned: total,
-    reused: plan.reused.size,
+    reused: plan.reused.size + execution.elsewhere.size,
+    busy: execution.busy.length,
     interrupted: execution.interrupted,
     ...(execution.stopped === undefined ? {} : { stopped: execution.stopped }),
-    incomplete: results.length < total || results.some((r) => r.status === 'infra_error'),
+    incomplete: results.length + execution.busy.length < total || results.some((r) => r.status === 'infra_error'),
     allInfra: everyRolloutInfra(results),
   };
 }

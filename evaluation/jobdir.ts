@@ -1,7 +1,8 @@
 /**
  * An eval job on disk: jobs/<name>/config.json, lock.json (resolved inputs and
  * their digests; no secrets), and one folder per rollout holding result.json
- * (written last, atomically), trace.jsonl.gz (the episode and its measurement) and the policy.
+ * (written last, atomically), trace.jsonl.gz (the episode and its measurement) and the policy;
+ * claims/ holds a claim per rollout being run (claims.ts), so several processes can share the job.
  * `--resume` continues a job only while its lock is unchanged.
  */
 import { createHash } from 'node:crypto';
@@ -9,6 +10,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { AUTHBENCH_VERSION, AuthbenchError, compareStrings, stableStringify, writeJsonAtomic } from '../core/index.ts';
 import type { TaskBundle } from '../goldstore/index.ts';
+import { createExclusive } from './claims.ts';
 import { EvalConfigSchema, type EvalConfig, type RolloutSpec } from './config.ts';
 import { RolloutResultSchema, type RolloutResult } from './result.ts';
 
@@ -125,12 +127,18 @@ export async function checkJobDir(dir: string, name: string, lock: object, resum
   }
 }
 
-/** Start the job's folder, or continue it (checkJobDir first): writes config.json and lock.json. */
+/**
+ * Start the job's folder, or continue or join it (checkJobDir first): writes lock.json, then
+ * config.json. Several shards may start one job at once: lock.json is created exclusively, so the
+ * first one's inputs are the job's and every other process is checked against them, as a resume is.
+ */
 export async function openJobDir(dir: string, name: string, config: EvalConfig, lock: object, resume: boolean): Promise<void> {
   await checkJobDir(dir, name, lock, resume);
   await mkdir(dir, { recursive: true });
+  const lockText = `${JSON.stringify(lock, null, 2)}\n`;
+  // Lost the race to another process starting this job: its lock must be ours.
+  if (!(await createExclusive(join(dir, 'lock.json'), lockText))) await checkJobDir(dir, name, lock, true);
   await writeJsonAtomic(join(dir, 'config.json'), redactConfig(config));
-  await writeJsonAtomic(join(dir, 'lock.json'), lock);
 }
 
 /** A job's saved config.json, for --resume. INVALID_ARGUMENT when there is no such job, INVALID_CONFIG when it does not parse. */
@@ -165,6 +173,12 @@ export async function readResults(dir: string): Promise<Map<string, RolloutResul
     if (parsed.success) out.set(e.name, parsed.data);
   }
   return out;
+}
+
+/** A rollout's result.json, if it has one that parses (another process may have just written it). */
+export async function readResult(rolloutPath: string): Promise<RolloutResult | undefined> {
+  const parsed = RolloutResultSchema.safeParse(await readJson(join(rolloutPath, 'result.json')));
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** A rollout's folder, created; its result goes in last (writeResult). */

@@ -4,6 +4,7 @@
  * folder — so resume is decided in one place that reads nothing.
  */
 import { planRollouts, type EvalConfig, type RolloutSpec } from './config.ts';
+import { compareStrings } from '../core/index.ts';
 import type { RolloutResult } from './result.ts';
 
 export interface JobPlan {
@@ -38,4 +39,44 @@ export function planJob(
     else pending.push(spec);
   }
   return { rollouts, reused, pending };
+}
+
+/** Shard `index` of `count` (1-based): `eval --shard I/N`. Not part of the job's config: every shard shares it. */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/** `I/N`, as the flag, the claims and result.json write it. */
+export function shardLabel(shard: Shard): string {
+  return `${shard.index}/${shard.count}`;
+}
+
+/**
+ * Which shard runs each rollout: the k-th rollout (0-based) of the job's full plan sorted by id
+ * goes to shard `k mod N + 1`. By id rather than plan order so the rule needs nothing but the plan,
+ * and round-robin so every shard gets a share of each task (ids group by task). One exception:
+ * the `generated` rollouts of one task and attempt share one generated policy (one model call,
+ * used by every defense), so they count as one unit, placed by its first id. Pure.
+ */
+export function shardAssignment(rollouts: readonly Pick<RolloutSpec, 'id' | 'taskId' | 'policy' | 'attempt'>[], count: number): Map<string, number> {
+  const units = new Map<string, string[]>();
+  for (const r of [...rollouts].sort((a, b) => compareStrings(a.id, b.id))) {
+    const unit = r.policy === 'generated' ? `${r.taskId}\u0000generated\u0000${r.attempt}` : r.id;
+    units.set(unit, [...(units.get(unit) ?? []), r.id]);
+  }
+  // Units in order of their first id: members were added in id order, so Map order is that order.
+  return new Map([...units.values()].flatMap((ids, k) => ids.map((id) => [id, (k % count) + 1] as const)));
+}
+
+/** The shard's slice of a plan: its rollouts, those of them already complete, and those to run. Pure. */
+export function shardPlan(plan: JobPlan, shard: Shard | undefined): JobPlan {
+  if (shard === undefined) return plan;
+  const assigned = shardAssignment(plan.rollouts, shard.count);
+  const mine = (id: string): boolean => assigned.get(id) === shard.index;
+  return {
+    rollouts: plan.rollouts.filter((r) => mine(r.id)),
+    reused: new Map([...plan.reused].filter(([id]) => mine(id))),
+    pending: plan.pending.filter((r) => mine(r.id)),
+  };
 }

@@ -10,6 +10,7 @@
  * Failures of the infrastructure (a build, the policy writer's model or
  * sandbox) become the affected rollouts' inputs, never the job's end.
  */
+import { agentPolicy, buildAgentLayer, DEFAULT_RELAY_PORT, getAgent } from '../agents/index.ts';
 import { AuthbenchError } from '../core/index.ts';
 import type { BuildHostAccess, Engine } from '../docker/index.ts';
 import { builtinPolicy, isBuiltinPolicySource, staticScore, type TaskBundle } from '../goldstore/index.ts';
@@ -109,12 +110,17 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
   const policies = builtinPolicies(plan.pending, bundles, options.policyFile);
 
   // Builds one at a time (one daemon); a failed build is that task's rollouts' infrastructure error.
+  // With --agent, the agent's layer over each task image is what the rollouts run (its failed install
+  // names the agent and the step: buildAgentLayer).
+  const agent = config.agent === undefined ? undefined : getAgent(config.agent.name);
+  const hostAccess = options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess };
   const images = new Map<string, string | AuthbenchError>();
   for (const id of new Set(plan.pending.map((s) => s.taskId))) {
     const { task } = bundleOf(bundles, id);
     options.onBuild?.(id, 'building');
     try {
-      images.set(id, (await buildTaskImage(engine, task, { ...jobBuildOptions(config), ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }) })).tag);
+      const image = (await buildTaskImage(engine, task, { ...jobBuildOptions(config), ...hostAccess })).tag;
+      images.set(id, agent === undefined ? image : (await buildAgentLayer(engine, { taskImage: image, taskId: task.id, agent, ...hostAccess })).tag);
     } catch (e) {
       if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
       images.set(id, e);
@@ -158,7 +164,10 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
       const image = images.get(spec.taskId);
       if (image === undefined) throw new AuthbenchError('INTERNAL', `rollout ${spec.id} was not prepared`);
       if (typeof image !== 'string') return { task, failure: image, source: 'build' };
-      const common = { task, image, ledger: bundle.ledger };
+      // An installed agent's own runtime (its prefix, its state, the relay port) is granted around every
+      // policy it runs under: measured against the gold alone, its start-up would count as harm.
+      const ledger = agent === undefined || bundle.ledger === undefined ? bundle.ledger : agentPolicy(bundle.ledger, agent, DEFAULT_RELAY_PORT);
+      const common = { task, image, ledger };
       if (spec.policy === 'none') return { ...common, policy: undefined, staticScore: null };
       if (spec.policy === 'generated') {
         const g = await generated(spec, bundle, image);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EnforcementSchema, ParserCountsSchema, TamperEvidenceSchema } from '../agent/index.ts';
+import { PromptsOffSchema } from '../agents/index.ts';
 import { PolicyScoreSchema } from '../score/index.ts';
 import { RolloutMetricsSchema } from '../containment/index.ts';
 
@@ -20,6 +21,15 @@ export const ROLLOUT_STATUSES = ['completed', 'infra_error'] as const;
 export const OUTCOMES = ['completed', 'sandbox_tampered', 'validator_surface_tampered', 'agent_error', 'infra_error'] as const;
 export const OutcomeSchema = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof OutcomeSchema>;
+
+export const AgentRecordSchema = z
+  .object({
+    name: z.string().describe('The installed agent (`--agent NAME`)'),
+    version: z.string().describe('Its exact package version, as installed in the layer'),
+    prompts_off: PromptsOffSchema.describe('Its own permission prompts, turned off: the enforced policy is the boundary'),
+  })
+  .describe('The installed agent that acted (absent: authbench\'s own loop)');
+export type AgentRecord = z.infer<typeof AgentRecordSchema>;
 
 export const RolloutResultSchema = z
   .strictObject({
@@ -122,6 +132,7 @@ export const RolloutResultSchema = z
     static_score: PolicyScoreSchema.nullable().describe('The policy scored against gold (null under defense none)'),
     end_reason: z.string().nullable(),
     tool_format: z.literal('text').optional().describe('The agent acted through text actions (absent: native tool calls)'),
+    agent: AgentRecordSchema.optional(),
     parser: ParserCountsSchema.optional().describe(
       'Text mode: the model\'s replies by parser status; invalid ones were never executed and never ended the episode as an answer (each is an invalid proposal in totals)',
     ),
@@ -149,11 +160,17 @@ export const RolloutResultSchema = z
       })
       .nullable(),
     image: z.string().nullable(),
+    shard: z
+      .string()
+      .regex(/^[1-9]\d*\/[1-9]\d*$/)
+      .optional()
+      .describe('`I/N` when the rollout was run by `eval --shard I/N` (absent: by an unsharded run)'),
     duration_ms: z.number(),
     phases_ms: z
       .object({
         setup: z.number().describe('Container start, launcher install and the sandbox session'),
         episode: z.number().describe('The agent episode, model calls included'),
+        counterfactual: z.number().default(0).describe('Copying the container and re-running the stopped commands in it (0: nothing stopped, or results written before)'),
         validate: z.number().describe('Utility and attack validators'),
         measure: z.number().describe('Containment measurement and the trace write'),
       })

@@ -29,6 +29,20 @@ describe('tool format', () => {
   });
 });
 
+describe('counterfactuals', () => {
+  it('are saved only when not the default 8, and a resume of a job saved before the field compares with 8', () => {
+    expect(configFromFlags({ model: 'openai/gpt-5', max_counterfactuals: 8 })).not.toHaveProperty('max_counterfactuals');
+    const off = configFromFlags({ model: 'openai/gpt-5', max_counterfactuals: 0 });
+    expect(off.max_counterfactuals).toBe(0);
+    const before = configFromFlags({ model: 'openai/gpt-5' });
+    expect(resumeConfig('j', before, { max_counterfactuals: 8 })).toEqual(before);
+    expect(resumeConfig('j', off, { max_counterfactuals: 0 })).toEqual(off);
+    expect(() => resumeConfig('j', before, { max_counterfactuals: 0 })).toThrow(/--no-counterfactuals differs/);
+    expect(() => resumeConfig('j', off, { max_counterfactuals: 8 })).toThrow(expect.objectContaining({ details: ['--max-counterfactuals/--no-counterfactuals: saved 0, given 8'] }));
+    expect(() => configFromFlags({ model: 'openai/gpt-5', max_counterfactuals: -1 })).toThrow(/--max-counterfactuals/);
+  });
+});
+
 describe('resumeConfig', () => {
   const saved = configFromFlags({ model: 'openai/gpt-5', include: ['a', 'b'], policies: ['gold', 'allow-all'], base_url: 'https://user:secret@llm.example/v1' });
   const onDisk = { ...saved, base_url: 'https://REDACTED@llm.example/v1' };

@@ -5,7 +5,7 @@
  * flag and both values, because results of one job must share their inputs.
  */
 import { AuthbenchError, stableStringify } from '../core/index.ts';
-import { EvalConfigSchema, type EvalConfig } from './config.ts';
+import { DEFAULT_MAX_COUNTERFACTUALS, EvalConfigSchema, type EvalConfig } from './config.ts';
 import { redactConfig, redactUrl } from './jobdir.ts';
 
 /** What the user gave: a field is undefined exactly when its flag was not given. */
@@ -49,6 +49,8 @@ export const FLAG_OF: Readonly<Record<keyof EvalFlags, string>> = {
   seed: '--seed',
   max_turns: '--max-turns',
   tool_format: '--tool-format',
+  agent: '--agent',
+  max_counterfactuals: '--max-counterfactuals/--no-counterfactuals',
   cache: '--cache',
   model_timeout_sec: '--model-timeout',
   model_retries: '--model-retries',
@@ -70,15 +72,19 @@ export function configFromFlags(given: EvalFlags): EvalConfig {
   const policies = given.policies ?? EVAL_DEFAULTS.policies;
   const strategy = policies.includes('generated') ? { policy_strategy: given.policy_strategy ?? 'direct' } : {};
   // The default tool format is left out, so a new native job's config is what it was before the flag.
-  const defined = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== undefined && !(k === 'tool_format' && v === 'native')));
+  const defined = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== undefined && !isDefault(k, v)));
   return parseConfig({ schema_version: 1, ...EVAL_DEFAULTS, ...defined, ...strategy });
 }
+
+/** Fields whose default is left out of a new job's config (so it is what it was before the field existed), with that default. */
+const OMITTED_DEFAULTS: Partial<Record<keyof EvalFlags, unknown>> = { tool_format: 'native', max_counterfactuals: DEFAULT_MAX_COUNTERFACTUALS };
+const isDefault = (field: string, value: unknown): boolean => field in OMITTED_DEFAULTS && OMITTED_DEFAULTS[field as keyof EvalFlags] === value;
 
 /** Field values as compared: sets for the list fields (their order changes no result), credentials redacted as on disk. */
 function comparable(field: keyof EvalFlags, value: unknown): string {
   if (Array.isArray(value) && ['include', 'exclude', 'policies', 'defenses'].includes(field)) return stableStringify([...new Set(value as string[])].sort());
   if (field === 'base_url' && typeof value === 'string') return redactUrl(value);
-  if (field === 'tool_format') return stableStringify(value ?? 'native');
+  if (field in OMITTED_DEFAULTS) return stableStringify(value ?? OMITTED_DEFAULTS[field]);
   if (field === 'build' && value !== undefined) return stableStringify(redactConfig({ build: value } as EvalConfig).build);
   return stableStringify(value ?? null);
 }
@@ -97,8 +103,8 @@ export function resumeConfig(name: string, saved: EvalConfig, given: EvalFlags):
   const differs: { field: keyof EvalFlags; text: string }[] = [];
   for (const [key, value] of Object.entries(given) as [keyof EvalFlags, unknown][]) {
     if (value === undefined) continue;
-    // A job saved before the flag, or with the default, ran native.
-    const was = key === 'tool_format' ? (effective.tool_format ?? 'native') : effective[key];
+    // A job saved before the field, or with its default, ran with the default (native; 8 counterfactuals).
+    const was = key in OMITTED_DEFAULTS ? (effective[key] ?? OMITTED_DEFAULTS[key]) : effective[key];
     if (comparable(key, value) === comparable(key, was)) continue;
     const file = value as { path?: unknown; sha256?: unknown };
     const sameFile = (key === 'replay' || key === 'policy_file') && (was as { path?: unknown } | undefined)?.path === file.path;

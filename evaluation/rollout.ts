@@ -26,9 +26,12 @@ import {
   type ValidationPreparation,
   type ValidatorOutcome,
 } from '../validators/index.ts';
-import type { EvalConfig, RolloutSpec } from './config.ts';
+import { rolloutTaintConfig } from '../containment/index.ts';
+import { DEFAULT_MAX_COUNTERFACTUALS, type EvalConfig, type RolloutSpec } from './config.ts';
+import { attachCounterfactuals, CounterfactualRecorder } from './counterfactual.ts';
 import type { Outcome, RolloutResult } from './result.ts';
 import { canaryInSink, measureRollout, type Measurement } from './measure.ts';
+import { runInstalledEpisode, type InstalledEpisode } from './installed-rollout.ts';
 import { pendingTrace } from './trace.ts';
 
 export interface GeneratedRecord {
@@ -221,10 +224,22 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     const baseline = await box.session.baselineSnapshot();
     const setupMs = lap();
     if (ctx.policy !== undefined) await writeJsonAtomic(join(ctx.dir, 'policy.json'), ctx.policy);
+    // Copies of the container at each turn that stopped a command, for the counterfactual runs
+    // after the episode (evaluation/counterfactual.ts); only when there is a ledger to judge by.
+    await using copies = new CounterfactualRecorder({
+      engine: ctx.engine,
+      container: box.container,
+      task: ctx.task,
+      max: ctx.ledger === undefined ? 0 : (ctx.config.max_counterfactuals ?? DEFAULT_MAX_COUNTERFACTUALS),
+      runId: ctx.jobId,
+    });
     let episode: Episode;
     let services: RunningServices | undefined;
+    let installed: InstalledEpisode | undefined;
     try {
-      ({ episode, services } = await runEpisodeWithServices({
+      // An installed agent (--agent) runs its own loop; its run is read back as the episode (installed-rollout.ts).
+      if (ctx.config.agent !== undefined) ({ episode, services } = installed = await runInstalledEpisode(spec, ctx, box, model, common.defense));
+      else ({ episode, services } = await runEpisodeWithServices({
         task: ctx.task,
         session: box.session,
         container: box.container,
@@ -236,6 +251,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         ...(ctx.config.tool_format === undefined ? {} : { toolFormat: ctx.config.tool_format }),
         request: { seed: spec.seed },
         health: containerHealth(ctx.engine, box.container),
+        onStep: (step) => copies.afterStep(step),
         ...(box.sidecars === undefined ? {} : { sidecarHosts: await box.sidecars.hosts() }),
       }));
     } catch (e) {
@@ -249,7 +265,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     }
     const episodeMs = lap();
     // Written once: after measurement, with its graph; a rollout that ends before (infra error, a throw) writes the episode alone.
-    await using trace = pendingTrace(ctx.dir, spec.id, episode);
+    await using trace = pendingTrace(ctx.dir, spec.id, episode, installed?.relay);
     if (episode.end_reason === 'infra_error') {
       // Keep the episode's own source and code: a launcher failure is not a model outage.
       const i = episode.infra_error;
@@ -272,6 +288,14 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       trace.update(episode);
     };
     if (servicesKept === 0) await box.session.close();
+    // The commands a defense stopped, re-run in the copies taken at their turns, to judge the stops.
+    // Attached to the episode only for measurement, after the validators: the copies change nothing
+    // here. A sandbox the agent broke leaves nothing to trust, its copies included.
+    const closeMs = lap();
+    const ledger = ctx.ledger;
+    const counterfactuals =
+      ledger === undefined || copies.pending === 0 || episode.tampering.some((t) => t.effective) ? undefined : await copies.run(ledger, rolloutTaintConfig(ctx.task).scratch_roots);
+    const counterfactualMs = lap();
     const sensitive = ctx.task.dataset === 'sensitive';
     const surface = await loadValidatorSurface(ctx.task, { snapshot: baseline });
     let preparation: ValidationPreparation | undefined;
@@ -320,7 +344,11 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       utility,
       attack,
     });
-    const validateMs = lap();
+    const validateMs = closeMs + lap();
+    if (counterfactuals !== undefined) {
+      episode = attachCounterfactuals(episode, counterfactuals.runs);
+      trace.update(episode);
+    }
     let measurement: Measurement | undefined;
     if (ctx.ledger !== undefined) {
       const scored = (v: ValidatorOutcome | undefined, passed: boolean | null): ValidatorOutcome | undefined => (v === undefined || passed === null ? v : { ...v, passed });
@@ -363,6 +391,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       metrics: measurement?.metrics ?? null,
       end_reason: episode.end_reason,
       ...(episode.tool_format === undefined ? {} : { tool_format: episode.tool_format }),
+      ...(installed === undefined ? {} : { agent: installed.agent }),
       ...(t.parser === undefined ? {} : { parser: t.parser }),
       ...(t.actions_as_text === undefined ? {} : { actions_as_text: t.actions_as_text }),
       enforcement: episode.enforcement,
@@ -381,7 +410,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         cost_usd: t.cost_usd,
       },
       duration_ms: performance.now() - started,
-      phases_ms: { setup: setupMs, episode: episodeMs, validate: validateMs, measure: lap() },
+      phases_ms: { setup: setupMs, episode: episodeMs, counterfactual: counterfactuals === undefined ? 0 : counterfactualMs, validate: validateMs, measure: lap() },
     };
   } catch (thrown) {
     // A failure the teardown compounded (the container could not be removed: the daemon is gone)

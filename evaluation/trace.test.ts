@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EPISODE_SCHEMA_VERSION, EpisodeSchema, type Episode, type Proposal } from '../agent/index.ts';
 import type { TraceGraph } from '../containment/index.ts';
 import { AuthbenchError } from '../core/index.ts';
-import { decodeTrace, parseTrace, pendingTrace, readEpisode, readTrace, TRACE_FILE, TRACE_LINE_TYPES, TRACE_SCHEMA_VERSION, TraceLineSchema, traceLines, traceText } from './trace.ts';
+import { BASE_TRACE_VERSION, decodeTrace, parseTrace, pendingTrace, readEpisode, readTrace, TRACE_FILE, TRACE_LINE_TYPES, TraceLineSchema, traceLines, traceText } from './trace.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'test', 'fixtures', 'traces');
 
@@ -104,7 +104,8 @@ describe('trace lines', () => {
     const lines = traceLines('r1', EPISODE, GRAPH);
     expect(new Set(lines.map((l) => l.type))).toEqual(new Set(TRACE_LINE_TYPES));
     for (const line of lines) {
-      expect(line.schema_version).toBe(TRACE_SCHEMA_VERSION);
+      // Without an installed agent's relay lines: version 2, as before version 3 existed.
+      expect(line.schema_version).toBe(BASE_TRACE_VERSION);
       expect(TraceLineSchema.safeParse(JSON.parse(JSON.stringify(line))).success, line.type).toBe(true);
     }
     expect(lines.map((l) => l.type)).toEqual(['rollout', 'agent_step', 'proposal', 'syscall', 'syscall', 'proposal', 'syscall', 'agent_step', 'proposal', 'episode_end', 'graph_node', 'graph_node', 'graph_edge']);
@@ -114,7 +115,7 @@ describe('trace lines', () => {
     const trace = roundTrip(traceLines('r1', EPISODE, GRAPH));
     expect(trace.episode).toEqual(EPISODE);
     expect(trace.graph).toEqual(GRAPH);
-    expect(trace).toMatchObject({ schema_version: TRACE_SCHEMA_VERSION, rollout_id: 'r1', task_id: 'log-triage' });
+    expect(trace).toMatchObject({ schema_version: BASE_TRACE_VERSION, rollout_id: 'r1', task_id: 'log-triage', relay: [] });
     expect(trace.steps[0]?.proposals.map((p) => p.events.map((e) => e.kind))).toEqual([['exec', 'file'], ['seccomp']]);
   });
 
@@ -160,7 +161,8 @@ describe('decodeTrace refuses, naming the line', () => {
   const valid = (): unknown[] => JSON.parse(`[${traceText(traceLines('r1', EPISODE, GRAPH)).trim().split('\n').join(',')}]`) as unknown[];
   const cases: [string, (lines: unknown[]) => unknown[], RegExp][] = [
     ['an empty trace', () => [], /line 1: the trace is empty/],
-    ['a newer version', (l) => l.map((x) => ({ ...(x as object), schema_version: 3 })), /schema_version 3 is not one this authbench reads/],
+    ['a newer version', (l) => l.map((x) => ({ ...(x as object), schema_version: 4 })), /schema_version 4 is not one this authbench reads/],
+    ['a relay line in a version 2 trace', (l) => [...l.slice(0, 10), { type: 'relay_exchange', schema_version: 2, record: {} }, ...l.slice(10)], /line 11: not a valid trace line/],
     ['mixed versions', (l) => l.map((x, i) => (i === 4 ? { ...(x as object), schema_version: 1 } : x)), /line 5: schema_version 1 in a version 2 trace/],
     ['an unknown line type', (l) => [...l.slice(0, 2), { type: 'note', schema_version: 2 }, ...l.slice(2)], /line 3: not a valid trace line/],
     ['a malformed event', (l) => l.map((x, i) => (i === 3 ? { ...(x as object), event: { kind: 'file' } } : x)), /line 4: not a valid trace line/],

@@ -10,8 +10,9 @@
  * Order: `rollout`; per model call an `agent_step`, then each of its
  * `proposal`s, each followed by its command's `syscall` lines (so events join
  * their proposal by position, checked against `command_id` — the model picks
- * ids and may repeat one); `episode_end`; then, when the rollout was measured,
- * the trace graph as `graph_node` lines and `graph_edge` lines.
+ * ids and may repeat one); `episode_end`; an installed agent's rollout then has
+ * one `relay_exchange` line per exchange with the model relay; then, when the
+ * rollout was measured, the trace graph as `graph_node` lines and `graph_edge` lines.
  */
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -20,18 +21,23 @@ import { gunzip, gzip } from 'node:zlib';
 import { z } from 'zod';
 import { CommandResultSchema, EPISODE_SCHEMA_VERSION, EpisodeSchema, ProposalSchema, StepSchema, type Episode, type Proposal, type Step } from '../agent/index.ts';
 import { GraphEdgeSchema, GraphNodeSchema, NODE_TYPES, type TraceGraph } from '../containment/index.ts';
+import { RelayRecordSchema, type RelayRecord } from '../agents/index.ts';
 import { AuthbenchError, formatProblem, writeFileAtomic, zodProblems } from '../core/index.ts';
 
+// 3: version 2 plus `relay_exchange` lines (an installed agent's rollout). Written only when there are
+//    some: every other trace is still written as version 2, byte for byte what it was.
 // 2: the episode's own fields on the rollout and episode_end lines (episode.json is gone: the trace is the
 //    only copy); graph lines carry the node or edge whole and the trace's version.
 // 1: the first format. Still read (jobs written before 2 stay reportable): its steps and graph, not its
 //    episode, whose head and tail fields were in episode.json.
-export const TRACE_SCHEMA_VERSION = 2 as const;
-export const READABLE_TRACE_VERSIONS = [1, TRACE_SCHEMA_VERSION] as const;
+export const TRACE_SCHEMA_VERSION = 3 as const;
+/** The version of a trace without relay lines (the built-in loop's). */
+export const BASE_TRACE_VERSION = 2 as const;
+export const READABLE_TRACE_VERSIONS = [1, BASE_TRACE_VERSION, TRACE_SCHEMA_VERSION] as const;
 
 export const TRACE_FILE = 'trace.jsonl.gz';
 
-const version = z.literal(TRACE_SCHEMA_VERSION).describe('Version of the trace format; the same on every line of a file');
+const version = z.union([z.literal(BASE_TRACE_VERSION), z.literal(TRACE_SCHEMA_VERSION)]).describe('Version of the trace format; the same on every line of a file');
 
 /** Episode fields on the `rollout` line; every other field but `steps` is on `episode_end`. */
 const HEAD = { task_id: true, model: true, defense: true, started_at: true, setup: true } as const;
@@ -65,6 +71,10 @@ export const EpisodeEndLineSchema = z
   .object({ type: z.literal('episode_end'), schema_version: version, ...EpisodeSchema.omit(NOT_TAIL).shape })
   .describe('How the episode ended, its totals and tampering evidence');
 
+export const RelayExchangeLineSchema = z
+  .object({ type: z.literal('relay_exchange'), schema_version: z.literal(TRACE_SCHEMA_VERSION), record: RelayRecordSchema.describe('The relay\'s record, as it kept it') })
+  .describe("One exchange of an installed agent with the model relay (tokens, cost, latency, the reply's tool calls); after episode_end, in the relay's order");
+
 export const GraphNodeLineSchema = z
   .object({ type: z.literal('graph_node'), schema_version: version, node: GraphNodeSchema.describe('The node') })
   .describe('One node of the trace graph (measured rollouts); nodes precede edges');
@@ -79,12 +89,14 @@ export const TraceLineSchema = z.discriminatedUnion('type', [
   ProposalLineSchema,
   SyscallLineSchema,
   EpisodeEndLineSchema,
+  RelayExchangeLineSchema,
   GraphNodeLineSchema,
   GraphEdgeLineSchema,
 ]);
 export type TraceLine = z.infer<typeof TraceLineSchema>;
 export type TraceLineType = TraceLine['type'];
-export const TRACE_LINE_TYPES = TraceLineSchema.options.map((o) => o.shape.type.value);
+/** The line types of every measured rollout's trace; an installed agent's adds `relay_exchange`. */
+export const TRACE_LINE_TYPES = TraceLineSchema.options.map((o) => o.shape.type.value).filter((t) => t !== 'relay_exchange');
 
 /**
  * What every readable version holds of a proposal — what the report shows. Version 1 embedded the
@@ -113,10 +125,10 @@ const LegacyV1LineSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('graph_edge'), schema_version: v1, ...GraphEdgeSchema.shape }),
 ]);
 
-/** The trace lines of one rollout: the episode, then the measurement's graph when there is one. Pure. */
-export function traceLines(rollout: string, episode: Episode, graph?: TraceGraph): TraceLine[] {
+/** The trace lines of one rollout: the episode, an installed agent's relay records, then the measurement's graph when there is one. Pure. */
+export function traceLines(rollout: string, episode: Episode, graph?: TraceGraph, relay?: readonly RelayRecord[]): TraceLine[] {
   const { schema_version: _episodeVersion, steps, task_id, model, defense, started_at, setup, ...tail } = episode;
-  const schema_version = TRACE_SCHEMA_VERSION;
+  const schema_version = relay === undefined ? BASE_TRACE_VERSION : TRACE_SCHEMA_VERSION;
   const lines: TraceLine[] = [{ type: 'rollout', schema_version, rollout_id: rollout, task_id, model, defense, started_at, setup }];
   for (const { proposals, ...step } of steps) {
     lines.push({ type: 'agent_step', schema_version, ...step });
@@ -130,6 +142,7 @@ export function traceLines(rollout: string, episode: Episode, graph?: TraceGraph
     }
   }
   lines.push({ type: 'episode_end', schema_version, ...tail });
+  for (const record of relay ?? []) lines.push({ type: 'relay_exchange', schema_version: TRACE_SCHEMA_VERSION, record });
   if (graph !== undefined) {
     // Nodes first: a reader meets both ends of every edge before the edge.
     for (const node of graph.nodes) lines.push({ type: 'graph_node', schema_version, node });
@@ -149,6 +162,8 @@ export interface RolloutTrace {
   graph: TraceGraph | null;
   /** The whole episode; null for a version-1 trace (episode.json held the fields it lacked). */
   episode: Episode | null;
+  /** An installed agent's exchanges with the model relay (version 3); empty otherwise. */
+  relay: RelayRecord[];
 }
 
 function unreadable(file: string, line: number, message: string, details: readonly string[] = []): AuthbenchError {
@@ -173,7 +188,8 @@ export function decodeTrace(raw: readonly unknown[], file: string): RolloutTrace
   if (readable === undefined) {
     throw unreadable(file, 1, raw.length === 0 ? 'the trace is empty' : `trace schema_version ${JSON.stringify(first)} is not one this authbench reads (${READABLE_TRACE_VERSIONS.join(', ')})`);
   }
-  const schema = readable === TRACE_SCHEMA_VERSION ? TraceLineSchema : LegacyV1LineSchema;
+  const schema = readable === 1 ? LegacyV1LineSchema : TraceLineSchema;
+  const relay: RelayRecord[] = [];
   let ids: { rollout_id: string; task_id: string } | undefined;
   let head: Head | undefined;
   let tail: Tail | undefined;
@@ -194,14 +210,14 @@ export function decodeTrace(raw: readonly unknown[], file: string): RolloutTrace
     switch (line.type) {
       case 'rollout':
         ids = { rollout_id: line.rollout_id, task_id: line.task_id };
-        if (line.schema_version === TRACE_SCHEMA_VERSION) {
+        if (line.schema_version !== 1) {
           const { type: _t, schema_version: _v, rollout_id: _r, ...rest } = line;
           head = rest;
         }
         return;
       case 'agent_step': {
         if (ended) throw unreadable(file, n, 'an agent_step after episode_end');
-        if (line.schema_version === TRACE_SCHEMA_VERSION) {
+        if (line.schema_version !== 1) {
           const { type: _t, schema_version: _v, ...rest } = line;
           const added: Step = { ...rest, proposals: [] };
           whole.push(added);
@@ -211,7 +227,7 @@ export function decodeTrace(raw: readonly unknown[], file: string): RolloutTrace
       }
       case 'proposal': {
         if (ended || step === undefined || step.turn !== line.turn) throw unreadable(file, n, `a proposal of turn ${line.turn} outside that turn's agent_step`);
-        if (line.schema_version === TRACE_SCHEMA_VERSION) {
+        if (line.schema_version !== 1) {
           const { type: _t, schema_version: _v, turn: _turn, ...rest } = line;
           const added: Proposal = { ...rest, events: [] };
           whole.at(-1)?.proposals.push(added);
@@ -228,14 +244,18 @@ export function decodeTrace(raw: readonly unknown[], file: string): RolloutTrace
       case 'episode_end':
         if (ended) throw unreadable(file, n, 'a second episode_end');
         ended = true;
-        if (line.schema_version === TRACE_SCHEMA_VERSION) {
+        if (line.schema_version !== 1) {
           const { type: _t, schema_version: _v, ...rest } = line;
           tail = rest;
         }
         return;
+      case 'relay_exchange':
+        if (!ended || graph.nodes.length > 0 || graph.edges.length > 0) throw unreadable(file, n, 'a relay_exchange outside the lines between episode_end and the graph');
+        relay.push(line.record);
+        return;
       case 'graph_node': {
         if (!ended || graph.edges.length > 0) throw unreadable(file, n, 'a graph_node before episode_end or after an edge');
-        if (line.schema_version === TRACE_SCHEMA_VERSION) {
+        if (line.schema_version !== 1) {
           graph.nodes.push(line.node);
           return;
         }
@@ -246,7 +266,7 @@ export function decodeTrace(raw: readonly unknown[], file: string): RolloutTrace
       }
       case 'graph_edge': {
         if (!ended) throw unreadable(file, n, 'a graph_edge before episode_end');
-        if (line.schema_version === TRACE_SCHEMA_VERSION) graph.edges.push(line.edge);
+        if (line.schema_version !== 1) graph.edges.push(line.edge);
         else {
           const { type: _t, schema_version: _v, ...edge } = line;
           graph.edges.push(edge);
@@ -264,6 +284,7 @@ export function decodeTrace(raw: readonly unknown[], file: string): RolloutTrace
     steps,
     graph: graph.nodes.length === 0 && graph.edges.length === 0 ? null : graph,
     episode: head === undefined || tail === undefined ? null : { schema_version: EPISODE_SCHEMA_VERSION, ...head, steps: whole, ...tail },
+    relay,
   };
 }
 
@@ -319,14 +340,14 @@ export async function readEpisode(dir: string): Promise<Episode | undefined> {
  * measurement; or, when the rollout ends before that (an early return or a throw), with the episode
  * alone as the scope that holds it is left.
  */
-export function pendingTrace(dir: string, rollout: string, first: Episode): { write: (graph?: TraceGraph) => Promise<void>; update: (episode: Episode) => void } & AsyncDisposable {
+export function pendingTrace(dir: string, rollout: string, first: Episode, relay?: readonly RelayRecord[]): { write: (graph?: TraceGraph) => Promise<void>; update: (episode: Episode) => void } & AsyncDisposable {
   let written = false;
   // The services an episode left running add their events when they stop (after the utility validator).
   let episode = first;
   const write = async (graph?: TraceGraph): Promise<void> => {
     if (written) throw new AuthbenchError('INTERNAL', `the trace of ${rollout} was already written`);
     written = true;
-    await writeTrace(dir, traceLines(rollout, episode, graph));
+    await writeTrace(dir, traceLines(rollout, episode, graph, relay));
   };
   return {
     write,

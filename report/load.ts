@@ -7,11 +7,11 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuthbenchError, compareStrings, formatProblem, zodProblems } from '../core/index.ts';
 import { z } from 'zod';
-import { EvalConfigSchema, RolloutResultSchema } from '../evaluation/index.ts';
+import { CLAIMS_DIR, EvalConfigSchema, RolloutResultSchema } from '../evaluation/index.ts';
 import type { LoadedResult } from './rows.ts';
 
-/** Folder names inside a job that are not rollouts (the default report output lives there). */
-const NOT_ROLLOUTS: ReadonlySet<string> = new Set(['report']);
+/** Folder names inside a job that are not rollouts (the default report output; the claims of running rollouts). */
+const NOT_ROLLOUTS: ReadonlySet<string> = new Set(['report', CLAIMS_DIR]);
 
 /**
  * The part of a job's config.json a report reads. Not strict: a job written

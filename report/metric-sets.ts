@@ -62,5 +62,5 @@ export function orderMetrics(names: Iterable<string>): string[] {
 
 /** Counts (hops, nodes) rather than rates: plotted on their own scale, never on a 0–1 axis. */
 export function isCount(metric: string): boolean {
-  return ['cascade_depth', 'blast_radius_raw', 'reachable_nodes', 'authorized_high_risk_proposals', 'unjudged_stopped_proposals'].includes(metric) || metric.startsWith('tainted_');
+  return ['cascade_depth', 'blast_radius_raw', 'reachable_nodes', 'authorized_high_risk_proposals', 'unjudged_stopped_proposals', 'counterfactual_proposals'].includes(metric) || metric.startsWith('tainted_');
 }

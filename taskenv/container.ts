@@ -156,7 +156,7 @@ export async function startTaskEnvironment(engine: Engine, task: Task, image: st
   };
 }
 
-async function assertHarnessMount(container: Container, harness: Pick<Harness, 'volume'>): Promise<void> {
+export async function assertHarnessMount(container: Container, harness: Pick<Harness, 'volume'>): Promise<void> {
   if (container.state === undefined) return;
   const state = await container.state();
   const mount = state.mounts.find((m) => m.target === harnessMount(harness).target);

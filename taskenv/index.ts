@@ -4,3 +4,4 @@ export * from './sandbox.ts';
 export * from './sidecars.ts';
 export * from './relay-forward.ts';
 export * from './egress.ts';
+export * from './copy.ts';

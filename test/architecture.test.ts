@@ -26,7 +26,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format'],
   taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
   validators: ['core', 'docker', 'sandbox/launcher', 'sandbox/paths', 'sandbox/trace', 'task-format', 'taskenv'],
-  evaluation: ['agent', 'containment', 'core', 'docker', 'goldstore', 'policygen', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
+  evaluation: ['agent', 'agents', 'containment', 'core', 'docker', 'goldstore', 'policygen', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
   oracle: ['core', 'docker', 'gold', 'goldstore', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format', 'taskenv', 'validators'],
   goldstore: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
   agent: ['containment', 'core', 'docker', 'models', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],
@@ -37,7 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   policygen: ['agent', 'core', 'docker', 'goldstore', 'models', 'sandbox/compile', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
   dataset: ['core', 'docker', 'evaluation', 'gold', 'goldstore', 'oracle', 'sandbox/paths', 'score', 'task-format', 'taskenv', 'validators'],
   adversarial: ['agent', 'core', 'docker', 'evaluation', 'goldstore', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
-  agents: ['core', 'docker', 'models/relay', 'sandbox/policy', 'sandbox/run', 'taskenv'],
+  agents: ['core', 'docker', 'models', 'models/relay', 'sandbox/policy', 'sandbox/run', 'taskenv'],
   trajectories: ['agent', 'core', 'docker', 'evaluation'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.

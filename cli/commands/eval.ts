@@ -7,7 +7,7 @@ import type { EvalFlags, JobEvent, SummaryRow } from '../../evaluation/index.ts'
 import { printJson, renderTable, type Column } from '../table.ts';
 import { createProgress } from '../progress.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
-import { intFlag, listFlag, positiveFlag } from '../flags.ts';
+import { intFlag, listFlag, positiveFlag, shardFlag } from '../flags.ts';
 import { safeText } from '../output-text.ts';
 import { DEFAULT_DIR_HELP, defaultDir, type DefaultDir } from '../default-dirs.ts';
 
@@ -39,6 +39,9 @@ interface EvalArgs extends BuildFlagArgs {
   seed: number | undefined;
   'max-turns': number | undefined;
   'tool-format': 'native' | 'text' | undefined;
+  agent: string | undefined;
+  counterfactuals: boolean | undefined;
+  'max-counterfactuals': number | undefined;
   limit: number | undefined;
   'jobs-dir': string;
   'job-name': string | undefined;
@@ -49,6 +52,8 @@ interface EvalArgs extends BuildFlagArgs {
   'model-retries': number | undefined;
   'docker-wait': number;
   'max-consecutive-infra': number;
+  shard: { index: number; count: number } | undefined;
+  'claim-stale': number;
   json: boolean;
 }
 
@@ -80,6 +85,9 @@ const command: CommandModule<object, EvalArgs> = {
       .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', defaultDescription: '0', coerce: intFlag('seed', Number.MIN_SAFE_INTEGER) })
       .option('max-turns', { describe: 'Model turns per episode', type: 'number', defaultDescription: '30', coerce: intFlag('max-turns', 1) })
       .option('tool-format', { describe: 'How the model acts: native tool calls, or text (no tools offered; JSON actions in the reply, parsed with recorded repairs)', choices: ['native', 'text'] as const, defaultDescription: 'native' })
+      .option('agent', { describe: 'Who acts: authbench (the built-in loop) or an installed agent (claude-code, codex; `authbench agents list`), run headless in the sandbox with the model through the relay; defenses none, prompt-only, tool-boundary', type: 'string', defaultDescription: 'authbench' })
+      .option('counterfactuals', { describe: 'Re-run each command a defense stopped in a throw-away copy of the container, under the gold policy, to judge false positives (--no-counterfactuals: off)', type: 'boolean', defaultDescription: 'on' })
+      .option('max-counterfactuals', { describe: 'Stopped commands re-run per rollout, at most', type: 'number', defaultDescription: '8', coerce: intFlag('max-counterfactuals', 0) })
       .option('jobs-dir', { describe: 'Where jobs are written', type: 'string', default: 'jobs' })
       .option('job-name', { describe: 'Job folder name inside --jobs-dir (default: <model>-<time>)', type: 'string' })
       .option('resume', { describe: 'Continue the job --job-name from its saved config: skip rollouts with a complete result; flags given again must match it (with --model and no such job: start it)', type: 'boolean', default: false })
@@ -90,11 +98,15 @@ const command: CommandModule<object, EvalArgs> = {
       // Not part of the job's config: how long to wait and when to give up change no result, so --resume may use others.
       .option('docker-wait', { describe: 'Seconds to wait for a Docker daemon that stopped answering mid-job before starting no more rollouts (0: do not wait)', type: 'number', default: 60, coerce: intFlag('docker-wait', 0) })
       .option('max-consecutive-infra', { describe: 'Stop starting rollouts after N infrastructure errors in a row (model or Docker; 0: never)', type: 'number', default: 5, coerce: intFlag('max-consecutive-infra', 0) })
+      // Not part of the job's config either: every shard of a job shares the config and lock.
+      .option('shard', { describe: 'Run shard I of N: the k-th rollout of the id-sorted plan goes to shard k mod N + 1; shards (and resumes) of one job may run at once, each rollout claimed (joins the job if another shard started it)', type: 'string', coerce: shardFlag })
+      .option('claim-stale', { describe: 'Seconds without a heartbeat after which another process\'s rollout claim is stale and taken over (a crashed shard); heartbeats every quarter of it', type: 'number', default: 60, coerce: positiveFlag('claim-stale') })
       .option('json', { describe: 'Print the summary as JSON', type: 'boolean', default: false })
       .example('$0 eval --model scripted/oracle --policy gold', 'Offline: the oracle through the agent loop under its gold policy')
       .example('$0 eval --model gpt-5 log-triage --dry-run', 'What a real-model run of one task would do, and how many rollouts')
       .example('$0 eval --model gpt-5 log-triage c-fix-build --job-name try1', 'A real model (OPENAI_API_KEY) on two tasks')
       .example('$0 eval --job-name try1 --resume', 'Continue an interrupted job from its saved config')
+      .example('$0 eval --model scripted/oracle --job-name big --shard 1/2', 'One of two processes sharing job big (the other: --shard 2/2); authbench status jobs/big')
       .example('$0 eval --model scripted/follow-injection --defense none --defense tool-boundary', 'Positive control vs kernel enforcement')
       .example('$0 eval --model scripted/oracle --policy my-policy.json log-triage', 'Evaluate a hand-written policy (scored and enforced)')
       .example('$0 eval --model scripted/replay --replay trajectory.json --defense none --defense tool-boundary', 'Play fixed commands, one per turn, whatever each observation says')
@@ -103,7 +115,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)')
       .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured, a rollout left undone or ended by an infrastructure error (--resume runs those), or an authbench failure, 130 interrupted.'),
   handler: async (args) => {
-    const { POLICY_SOURCES, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
+    const { POLICY_SOURCES, agentConfig, checkAgentConfig, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { readPolicyFile } = await import('../../goldstore/index.ts');
@@ -112,6 +124,9 @@ const command: CommandModule<object, EvalArgs> = {
       throw new AuthbenchError('INVALID_ARGUMENT', '--resume needs --job-name: the job to continue', { hint: 'ls the --jobs-dir folder for job names' });
     }
     if (args['job-name'] !== undefined) checkJobName(args['job-name']);
+    if (args.shard !== undefined && args['job-name'] === undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', '--shard needs --job-name: the job every shard shares', { hint: 'authbench eval --job-name NAME --shard 1/2 … (and 2/2 with the same flags)' });
+    }
     if (Array.isArray(args.replay)) throw new AuthbenchError('INVALID_ARGUMENT', '--replay given more than once: one replay file per job');
     for (const d of listFlag(args.defense)) {
       if (!(DEFENSE_NAMES as readonly string[]).includes(d)) throw new AuthbenchError('INVALID_ARGUMENT', `--defense ${d}: unknown defense`, { hint: `valid: ${DEFENSE_NAMES.join(', ')}` });
@@ -155,6 +170,8 @@ const command: CommandModule<object, EvalArgs> = {
     const build = await parseBuildFlags(args);
     const { baseMapEntries, buildArgs, hostAccess } = build;
     const include = args.task.length === 0 && args.include === undefined ? undefined : [...new Set([...listFlag(args.include), ...args.task])];
+    // `--agent authbench` (the default) writes nothing: a built-in job's config is what it was before the flag.
+    const agent = agentConfig(args.agent);
     const given: EvalFlags = {
       ...(ref === undefined ? {} : { model: formatModelRef(ref) }),
       ...(replay === undefined ? {} : { replay }),
@@ -172,6 +189,8 @@ const command: CommandModule<object, EvalArgs> = {
       ...(args.seed === undefined ? {} : { seed: args.seed }),
       ...(args['max-turns'] === undefined ? {} : { max_turns: args['max-turns'] }),
       ...(args['tool-format'] === undefined ? {} : { tool_format: args['tool-format'] }),
+      ...(agent === undefined ? {} : { agent }),
+      ...(args.counterfactuals === false ? { max_counterfactuals: 0 } : args['max-counterfactuals'] === undefined ? {} : { max_counterfactuals: args['max-counterfactuals'] }),
       ...(args.cache === undefined ? {} : { cache: args.cache }),
       ...(args['model-timeout'] === undefined ? {} : { model_timeout_sec: args['model-timeout'] }),
       ...(args['model-retries'] === undefined ? {} : { model_retries: args['model-retries'] }),
@@ -187,6 +206,7 @@ const command: CommandModule<object, EvalArgs> = {
         hint: 'scripted policy writers run with `authbench policy --model scripted/gold <task>`',
       });
     }
+    checkAgentConfig(config);
     if (config.tool_format === 'text' && config.model.startsWith('scripted/')) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--tool-format text needs a provider model: ${config.model} proposes native tool calls`, {
         hint: 'text mode is for models served without tool calling, e.g. --model openai-compatible/NAME --base-url URL',
@@ -196,11 +216,14 @@ const command: CommandModule<object, EvalArgs> = {
       process.stderr.write(chalk.yellow(`warning: --replay has ${replayLength} command(s) but --max-turns is ${config.max_turns}: episodes end at max_turns before the replay finishes\n`));
     }
     const name = jobName ?? `${config.model.replaceAll('/', '_')}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}`;
+    const shard = args.shard === undefined ? {} : { shard: args.shard };
+    const shardText = args.shard === undefined ? '' : ` shard ${args.shard.index}/${args.shard.count}`;
+    const resumeHint = `authbench eval --job-name ${name} --resume${args.shard === undefined ? '' : ` --shard ${args.shard.index}/${args.shard.count}`}`;
 
     if (args['dry-run']) {
-      const checked = await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume });
+      const checked = await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard });
       const rows = checked.plan.rollouts.map((r) => ({ ...r, state: checked.plan.reused.has(r.id) ? 'done' : 'pending' }));
-      const size = { job: checked.dir, tasks: checked.tasks.length, rollouts: rows.length, pending: checked.plan.pending.length, reused: checked.plan.reused.size };
+      const size = { job: checked.dir, ...(args.shard === undefined ? {} : { shard: `${args.shard.index}/${args.shard.count}` }), tasks: checked.tasks.length, rollouts: rows.length, pending: checked.plan.pending.length, reused: checked.plan.reused.size };
       if (args.json) {
         printJson({ ...size, config, rollouts: rows });
         return;
@@ -209,12 +232,12 @@ const command: CommandModule<object, EvalArgs> = {
         { header: 'rollout', value: (r: (typeof rows)[number]) => r.id },
         { header: 'state', value: (r) => (r.state === 'done' ? chalk.dim('done') : 'pending') },
       ], rows));
-      process.stdout.write(`dry run of ${size.job} (${config.model}): ${size.tasks} task(s), ${size.rollouts} rollout(s), ${size.pending} to run${size.reused > 0 ? `, ${size.reused} done` : ''}; nothing was written\n`);
+      process.stdout.write(`dry run of ${size.job}${shardText} (${config.model}): ${size.tasks} task(s), ${size.rollouts} rollout(s), ${size.pending} to run${size.reused > 0 ? `, ${size.reused} done` : ''}; nothing was written\n`);
       return;
     }
     // Bad input (model, key, replay, policy file, tasks, gold, job folder) is exit 1 whatever the
     // state of the Docker daemon: checked here, before connecting (runJob checks again, cheaply).
-    await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume });
+    await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard });
     const { connectDocker } = await import('../../docker/index.ts');
 
     const controller = new AbortController();
@@ -232,6 +255,8 @@ const command: CommandModule<object, EvalArgs> = {
       const counter = chalk.dim(`[${e.done}/${e.total}]`);
       if (e.kind === 'orphans-removed' && e.orphans !== undefined && e.orphans.containers + e.orphans.networks > 0) {
         progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
+      } else if (e.kind === 'busy' && e.rollout !== undefined) {
+        progress.log(chalk.dim(`${e.rollout.id}: claimed by another live process (authbench status), not run here`));
       } else if (e.kind === 'docker-wait') {
         progress.log(chalk.yellow(`the Docker daemon does not answer; waiting up to ${Math.round((e.waitMs ?? 0) / 1000)} s before starting another rollout (--docker-wait)`));
       } else if (e.kind === 'building') {
@@ -254,13 +279,13 @@ const command: CommandModule<object, EvalArgs> = {
     };
     try {
       const engine = await connectDocker();
-      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, concurrency: args.concurrency, onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
+      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard, claims: { staleMs: args['claim-stale'] * 1000, heartbeatMs: (args['claim-stale'] * 1000) / 4 }, concurrency: args.concurrency, onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
       const rows = summarize(outcome.results);
       // A positive control that never attacked with nothing enforced makes its "contained" rows meaningless: said per task.
       const controls = await jobControlReports(outcome.results, await selectTasks(config));
       if (args.json) {
         const parser = parserRows(outcome.results);
-        printJson({ job: outcome.dir, planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, interrupted: outcome.interrupted, ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }), incomplete: outcome.incomplete, summary: rows, controls, ...(parser.length === 0 ? {} : { parser }) });
+        printJson({ job: outcome.dir, ...(args.shard === undefined ? {} : { shard: `${args.shard.index}/${args.shard.count}` }), planned: outcome.planned, done: outcome.results.length, reused: outcome.reused, busy: outcome.busy, interrupted: outcome.interrupted, ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }), incomplete: outcome.incomplete, summary: rows, controls, ...(parser.length === 0 ? {} : { parser }) });
       } else {
         const columns: Column<SummaryRow>[] = [
           { header: 'policy', value: (r) => r.policy },
@@ -281,7 +306,7 @@ const command: CommandModule<object, EvalArgs> = {
             : []),
         ];
         process.stdout.write(`\n${renderTable(columns, rows)}`);
-        process.stdout.write(`job ${outcome.dir}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused)\n`);
+        process.stdout.write(`job ${outcome.dir}${shardText}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused${outcome.busy === 0 ? '' : `, ${outcome.busy} run by another process`})\n`);
         for (const line of controls.flatMap(controlLines)) process.stdout.write(`${line.warn ? chalk.yellow(`warning: ${safeText(line.text)}`) : safeText(line.text)}\n`);
         for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${safeText(f.why)}\n`);
         // Text mode only: how the replies parsed, per model (an invalid one never ran and never ended an episode).
@@ -299,13 +324,13 @@ const command: CommandModule<object, EvalArgs> = {
       if (outcome.stopped !== undefined) process.stderr.write(chalk.yellow(`${outcome.stopped.message}\n`));
       if (outcome.allInfra) process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
       if (outcome.incomplete && !outcome.interrupted) {
-        const undone = outcome.planned - outcome.results.length;
+        const undone = outcome.planned - outcome.results.length - outcome.busy;
         const infra = outcome.results.filter((r) => r.status === 'infra_error').length;
-        process.stderr.write(chalk.yellow(`${undone} rollout(s) not run, ${infra} ended by an infrastructure error: resume with authbench eval --job-name ${name} --resume\n`));
+        process.stderr.write(chalk.yellow(`${undone} rollout(s) not run, ${infra} ended by an infrastructure error: resume with ${resumeHint}\n`));
         process.exitCode = 125;
       }
       if (outcome.interrupted) {
-        process.stderr.write(chalk.yellow(`interrupted: resume with authbench eval --job-name ${name} --resume\n`));
+        process.stderr.write(chalk.yellow(`interrupted: resume with ${resumeHint}\n`));
         process.exitCode = 130;
       }
     } finally {

@@ -7,6 +7,7 @@ import { verifyCommand } from './verify.ts';
 import { genGoldCommand } from './gen-gold.ts';
 import { goldCommand } from './gold.ts';
 import { evalCommand } from './eval.ts';
+import { statusCommand } from './status.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { scoreCommand } from './score.ts';
 import { policyCommand } from './policy.ts';
@@ -25,4 +26,4 @@ import { trajectoriesCommand } from './trajectories.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, agentsCommand, trajectoriesCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, statusCommand, agentsCommand, trajectoriesCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];

@@ -1,0 +1,70 @@
+/**
+ * Throw-away copies of a task container: its filesystem committed as an
+ * image, and a container started from that image with the task's spec but no
+ * network at all and no sidecars, the harness mounted read-only, and a sandbox
+ * session on it. What runs in a copy cannot reach the original, its sink or
+ * the validators: counterfactual runs (evaluation/counterfactual.ts) use it.
+ */
+import { AuthbenchError } from '../core/index.ts';
+import type { Container, Engine } from '../docker/index.ts';
+import { ensureHarness } from '../sandbox/launcher/index.ts';
+import { SandboxSession } from '../sandbox/run/index.ts';
+import type { Task } from '../task-format/index.ts';
+import { assertHarnessMount, taskContainerSpec } from './container.ts';
+
+/** Repository of committed copies; `authbench clean` removes what a crash leaves (tagged by content-hash label). */
+export const COPY_REPOSITORY = 'authbench/copy';
+
+export interface ContainerCopy {
+  /** The committed image's tag. */
+  image: string;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Commit the container's filesystem (processes, the harness volume and tmpfs mounts are not
+ * copied). Dispose removes the image. SANDBOX_UNAVAILABLE when the engine cannot commit.
+ */
+export async function commitTaskContainer(engine: Engine, container: Container, task: Task, runId?: string): Promise<ContainerCopy> {
+  if (engine.commitContainer === undefined || engine.removeImage === undefined) {
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'this Docker engine cannot commit a container (no copies)');
+  }
+  const labels = { 'authbench.kind': 'copy-image', 'authbench.task': task.id, ...(runId === undefined ? {} : { 'authbench.run': runId }) };
+  const image = await engine.commitContainer(container.id, COPY_REPOSITORY, labels);
+  const remove = engine.removeImage.bind(engine);
+  return { image, [Symbol.asyncDispose]: () => remove(image) };
+}
+
+export interface CopySandbox {
+  container: Container;
+  session: SandboxSession;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * A container of a copy with the task's workdir, limits and harness, on no network (a listener
+ * the task's sink needs is loopback, which stays), with a session on it. Dispose removes it.
+ */
+export async function openCopySandbox(engine: Engine, task: Task, image: string, runId?: string): Promise<CopySandbox> {
+  const harness = await ensureHarness(engine);
+  const spec = taskContainerSpec(task, image, harness, runId === undefined ? {} : { runId });
+  const container = await engine.startContainer({ ...spec, network: 'none', extraNetworks: [] });
+  try {
+    await assertHarnessMount(container, harness);
+  } catch (e) {
+    await container.remove().catch(() => undefined);
+    throw e;
+  }
+  const session = new SandboxSession(container, task.workdir);
+  return {
+    container,
+    session,
+    [Symbol.asyncDispose]: async () => {
+      try {
+        await session.close();
+      } finally {
+        await container.remove();
+      }
+    },
+  };
+}

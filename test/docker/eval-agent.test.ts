@@ -1,0 +1,155 @@
+/**
+ * `authbench eval --agent claude-code` end to end through the real CLI:
+ * scripted/oracle drives Claude Code through the relay on log-triage under the
+ * gold (the task passes) and under deny-all (it fails, the denials in the
+ * result and the trace), with the kernel enforcing the policy around the whole
+ * agent (tool-boundary); scripted/follow-injection through Claude Code on
+ * sensitive-debug-bundle attacks under allow-all and is contained under the
+ * gold. The trace is version 3 (relay records after the episode), every event
+ * of the agent's command is on exactly one proposal, and `authbench report`
+ * reads the job. Usage errors are exit 1 before anything is built.
+ *
+ * The agent layers need the npm registry the first time: the rule is
+ * installed-agent.test.ts's (a test tier or CI requires it; a bare local run
+ * skips visibly when it is unreachable). Warm (layers cached) the two jobs take
+ * about half a minute.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getAgent } from '../../agents/index.ts';
+import { ENV, readEnv } from '../../core/index.ts';
+import { cleanManaged, connectDocker, LABELS } from '../../docker/index.ts';
+import { AGENT_RUN_ID, readTrace, type RolloutResult } from '../../evaluation/index.ts';
+
+const REGISTRY = 'https://registry.npmjs.org/';
+const REGISTRY_REQUIRED = readEnv(ENV.AUTHBENCH_TEST_TIER) !== undefined || readEnv(ENV.CI) !== undefined;
+
+async function registryReachable(): Promise<boolean> {
+  try {
+    return (await fetch(`${REGISTRY}npm`, { method: 'HEAD', signal: AbortSignal.timeout(10_000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+const skip = !REGISTRY_REQUIRED && !(await registryReachable());
+const jobs = mkdtempSync(join(tmpdir(), 'authbench-eval-agent-'));
+
+/** As installed-agent.test.ts: $AUTHBENCH_BUILD_CA, else the host's added certificates, as one PEM file for --build-ca. */
+function buildCaArgs(): string[] {
+  const file = readEnv(ENV.AUTHBENCH_BUILD_CA);
+  if (file !== undefined) return ['--build-ca', file];
+  const dir = '/usr/local/share/ca-certificates';
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.crt')).sort();
+  } catch {
+    return [];
+  }
+  if (names.length === 0) return [];
+  const bundle = join(jobs, 'build-ca.pem');
+  writeFileSync(bundle, names.map((n) => readFileSync(join(dir, n), 'utf8')).join('\n'));
+  return ['--build-ca', bundle];
+}
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[]): Run {
+  const r = spawnSync(process.execPath, ['bin/authbench.ts', ...args], { encoding: 'utf8', timeout: 600_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const evalJob = (name: string, args: string[]): Run =>
+  cli(['eval', '--jobs-dir', jobs, '--job-name', name, '--json', '--agent', 'claude-code', '--defense', 'tool-boundary', '--concurrency', '1', ...buildCaArgs(), ...args]);
+
+const result = (job: string, rollout: string): RolloutResult => JSON.parse(readFileSync(join(jobs, job, rollout, 'result.json'), 'utf8')) as RolloutResult;
+
+const runs = new Map<string, Run>();
+
+beforeAll(() => {
+  if (skip) return;
+  // One job at a time: each agent's start-up takes a core.
+  runs.set('triage', evalJob('triage', ['--model', 'scripted/oracle', '--policy', 'gold', '--policy', 'deny-all', 'log-triage']));
+  runs.set('inject', evalJob('inject', ['--model', 'scripted/follow-injection', '--policy', 'allow-all', '--policy', 'gold', 'sensitive-debug-bundle']));
+});
+
+afterAll(async () => {
+  rmSync(jobs, { recursive: true, force: true });
+  if (skip) return;
+  const engine = await connectDocker();
+  for (const job of ['triage', 'inject']) await cleanManaged(engine, { labels: { [LABELS.run]: `job-${job}` } });
+});
+
+const TITLE = 'eval --agent claude-code: scripted models drive Claude Code through the relay, enforced, traced, scored';
+
+describe.skipIf(skip)(skip ? `${TITLE} (skipped: the npm registry is unreachable and no test tier is set)` : TITLE, () => {
+  it('log-triage under the gold: the task passes, on the agent layer, with the agent recorded', async () => {
+    const run = runs.get('triage') ?? expect.fail('no triage job');
+    expect(run.status, run.stderr.slice(-3000)).toBe(0);
+    const r = result('triage', 'log-triage__gold__tool-boundary__a1');
+    expect(r).toMatchObject({ status: 'completed', outcome: 'completed', utility_success: true, enforcement: { level: 'full' } });
+    expect(r.agent).toEqual({ name: 'claude-code', version: getAgent('claude-code').install.version, prompts_off: getAgent('claude-code').promptsOff });
+    expect(r.image).toMatch(/^authbench\/agent-claude-code-log-triage:/);
+    const config = JSON.parse(readFileSync(join(jobs, 'triage', 'lock.json'), 'utf8')) as { config: { agent?: unknown } };
+    expect(config.config.agent).toEqual({ name: 'claude-code', version: getAgent('claude-code').install.version });
+
+    const trace = (await readTrace(join(jobs, 'triage', 'log-triage__gold__tool-boundary__a1'))) ?? expect.fail('no trace');
+    expect(trace.schema_version).toBe(3);
+    // The oracle's work reached Claude Code as its Bash call: a shell proposal with the work's output.
+    const proposals = trace.episode?.steps.flatMap((s) => s.proposals) ?? [];
+    const shell = proposals.filter((p) => p.tool === 'shell');
+    expect(shell.length).toBeGreaterThan(0);
+    expect(shell[0]?.events.some((e) => e.kind === 'file' && e.path === '/app/triage.json' && e.op !== 'read')).toBe(true);
+    expect(proposals[0]?.id).toBe(AGENT_RUN_ID);
+    // Every event of the agent's one command is on exactly one proposal.
+    expect(proposals.reduce((n, p) => n + p.events.length, 0)).toBe(r.trace?.events);
+    // The relay's records: one per exchange, the first carrying the Bash call, into the episode's turns.
+    expect(trace.relay.length).toBe(r.totals?.turns);
+    expect(trace.relay[0]?.tool_calls.map((c) => c.name)).toEqual(['Bash']);
+  });
+
+  it('log-triage under deny-all: the task fails, the denials in the result and on the shell call in the trace', async () => {
+    const r = result('triage', 'log-triage__deny-all__tool-boundary__a1');
+    expect(r).toMatchObject({ status: 'completed', utility_success: false });
+    expect(r.totals?.denials).toBeGreaterThan(0);
+    const trace = (await readTrace(join(jobs, 'triage', 'log-triage__deny-all__tool-boundary__a1'))) ?? expect.fail('no trace');
+    const shell = trace.episode?.steps.flatMap((s) => s.proposals).find((p) => p.tool === 'shell');
+    expect(shell?.result?.denial_count).toBeGreaterThan(0);
+    // The oracle's work needs python3: refused, in the window of the Bash call that ran it.
+    expect(shell?.events.some((e) => e.kind === 'exec' && /\/python3(\.\d+)?$/.test(e.path) && e.denied)).toBe(true);
+  });
+
+  it('follow-injection through Claude Code: attacks under allow-all, contained under the gold', () => {
+    const run = runs.get('inject') ?? expect.fail('no inject job');
+    expect(run.status, run.stderr.slice(-3000)).toBe(0);
+    const open = result('inject', 'sensitive-debug-bundle__allow-all__tool-boundary__a1');
+    const gold = result('inject', 'sensitive-debug-bundle__gold__tool-boundary__a1');
+    expect([open.status, open.attack_success, open.metrics?.committed_harm]).toEqual(['completed', true, 1]);
+    expect([gold.status, gold.attack_success, gold.metrics?.committed_harm]).toEqual(['completed', false, 0]);
+    expect(gold.totals?.denials).toBeGreaterThan(0);
+  });
+
+  it('authbench report reads the job', () => {
+    const r = cli(['report', join(jobs, 'triage')]);
+    expect(r.status, r.stderr.slice(-2000)).toBe(0);
+    expect(r.stdout).toContain('tool-boundary@gold');
+    expect(r.stdout).toContain('tool-boundary@deny-all');
+  });
+
+  it('usage errors are exit 1, naming the agent, before anything is built', () => {
+    const unknown = cli(['eval', '--jobs-dir', jobs, '--agent', 'aider', '--model', 'scripted/oracle', '--dry-run', 'log-triage']);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/"aider".*\n?.*claude-code, codex, openclaw/s);
+    const unmapped = cli(['eval', '--jobs-dir', jobs, '--agent', 'openclaw', '--model', 'scripted/oracle', '--dry-run', 'log-triage']);
+    expect([unmapped.status, /openclaw: its shell tool is not mapped/.test(unmapped.stderr)]).toEqual([1, true]);
+    const hookless = cli(['eval', '--jobs-dir', jobs, '--agent', 'claude-code', '--defense', 'intent-ledger', '--model', 'scripted/oracle', '--dry-run', 'log-triage']);
+    expect([hookless.status, /cannot run under --defense intent-ledger/.test(hookless.stderr)]).toEqual([1, true]);
+  });
+});
