@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireClaim, claimPath, claimState, ClaimSchema, createExclusive, readClaim, readClaims, refreshClaim, releaseClaim, startHeartbeat, type ClaimOptions } from './claims.ts';
+import { acquireClaim, claimPath, claimState, ClaimSchema, createExclusive, judgeClaim, processAlive, readClaim, readClaims, refreshClaim, releaseClaim, startHeartbeat, type ClaimOptions } from './claims.ts';
 
 let root = '';
 let n = 0;
@@ -25,6 +25,23 @@ describe('claimState', () => {
     expect(claimState(1000, 1000, 60_000)).toBe('live');
     expect(claimState(1000, 61_000, 60_000)).toBe('live');
     expect(claimState(1000, 61_001, 60_000)).toBe('stale');
+  });
+});
+
+describe('judgeClaim', () => {
+  const claim = (host: string, pid: number) => ClaimSchema.parse({ schema_version: 1, rollout_id: 'r', shard: null, host, pid, started: new Date(0).toISOString(), token: 't' });
+  const here = { host: 'node-a', isAlive: (pid: number) => pid === 7 };
+  it('calls a claim stale at once when its owner ran on this machine and is gone; otherwise the heartbeat decides', () => {
+    expect(judgeClaim({ claim: claim('node-a', 8), heartbeatMs: 1000 }, 1000, 60_000, here)).toBe('stale');
+    expect(judgeClaim({ claim: claim('node-a', 7), heartbeatMs: 1000 }, 1000, 60_000, here)).toBe('live');
+    // Another machine's process cannot be looked up: only its heartbeat counts.
+    expect(judgeClaim({ claim: claim('node-b', 8), heartbeatMs: 1000 }, 1000, 60_000, here)).toBe('live');
+    expect(judgeClaim({ claim: claim('node-b', 8), heartbeatMs: 1000 }, 61_001, 60_000, here)).toBe('stale');
+    expect(judgeClaim({ claim: undefined, heartbeatMs: 1000 }, 1000, 60_000, here)).toBe('live');
+  });
+  it('knows this process is alive and a pid past the kernel limit is not', () => {
+    expect(processAlive(process.pid)).toBe(true);
+    expect(processAlive(2 ** 22 + 1)).toBe(false);
   });
 });
 
@@ -126,5 +143,19 @@ describe('acquireClaim', () => {
     const got = await acquireClaim(dir, 'r1', { now: clock.now, staleMs: 60_000 });
     expect(got.kind).toBe('claimed');
     if (got.kind === 'claimed') expect(got.held.tookOver?.claim).toBeUndefined();
+  });
+});
+
+describe('a run killed and resumed at once', () => {
+  it('takes over the claim of its dead predecessor on this machine without waiting for the stale limit', async () => {
+    const dir = jobDir();
+    const clock = fakeClock();
+    const first = await acquireClaim(dir, 'r1', { now: clock.now, host: 'node-a', pid: 101, isAlive: () => true });
+    expect(first.kind).toBe('claimed');
+    // Still alive: busy. Gone (SIGKILL): taken over right away, though its heartbeat is fresh.
+    expect((await acquireClaim(dir, 'r1', { now: clock.now, host: 'node-a', pid: 102, isAlive: (pid) => pid !== 999 })).kind).toBe('busy');
+    const resumed = await acquireClaim(dir, 'r1', { now: clock.now, host: 'node-a', pid: 102, isAlive: (pid) => pid === 102 });
+    expect(resumed.kind).toBe('claimed');
+    if (resumed.kind === 'claimed') expect(resumed.held.tookOver?.claim?.pid).toBe(101);
   });
 });

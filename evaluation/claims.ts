@@ -40,6 +40,36 @@ export function claimState(heartbeatMs: number, nowMs: number, staleMs: number):
   return nowMs - heartbeatMs > staleMs ? 'stale' : 'live';
 }
 
+/** This machine, as a claim names it, and how to tell whether one of its processes still runs. */
+export interface ClaimHere {
+  host: string;
+  isAlive: (pid: number) => boolean;
+}
+
+/** Signal 0 delivers nothing: ESRCH means no such process; EPERM means one runs (someone else's). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export const HERE: ClaimHere = { host: hostname(), isAlive: processAlive };
+
+/**
+ * A claim's state, seen from `here`: stale when its heartbeat is older than the limit, or at once
+ * when it was made on this machine by a process that is gone (a run killed and resumed within the
+ * stale limit must not wait for it, nor skip its rollout). A reused pid only delays this to the
+ * heartbeat rule, never the other way. Pure, given `here`.
+ */
+export function judgeClaim(found: Pick<FoundClaim, 'claim' | 'heartbeatMs'>, nowMs: number, staleMs: number, here?: ClaimHere): 'live' | 'stale' {
+  const owner = found.claim;
+  if (here !== undefined && owner !== undefined && owner.host === here.host && !here.isAlive(owner.pid)) return 'stale';
+  return claimState(found.heartbeatMs, nowMs, staleMs);
+}
+
 export function claimPath(jobDir: string, rolloutId: string): string {
   return join(jobDir, CLAIMS_DIR, `${rolloutId}.json`);
 }
@@ -58,6 +88,8 @@ export interface ClaimOptions {
   now?: () => number;
   host?: string;
   pid?: number;
+  /** Tells dead local owners apart (default: this machine's process table). */
+  isAlive?: (pid: number) => boolean;
 }
 
 /** A claim as found on disk: its content (undefined if it does not parse) and heartbeat. */
@@ -87,9 +119,17 @@ const clock = (o: ClaimOptions): number => (o.now ?? Date.now)();
  * False when the file exists.
  */
 export async function createExclusive(path: string, text: string, mtimeMs?: number): Promise<boolean> {
-  await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(tmp, text);
+  // A process that finished its part removes the claims folder when it is empty: make it again if it went.
+  for (let tries = 0; ; tries++) {
+    await mkdir(dirname(path), { recursive: true });
+    try {
+      await writeFile(tmp, text, { flag: 'wx' });
+      break;
+    } catch (e) {
+      if (errno(e) !== 'ENOENT' || tries >= 3) throw e;
+    }
+  }
   try {
     if (mtimeMs !== undefined) await utimes(tmp, mtimeMs / 1000, mtimeMs / 1000);
     await link(tmp, path);
@@ -146,7 +186,8 @@ export async function acquireClaim(jobDir: string, rolloutId: string, options: C
   const path = claimPath(jobDir, rolloutId);
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   const token = randomBytes(12).toString('hex');
-  const claim = newClaim(rolloutId, options.shard ?? null, { host: options.host ?? hostname(), pid: options.pid ?? process.pid }, clock(options), token);
+  const here: ClaimHere = { host: options.host ?? HERE.host, isAlive: options.isAlive ?? HERE.isAlive };
+  const claim = newClaim(rolloutId, options.shard ?? null, { host: here.host, pid: options.pid ?? process.pid }, clock(options), token);
   let tookOver: FoundClaim | undefined;
   // Each pass either ends or saw a claim disappear under it; a few passes cover any interleaving of two contenders.
   for (let pass = 0; pass < 4; pass++) {
@@ -155,7 +196,7 @@ export async function acquireClaim(jobDir: string, rolloutId: string, options: C
     }
     const seen = await readClaim(path);
     if (seen === undefined) continue;
-    if (claimState(seen.heartbeatMs, clock(options), staleMs) === 'live') return { kind: 'busy', by: seen };
+    if (judgeClaim(seen, clock(options), staleMs, here) === 'live') return { kind: 'busy', by: seen };
     const aside = `${path}.stale-${randomBytes(6).toString('hex')}`;
     try {
       await rename(path, aside);
@@ -164,7 +205,7 @@ export async function acquireClaim(jobDir: string, rolloutId: string, options: C
       throw e;
     }
     const moved = await readClaim(aside);
-    if (moved !== undefined && sameClaim(moved, seen) && claimState(moved.heartbeatMs, clock(options), staleMs) === 'stale') {
+    if (moved !== undefined && sameClaim(moved, seen) && judgeClaim(moved, clock(options), staleMs, here) === 'stale') {
       tookOver = seen;
       await unlink(aside);
       continue;

@@ -11,7 +11,7 @@
  * several processes (`--shard I/N`, resumes) run one job at once, each rollout once.
  */
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AuthbenchError } from '../core/index.ts';
@@ -23,7 +23,7 @@ import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { executeJob, type JobStop, type RolloutRunner } from './execute.ts';
 import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
-import type { ClaimOptions } from './claims.ts';
+import { CLAIMS_DIR, type ClaimOptions } from './claims.ts';
 import { planJob, shardLabel, shardPlan, type JobPlan, type Shard } from './plan.ts';
 import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
@@ -243,6 +243,8 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     },
   });
 
+  // Claims are released as results land: an empty claims folder is only clutter (another shard still running keeps it).
+  await rmdir(join(dir, CLAIMS_DIR)).catch(() => undefined);
   const results = plan.rollouts.flatMap((s) => {
     const r = plan.reused.get(s.id) ?? execution.elsewhere.get(s.id) ?? execution.results.get(s.id);
     return r === undefined ? [] : [r];

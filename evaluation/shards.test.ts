@@ -130,8 +130,8 @@ describe('runJob with shards', () => {
     expect(onDisk.map((r) => r.rollout_id).sort()).toEqual(planned);
     const assigned = shardAssignment(planRollouts(['csv-sales-report', 'log-triage'], c), 2);
     for (const r of onDisk) expect(r.shard, r.rollout_id).toBe(`${assigned.get(r.rollout_id) ?? 0}/2`);
-    // Every claim was released once its result was written.
-    expect(await readdir(join(one.dir, 'claims'))).toEqual([]);
+    // Every claim was released once its result was written, and the empty claims folder went with the last shard.
+    expect(await readdir(one.dir)).not.toContain('claims');
   });
 
   it('a shard joins a job only with the same inputs', async () => {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuthbenchError, compareStrings } from '../core/index.ts';
-import { claimState, DEFAULT_STALE_MS, readClaims, type FoundClaim } from './claims.ts';
+import { DEFAULT_STALE_MS, HERE, judgeClaim, readClaims, type ClaimHere, type FoundClaim } from './claims.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { readJobConfig, readResults } from './jobdir.ts';
 import { planJob, shardAssignment } from './plan.ts';
@@ -57,7 +57,7 @@ export function countStatus(
   plan: { rollouts: readonly Pick<RolloutSpec, 'id' | 'taskId' | 'policy' | 'attempt'>[]; complete: ReadonlySet<string> },
   results: ReadonlyMap<string, RolloutResult>,
   claims: ReadonlyMap<string, FoundClaim>,
-  options: { nowMs: number; staleMs: number; shards?: number },
+  options: { nowMs: number; staleMs: number; shards?: number; here?: ClaimHere },
 ): JobStatus {
   const shards = options.shards ?? shardCountOf([...[...results.values()].map((r) => r.shard), ...[...claims.values()].map((c) => c.claim?.shard)]);
   const ids = plan.rollouts.map((r) => r.id);
@@ -70,7 +70,7 @@ export function countStatus(
     const state: RolloutState = plan.complete.has(id)
       ? 'done'
       : claim !== undefined
-        ? claimState(claim.heartbeatMs, options.nowMs, options.staleMs) === 'live'
+        ? judgeClaim(claim, options.nowMs, options.staleMs, options.here) === 'live'
           ? 'claimed'
           : 'stale'
         : results.get(id)?.status === 'infra_error'
@@ -91,7 +91,7 @@ export function countStatus(
       host: c.claim?.host ?? null,
       pid: c.claim?.pid ?? null,
       heartbeatAgeMs: Math.max(0, options.nowMs - c.heartbeatMs),
-      stale: claimState(c.heartbeatMs, options.nowMs, options.staleMs) === 'stale',
+      stale: judgeClaim(c, options.nowMs, options.staleMs, options.here) === 'stale',
     }));
   return { shards, rows: [...rows.values()], total, claims: claimList };
 }
@@ -118,7 +118,7 @@ export async function readJobStatus(dir: string, options: { nowMs?: number; stal
     { rollouts: plan.rollouts, complete: new Set(plan.reused.keys()) },
     results,
     await readClaims(dir),
-    { nowMs: options.nowMs ?? Date.now(), staleMs: options.staleMs ?? DEFAULT_STALE_MS, ...(options.shards === undefined ? {} : { shards: options.shards }) },
+    { nowMs: options.nowMs ?? Date.now(), staleMs: options.staleMs ?? DEFAULT_STALE_MS, here: HERE, ...(options.shards === undefined ? {} : { shards: options.shards }) },
   );
   return { ...status, config };
 }
