@@ -531,6 +531,38 @@ static void count_survivors(pid_t tracer, size_t *n_survivors, struct buf *survi
   if (n > 256) *n_survivors += n - 256;
 }
 
+/*
+ * What a command leaves running is kept only once it has settled: in two looks SETTLE_MS apart,
+ * after a first pause, the same processes or no more of them (a loop that runs a short command now
+ * and then churns but does not multiply). A service (a daemon and its workers) settles within
+ * milliseconds; a fork bomb that happened to be small when its command ended (a denied `sleep`
+ * ends the command at once) keeps multiplying — and a kept one went on to leave processes that
+ * were blamed on the next command as escaped. More than MAX_BG_SURVIVORS at either look is a
+ * runaway too.
+ */
+#define SETTLE_MS 100
+static int pid_sets_equal(const struct proc *a, size_t na, const struct proc *b, size_t nb) {
+  if (na != nb) return 0;
+  for (size_t i = 0; i < na; i++) {
+    int seen = 0;
+    for (size_t j = 0; j < nb && !seen; j++) seen = a[i].pid == b[j].pid;
+    if (!seen) return 0;
+  }
+  return 1;
+}
+
+static int settled(pid_t tracer) {
+  static struct proc first[MAX_BG_SURVIVORS + 1], second[MAX_BG_SURVIVORS + 1];
+  struct timespec pause_ = {0, (long)SETTLE_MS * 1000000L};
+  nanosleep(&pause_, NULL);
+  size_t n1 = descendants(tracer, BG_WHOLE, first, MAX_BG_SURVIVORS + 1);
+  nanosleep(&pause_, NULL);
+  size_t n2 = descendants(tracer, BG_WHOLE, second, MAX_BG_SURVIVORS + 1);
+  if (n1 > MAX_BG_SURVIVORS || n2 > MAX_BG_SURVIVORS) return 0;
+  /* Not growing: a loop that runs a short command now and then churns but does not multiply. */
+  return pid_sets_equal(first, n1, second, n2) || n2 <= n1;
+}
+
 /* ---- requests ---- */
 
 struct put {
@@ -1306,6 +1338,7 @@ static void run_request(struct request *r) {
         finished_us = now_us();
         count_survivors(pid, &survivors, &survivor_info, &leftover, &leftover_info);
         int runaway = survivors > MAX_BG_SURVIVORS || (r->keep_background && pids_limit_hits() != limit_hits);
+        if (r->keep_background && survivors > 0 && !runaway && leftover == 0) runaway = !settled(pid);
         int slot = r->keep_background && survivors > 0 && !runaway && leftover == 0 ? bg_free_slot() : -1;
         if (slot >= 0) {
           /* The tracer wrote the main process's exit_group as it reaped it (or is about to). */
@@ -1319,7 +1352,8 @@ static void run_request(struct request *r) {
             exit_scan_add(&exit_line, chunk, (size_t)got);
           }
         }
-        if (slot >= 0 && exit_line.found) {
+        /* The pids limit is looked at again after the wait: a runaway keeps growing meanwhile. */
+        if (slot >= 0 && exit_line.found && pids_limit_hits() == limit_hits) {
           kept = &jobs[slot];
           break;
         }

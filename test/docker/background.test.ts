@@ -156,6 +156,15 @@ describe('background commands', () => {
     expect((await processes()).filter((p) => p.includes('bgmark'))).toEqual([]);
   });
 
+  it('never keeps a fork bomb that is still small when its command ends: it has not settled, and nothing of it reaches the next command', async () => {
+    const r = await session.run({ cmd: sh('bomb() { bomb | bomb & }; bomb; exit 0'), mode: ENFORCED, timeoutMs: 60_000, keepBackground: true });
+    expect(r.background).toBeUndefined();
+    const next = await session.run({ cmd: sh('echo next-command-ran'), mode: ENFORCED, timeoutMs: 60_000, trace: true });
+    expect(next.exec.stdout).toBe('next-command-ran\n');
+    expect(next.leftover?.count ?? 0).toBe(0);
+    expect((await processes()).filter((p) => p.includes('bomb'))).toEqual([]);
+  });
+
   it('cuts a background trace flood at its cap, and closing the session stops what is left', async () => {
     const r = await session.run({ cmd: sh('(while :; do cat /app/data.txt >/dev/null; done &); exit 0'), mode: ENFORCED, timeoutMs: 60_000, keepBackground: true, traceCapBytes: 64 * 1024 });
     expect(r.background).toBeDefined();
