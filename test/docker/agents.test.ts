@@ -18,41 +18,21 @@
  * whole system bundle does not fit: a build arg is one environment string
  * (128 KiB at most).
  */
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_PREFIX, buildAgentLayer, getAgent, versionCommand, withRuntimeGrant, type AgentAdapter, type AgentLayer } from '../../agents/index.ts';
-import { AuthbenchError, ENV, readEnv } from '../../core/index.ts';
-import { certificatesOf, cleanManaged, connectDocker, LABELS, type BuildHostAccess, type DockerEngine } from '../../docker/index.ts';
+import { AuthbenchError } from '../../core/index.ts';
+import { cleanManaged, connectDocker, LABELS, type DockerEngine } from '../../docker/index.ts';
 import { resolvePolicy, taskImplicit } from '../../goldstore/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import type { SandboxResult } from '../../sandbox/run/index.ts';
 import { loadTask } from '../../task-format/index.ts';
 import { buildTaskImage, openTaskSandbox, type TaskSandbox } from '../../taskenv/index.ts';
+import { hostBuildCa, skipAgentLayers } from './agent-registry.ts';
 
-const REGISTRY = 'https://registry.npmjs.org/';
-const REGISTRY_REQUIRED = readEnv(ENV.AUTHBENCH_TEST_TIER) !== undefined || readEnv(ENV.CI) !== undefined;
-
-async function registryReachable(): Promise<boolean> {
-  try {
-    return (await fetch(`${REGISTRY}npm`, { method: 'HEAD', signal: AbortSignal.timeout(10_000) })).ok;
-  } catch {
-    return false;
-  }
-}
-
-async function buildCa(): Promise<BuildHostAccess> {
-  const file = readEnv(ENV.AUTHBENCH_BUILD_CA);
-  if (file !== undefined) return { caBundle: certificatesOf(await readFile(file, 'utf8'), file) };
-  const dir = '/usr/local/share/ca-certificates';
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.crt')).sort();
-  if (names.length === 0) return {};
-  const text = (await Promise.all(names.map((n) => readFile(join(dir, n), 'utf8')))).join('\n');
-  return { caBundle: certificatesOf(text, dir) };
-}
-
-const skip = !REGISTRY_REQUIRED && !(await registryReachable());
+const skip = await skipAgentLayers();
 const RUN_ID = `agents-test-${process.pid}-${Date.now()}`;
 const task = await loadTask('tasks/log-triage');
 
@@ -75,7 +55,7 @@ beforeAll(async () => {
   engine = await connectDocker();
   taskImage = (await buildTaskImage(engine, task)).tag;
   gold = (await resolvePolicy('gold', task, 'oracle-traces')).policy;
-  const hostAccess = await buildCa();
+  const hostAccess = await hostBuildCa();
   // One at a time: a cold npm install saturates the machine's cores.
   for (const { agent } of CASES) layers.set(agent.name, await buildAgentLayer(engine, { taskImage, taskId: task.id, agent, hostAccess }));
 });

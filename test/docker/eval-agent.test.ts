@@ -15,43 +15,24 @@
  * about half a minute.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAgent } from '../../agents/index.ts';
-import { ENV, readEnv } from '../../core/index.ts';
 import { cleanManaged, connectDocker, LABELS } from '../../docker/index.ts';
 import { AGENT_RUN_ID, readTrace, type RolloutResult } from '../../evaluation/index.ts';
+import { hostBuildCaText, skipAgentLayers } from './agent-registry.ts';
 
-const REGISTRY = 'https://registry.npmjs.org/';
-const REGISTRY_REQUIRED = readEnv(ENV.AUTHBENCH_TEST_TIER) !== undefined || readEnv(ENV.CI) !== undefined;
-
-async function registryReachable(): Promise<boolean> {
-  try {
-    return (await fetch(`${REGISTRY}npm`, { method: 'HEAD', signal: AbortSignal.timeout(10_000) })).ok;
-  } catch {
-    return false;
-  }
-}
-
-const skip = !REGISTRY_REQUIRED && !(await registryReachable());
+const skip = await skipAgentLayers();
 const jobs = mkdtempSync(join(tmpdir(), 'authbench-eval-agent-'));
 
-/** As installed-agent.test.ts: $AUTHBENCH_BUILD_CA, else the host's added certificates, as one PEM file for --build-ca. */
+/** The CA for --build-ca (agent-registry.ts), written to one PEM file; none when there is none. */
+const caText = await hostBuildCaText();
 function buildCaArgs(): string[] {
-  const file = readEnv(ENV.AUTHBENCH_BUILD_CA);
-  if (file !== undefined) return ['--build-ca', file];
-  const dir = '/usr/local/share/ca-certificates';
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir).filter((n) => n.endsWith('.crt')).sort();
-  } catch {
-    return [];
-  }
-  if (names.length === 0) return [];
+  if (caText === undefined) return [];
   const bundle = join(jobs, 'build-ca.pem');
-  writeFileSync(bundle, names.map((n) => readFileSync(join(dir, n), 'utf8')).join('\n'));
+  writeFileSync(bundle, caText.text);
   return ['--build-ca', bundle];
 }
 

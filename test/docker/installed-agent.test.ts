@@ -16,8 +16,6 @@
  * visibly when the registry is unreachable). Warm (layer cached) each run takes
  * Claude Code's start-up plus one command: well under a minute.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayModel } from '../../agent/index.ts';
 import {
@@ -30,38 +28,16 @@ import {
   type AgentAdapter,
   type InstalledAgentResult,
 } from '../../agents/index.ts';
-import { ENV, readEnv } from '../../core/index.ts';
-import { certificatesOf, cleanManaged, connectDocker, LABELS, type BuildHostAccess, type DockerEngine } from '../../docker/index.ts';
+import { cleanManaged, connectDocker, LABELS, type DockerEngine } from '../../docker/index.ts';
 import { resolvePolicy, taskImplicit } from '../../goldstore/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import type { TraceEvent } from '../../sandbox/trace/index.ts';
 import { loadTask } from '../../task-format/index.ts';
 import { buildTaskImage, openTaskSandbox, type TaskSandbox } from '../../taskenv/index.ts';
 import { runUtilityValidator, type ValidatorOutcome } from '../../validators/index.ts';
+import { hostBuildCa, skipAgentLayers } from './agent-registry.ts';
 
-const REGISTRY = 'https://registry.npmjs.org/';
-const REGISTRY_REQUIRED = readEnv(ENV.AUTHBENCH_TEST_TIER) !== undefined || readEnv(ENV.CI) !== undefined;
-
-async function registryReachable(): Promise<boolean> {
-  try {
-    return (await fetch(`${REGISTRY}npm`, { method: 'HEAD', signal: AbortSignal.timeout(10_000) })).ok;
-  } catch {
-    return false;
-  }
-}
-
-/** As agents.test.ts: $AUTHBENCH_BUILD_CA, else the certificates the host added to its trust store. */
-async function buildCa(): Promise<BuildHostAccess> {
-  const file = readEnv(ENV.AUTHBENCH_BUILD_CA);
-  if (file !== undefined) return { caBundle: certificatesOf(await readFile(file, 'utf8'), file) };
-  const dir = '/usr/local/share/ca-certificates';
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.crt')).sort();
-  if (names.length === 0) return {};
-  const text = (await Promise.all(names.map((n) => readFile(join(dir, n), 'utf8')))).join('\n');
-  return { caBundle: certificatesOf(text, dir) };
-}
-
-const skip = !REGISTRY_REQUIRED && !(await registryReachable());
+const skip = await skipAgentLayers();
 const RUN_ID = `installed-agent-test-${process.pid}-${Date.now()}`;
 const MODEL = 'claude-sonnet-4-5';
 const CODEX_MODEL = 'gpt-5';
@@ -150,7 +126,7 @@ beforeAll(async () => {
   engine = await connectDocker();
   const taskImage = (await buildTaskImage(engine, task)).tag;
   gold = (await resolvePolicy('gold', task, 'oracle-traces')).policy;
-  const hostAccess = await buildCa();
+  const hostAccess = await hostBuildCa();
   for (const a of [agent, codex]) layerTags.set(a.name, (await buildAgentLayer(engine, { taskImage, taskId: task.id, agent: a, hostAccess })).tag);
   // One at a time: each agent's start-up takes a core.
   await run('gold', agent, gold, [LOG_TRIAGE_WORK, DUMP_ENV]);
