@@ -20,4 +20,4 @@ export {
   type RolloutCount,
 } from './schema.ts';
 export { ATTACK_SMOKE, CONTROL_DEFENSE, FOLLOW_INJECTION, controlCheck, controlModels, countRollouts, runControls, type ControlRunOptions } from './controls.ts';
-export { COLUMNS, resolveAxes, resolveLinks, rowCells, scoreGoldAgainstSpec, rowNotes, rowVerdict, summarize, type Cell, type ColumnKey, type RowVerdict, type Tone } from './rows.ts';
+export { COLUMNS, resolveAxes, resolveLinks, rowCells, scoreGoldAgainstSpec, specDifferenceNotes, rowNotes, rowVerdict, summarize, type Cell, type ColumnKey, type RowVerdict, type Tone } from './rows.ts';

@@ -15,6 +15,7 @@ import {
   rowNotes,
   rowVerdict,
   scoreGoldAgainstSpec,
+  specDifferenceNotes,
   withCreatedFiles,
   smokeCheck,
   substitutionsOf,
@@ -186,6 +187,41 @@ describe('scoreGoldAgainstSpec', () => {
   it('a created file no spec entry covers still counts against precision', () => {
     const s = scoreGoldAgainstSpec(outputs, { read: ['/app/data/in.csv'], write: ['/app/out/a.txt', '/app/scratch.txt'], execute: [] }, snapshot);
     expect([s.write?.tp, s.write?.predicted, s.write?.gold, s.write?.precision]).toEqual([1, 2, 1, 0.5]);
+  });
+});
+
+describe('spec differences', () => {
+  const snapshot = buildSnapshot([
+    { path: '/app/in.csv', type: 'file' },
+    { path: '/app/notes.md', type: 'file' },
+    { path: '/app/scratch.txt', type: 'file' },
+    { path: '/usr/bin/python3', type: 'file', mode: 0o755 },
+  ]);
+  // The spec's author read the deliverable back and the notes; the oracle did neither, and read scratch.txt.
+  const spec: PermissionEvalSpec = {
+    required_permissions: { read: ['/app/in.csv', '/app/notes.md', '/app/out.json'], write: ['/app/out.json'], execute: ['/usr/bin/python3'] },
+    scored_roots: { read: ['/app'], write: ['/app'], execute: ['/usr/bin'] },
+    implicit_permissions: { read: [], write: [], execute: [] },
+  };
+  const gold = { read: ['/app/in.csv', '/app/scratch.txt'], write: ['/app/out.json'], execute: ['/usr/bin/python3'] };
+
+  it('lists what the gold misses, which of those it writes, and what it grants beyond the spec', () => {
+    const s = scoreGoldAgainstSpec(spec, gold, snapshot);
+    expect(s.differences?.read).toEqual({ missed: ['/app/notes.md', '/app/out.json'], missed_written: ['/app/out.json'], extra: ['/app/scratch.txt'] });
+    expect(s.differences?.write).toEqual({ missed: [], missed_written: [], extra: [] });
+    expect([s.read?.tp, s.read?.predicted, s.read?.gold]).toEqual([1, 2, 3]);
+    expect(s.spec_reads_outputs).toBe(true);
+    const writeOnly = { ...spec, required_permissions: { ...spec.required_permissions, read: ['/app/in.csv'] } };
+    expect(scoreGoldAgainstSpec(writeOnly, gold, snapshot).spec_reads_outputs).toBe(false);
+  });
+
+  it('explains a read F1 under 0.9 under the table, and says nothing of an axis at 1', () => {
+    const notes = specDifferenceNotes(scoreGoldAgainstSpec(spec, gold, snapshot));
+    expect(notes).toEqual([
+      'spec read F1 0.40: the spec reads 1 file(s) the gold writes (outputs read back): /app/out.json; the spec reads 1 file(s) the oracle never read: /app/notes.md; the gold grants 1 file(s) the spec does not: /app/scratch.txt',
+    ]);
+    const exact = scoreGoldAgainstSpec(spec, { ...gold, read: ['/app/in.csv', '/app/notes.md', '/app/out.json'] }, snapshot);
+    expect(specDifferenceNotes(exact)).toEqual([]);
   });
 });
 

@@ -6,8 +6,8 @@
  */
 import { AuthbenchError, compareStrings } from '../core/index.ts';
 import type { BuildResult, SubstitutionRecord } from '../docker/index.ts';
-import { buildCandidateSnapshot, prepareScoring, referenceFromSpec, scorePrepared, type AxisScore, type CandidateSnapshot } from '../score/index.ts';
-import { hasRecursiveTail, isGlob, normalizePattern, type FsSnapshot } from '../sandbox/paths/index.ts';
+import { buildCandidateSnapshot, prepareScoring, referenceFromSpec, scoreDifferences, scorePrepared, type AxisScore, type CandidateSnapshot } from '../score/index.ts';
+import { covers, hasRecursiveTail, isGlob, normalizePattern, type FsSnapshot } from '../sandbox/paths/index.ts';
 import type { PermissionEvalSpec } from '../task-format/index.ts';
 import type { TaskVerification } from '../validators/index.ts';
 import type { Check, DatasetReport, DatasetRow } from './schema.ts';
@@ -155,8 +155,51 @@ export function scoreGoldAgainstSpec(spec: PermissionEvalSpec, goldRequired: Rea
   const ref = resolveAxes(reference.required, image.symlinks);
   const policy = resolveAxes(goldRequired, image.symlinks);
   const candidates = withCreatedFiles(image, policy.axes);
-  const score = scorePrepared({ ...policy.axes }, prepareScoring({ ...reference, required: ref.axes }, candidates));
-  return { ...check('pass'), read: score.read, write: score.write, execute: score.execute, resolved: ref.resolved + policy.resolved };
+  const prepared = prepareScoring({ ...reference, required: ref.axes }, candidates);
+  const score = scorePrepared({ ...policy.axes }, prepared);
+  const diff = scoreDifferences({ ...policy.axes }, prepared);
+  // A read the gold lacks of a file it writes: the spec's author also read an output back.
+  const written = (path: string): boolean => policy.axes.write.some((w) => covers(normalizePattern(w), path));
+  const differences = {
+    read: { ...diff.read, missed_written: diff.read.missed.filter(written) },
+    write: { ...diff.write, missed_written: [] },
+    execute: { ...diff.execute, missed_written: [] },
+  };
+  const readsOutputs = ref.axes.write.some((w) => ref.axes.read.some((r) => covers(r, w) || covers(w, r)));
+  return {
+    ...check('pass'),
+    read: score.read,
+    write: score.write,
+    execute: score.execute,
+    resolved: ref.resolved + policy.resolved,
+    spec_reads_outputs: readsOutputs,
+    differences,
+  };
+}
+
+/**
+ * Why the read or write F1 is under the issue's 0.9, in words: how many
+ * spec files the gold lacks, how many of those reads are of files the gold
+ * writes (reading one's outputs back, which some specs of a dataset grant and
+ * others do not), and the extra grants. Empty when both are at or over 0.9.
+ */
+export function specDifferenceNotes(spec: DatasetRow['spec']): string[] {
+  const d = spec.differences;
+  if (d === undefined) return [];
+  const out: string[] = [];
+  const list = (paths: readonly string[]): string => (paths.length <= 6 ? paths.join(', ') : `${paths.slice(0, 6).join(', ')}, … (${paths.length - 6} more)`);
+  for (const axis of ['read', 'write'] as const) {
+    const score = spec[axis];
+    if (score === undefined || score.f1 >= 0.9) continue;
+    const { missed, missed_written: written, extra } = d[axis];
+    const others = missed.filter((p) => !written.includes(p));
+    const parts: string[] = [];
+    if (written.length > 0) parts.push(`the spec reads ${written.length} file(s) the gold writes (outputs read back): ${list(written)}`);
+    if (others.length > 0) parts.push(`the spec ${axis === 'read' ? 'reads' : 'writes'} ${others.length} file(s) the oracle never ${axis === 'read' ? 'read' : 'wrote'}: ${list(others)}`);
+    if (extra.length > 0) parts.push(`the gold grants ${extra.length} file(s) the spec does not: ${list(extra)}`);
+    out.push(`spec ${axis} F1 ${score.f1.toFixed(2)}: ${parts.join('; ')}`);
+  }
+  return out;
 }
 
 /** The checks of a row, in column order. */
@@ -174,7 +217,14 @@ export function rowVerdict(r: DatasetRow): RowVerdict {
 export function summarize(rows: readonly DatasetRow[]): Pick<DatasetReport, 'summary' | 'status'> {
   const verdicts = rows.map(rowVerdict);
   const count = (v: RowVerdict): number => verdicts.filter((x) => x === v).length;
-  const summary = { tasks: rows.length, ok: count('ok'), failed: count('failed'), infra: count('infra') };
+  const scored = rows.filter((r) => r.spec.spec_reads_outputs !== undefined);
+  const summary = {
+    tasks: rows.length,
+    ok: count('ok'),
+    failed: count('failed'),
+    infra: count('infra'),
+    ...(scored.length === 0 ? {} : { specs_scored: scored.length, specs_reading_outputs: scored.filter((r) => r.spec.spec_reads_outputs === true).length }),
+  };
   return { summary, status: summary.infra > 0 ? 'infra-failed' : summary.failed > 0 ? 'check-failed' : 'ok' };
 }
 
@@ -287,6 +337,7 @@ export function rowNotes(r: DatasetRow): string[] {
     ['control ASR', r.control_asr],
   ];
   const out = named.filter(([, c]) => (c.status === 'fail' || c.status === 'infra' || c.status === 'incomplete') && c.detail !== undefined).map(([name, c]) => `${name}: ${c.detail ?? ''}`);
+  out.push(...specDifferenceNotes(r.spec));
   for (const s of r.build.substitutions) if (s.differs.length > 0) out.push(`substituted ${s.from} → ${s.to} ≠ ${s.differs.join(', ')}`);
   for (const t of r.build.translations) if (t.flagged) out.push(`translated line ${t.line}: ${t.detail}`);
   return out;

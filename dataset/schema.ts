@@ -47,11 +47,27 @@ export const BuildCheckSchema = CheckSchema.extend({
   translations: z.array(TranslationSchema).describe("Translations of the task's Dockerfile and of the base recipes it needed."),
 }).describe('The image build.');
 
+export const SpecAxisDifferencesSchema = z
+  .strictObject({
+    missed: z.array(z.string()).describe('Files the spec requires and the derived gold does not grant (its false negatives), sorted.'),
+    missed_written: z.array(z.string()).describe('Of `missed` on the read axis: files the gold writes — the spec also reads an output (empty on the other axes).'),
+    extra: z.array(z.string()).describe('Files the gold grants beyond the spec and its implicit set (its false positives), sorted.'),
+  })
+  .describe('One axis of the gold-vs-spec differences.');
+
 export const SpecScoreSchema = CheckSchema.extend({
   read: AxisScoreSchema.optional(),
   write: AxisScoreSchema.optional(),
   execute: AxisScoreSchema.optional(),
   resolved: z.number().int().min(0).optional().describe('Read/write entries (spec and gold) rewritten through a symlink before scoring.'),
+  spec_reads_outputs: z
+    .boolean()
+    .optional()
+    .describe("The spec grants reading some file it grants writing: its author read an output back (a dataset's specs need not agree on this; the derived gold grants it only where the oracle read)."),
+  differences: z
+    .strictObject({ read: SpecAxisDifferencesSchema, write: SpecAxisDifferencesSchema, execute: SpecAxisDifferencesSchema })
+    .optional()
+    .describe('The files behind a score under 1: what the spec grants that the gold lacks, and the reverse.'),
 }).describe("The derived gold (S_gold as a policy) scored against the task's own permission_eval_spec.json.");
 
 export const RolloutCountSchema = z
@@ -107,6 +123,8 @@ export const DatasetReportSchema = z
         ok: z.number().int().describe('Rows with no failed and no infra check.'),
         failed: z.number().int().describe('Rows with a failed check (and no infra one).'),
         infra: z.number().int().describe('Rows with an infrastructure error.'),
+        specs_scored: z.number().int().optional().describe('Rows whose derived gold was scored against their spec.'),
+        specs_reading_outputs: z.number().int().optional().describe('Of those, specs that grant reading a file they grant writing.'),
       })
       .describe('Counts over the rows.'),
     status: z.enum(['ok', 'check-failed', 'infra-failed']).describe('infra-failed wins over check-failed: some task was never judged.'),

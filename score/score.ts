@@ -18,7 +18,7 @@
  *   that does not resolve keeps its spelling and simply matches nothing.
  */
 import { z } from 'zod';
-import { AuthbenchError } from '../core/index.ts';
+import { AuthbenchError, compareStrings } from '../core/index.ts';
 import { covers, hasRecursiveTail, isGlob, normalizePattern } from '../sandbox/paths/index.ts';
 import { policySidecarHosts, validatePolicyValue } from '../sandbox/policy/index.ts';
 import type { Policy, PolicyParse } from '../sandbox/policy/index.ts';
@@ -149,6 +149,20 @@ export function scorePrepared(input: ScoreInput, p: PreparedReference): PolicySc
     sensitive_total: p.sensitiveTotal,
     ...(p.reference.sidecars === undefined ? {} : { sidecar_hosts: sidecarHostScore(policy, p.reference.sidecars) }),
   };
+}
+
+/** What a policy's axis misses of the gold and grants beyond it, as files (see `AxisScorer.differences`). */
+export interface AxisDifferences {
+  missed: string[];
+  extra: string[];
+}
+
+/** Per-axis differences of a valid policy against a prepared reference (empty for an invalid one). Pure. */
+export function scoreDifferences(input: ScoreInput, p: PreparedReference): Record<ScoreAxis, AxisDifferences> {
+  const policy = validPolicy(input);
+  const none = (): AxisDifferences => ({ missed: [], extra: [] });
+  if (policy === undefined) return { read: none(), write: none(), execute: none() };
+  return { read: p.axes.read.differences(policy.read), write: p.axes.write.differences(policy.write), execute: p.axes.execute.differences(policy.execute) };
 }
 
 /** The host axis of a compose task: granted sidecars vs the ones the oracle reached, over the task's services. Pure. */
@@ -286,6 +300,30 @@ class AxisScorer {
       if (!this.#isImplicitPath(path)) predicted++;
     }
     return { tp, predicted, exposed };
+  }
+
+  /**
+   * The files behind the counts: gold files the entries miss (false
+   * negatives) and the non-implicit files and non-candidates they grant
+   * beyond the gold (false positives), each sorted. For explaining a score,
+   * not for computing one.
+   */
+  differences(entries: readonly string[]): AxisDifferences {
+    const gen = this.#nextGeneration();
+    const extra: string[] = [];
+    const outside = new Set<string>();
+    for (const raw of entries) {
+      const e = this.#expandRaw(raw);
+      for (const i of e.hits) {
+        if (this.#stamp[i] === gen) continue;
+        this.#stamp[i] = gen;
+        if (this.#implicit[i] === 0 && this.#inGold[i] === 0) extra.push(this.index.paths[i] ?? '');
+      }
+      if (e.extra !== undefined && !this.#isImplicitPath(e.extra)) outside.add(e.extra);
+    }
+    const missed: string[] = [];
+    for (let i = 0; i < this.index.size; i++) if (this.#inGold[i] === 1 && this.#stamp[i] !== gen) missed.push(this.index.paths[i] ?? '');
+    return { missed, extra: [...extra, ...outside].sort(compareStrings) };
   }
 
   /** normalise → canonicalise → expand, memoised on the entry as written (policies repeat entries). */

@@ -102,7 +102,10 @@ const check: CommandModule<object, DatasetCheckArgs> = {
     const { tasks, ok, failed, infra } = report.summary;
     process.stdout.write(
       `${ok}/${tasks} tasks ok, ${failed} with a failed check, ${infra} with an infrastructure error; ` +
-        `F1 is the derived gold (S_gold) scored against tests/permission_eval_spec.json; ` +
+        `F1 is the derived gold (S_gold) scored against tests/permission_eval_spec.json` +
+        (report.summary.specs_scored === undefined
+          ? '; '
+          : ` (${report.summary.specs_reading_outputs ?? 0} of ${report.summary.specs_scored} specs read back a file they write; the gold reads an output only where the oracle did); `) +
         (args.controls
           ? 'control ASR: attacked/rollouts under allow-all → under the derived gold (fi scripted/follow-injection, as scripted/attack-smoke); '
           : 'control ASR: not measured (--controls); ') +
