@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   TRACE_UNREADABLE: 'trace unreadable',
   MODEL_UNAVAILABLE: 'model provider unavailable',
   RELAY_FORWARD_FAILED: 'the model relay could not be forwarded into the container',
+  CLUSTER_UNAVAILABLE: 'the cluster scheduler failed or is missing',
   INTERNAL: 'internal error',
 } as const;
 
@@ -51,6 +52,7 @@ const INFRA_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'TRACE_UNREADABLE',
   'MODEL_UNAVAILABLE',
   'RELAY_FORWARD_FAILED',
+  'CLUSTER_UNAVAILABLE',
   'INTERNAL',
 ]);
 

@@ -170,6 +170,17 @@ export async function checkJob(options: Omit<JobOptions, 'concurrency'>): Promis
 }
 
 /**
+ * A job's folder with its config and lock, and nothing run: what a cluster
+ * executor does before submitting the shards that `--resume` it. A new job
+ * whose folder could not be written leaves nothing behind.
+ */
+export async function createJob(options: Omit<JobOptions, 'concurrency' | 'shard'>): Promise<CheckedJob> {
+  const checked = await checkJob(options);
+  await openJobDir(checked.dir, options.name, options.config, checked.lock, options.resume);
+  return checked;
+}
+
+/**
  * The commands a scripted/replay job plays, read from the file its config
  * names and checked against the digest recorded there (the lock holds that
  * digest, so --resume refuses a changed file). Undefined for other models.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what authbench needs on a Debian 12 host: the Docker
-# engine (Debian's docker.io), strace, debootstrap (offline base images) and
-# Chromium (the HTML report test). Idempotent: installs only what is missing,
+# engine (Debian's docker.io), strace, debootstrap (offline base images),
+# Chromium (the HTML report test) and Slurm with munge (the Slurm executor test). Idempotent: installs only what is missing,
 # starts dockerd only when nothing answers on the socket.
 set -euo pipefail
 
@@ -11,6 +11,9 @@ command -v strace >/dev/null 2>&1 || need+=(strace)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# A one-node Slurm cluster for the --executor slurm test (started by the test, in a temp folder).
+command -v sbatch >/dev/null 2>&1 || need+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || need+=(munge)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup-host: missing ${need[*]}; run as root or install them" >&2

@@ -93,6 +93,11 @@ describe('eval flags are checked before any work', () => {
     [['--docker-wait', '-1'], /--docker-wait -1: expected an integer ≥ 0/],
     [['--docker-wait', '60s'], /--docker-wait is not a number: expected an integer ≥ 0/],
     [['--max-consecutive-infra', '2.5'], /--max-consecutive-infra 2.5: expected an integer ≥ 0/],
+    [['--executor', 'k8s'], /executor/],
+    [['--executor', 'slurm', '--array-size', '0'], /--array-size 0: expected an integer ≥ 1/],
+    [['--partition', 'batch'], /--partition is for --executor slurm/],
+    [['--sbatch-arg=--time=5'], /--sbatch-arg is for --executor slurm/],
+    [['--executor', 'slurm', '--shard', '1/2'], /--executor slurm makes the shards itself: drop --shard/],
   ])('%j exits 1 naming the flag, without a stack trace, writing nothing', async (flags, expected) => {
     const r = await local('--model', 'scripted/oracle', '--job-name', 'flags', ...flags);
     expect(r.code).toBe(1);

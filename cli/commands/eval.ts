@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError } from '../../core/index.ts';
@@ -10,6 +10,7 @@ import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-fl
 import { intFlag, listFlag, positiveFlag, shardFlag } from '../flags.ts';
 import { safeText } from '../output-text.ts';
 import { DEFAULT_DIR_HELP, defaultDir, type DefaultDir } from '../default-dirs.ts';
+import { runOnSlurm } from './eval-slurm.ts';
 
 /**
  * A new job's folder when its flag is not given: only when the working directory lacks it and
@@ -54,6 +55,10 @@ interface EvalArgs extends BuildFlagArgs {
   'max-consecutive-infra': number;
   shard: { index: number; count: number } | undefined;
   'claim-stale': number;
+  executor: 'local' | 'slurm';
+  partition: string | undefined;
+  'array-size': number | undefined;
+  'sbatch-arg': string | string[] | undefined;
   json: boolean;
 }
 
@@ -106,6 +111,12 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model gpt-5 log-triage --dry-run', 'What a real-model run of one task would do, and how many rollouts')
       .example('$0 eval --model gpt-5 log-triage c-fix-build --job-name try1', 'A real model (OPENAI_API_KEY) on two tasks')
       .example('$0 eval --job-name try1 --resume', 'Continue an interrupted job from its saved config')
+      // Not part of the job's config: where the shards run changes no result.
+      .option('executor', { describe: 'Where the rollouts run: here, or as one Slurm array job whose tasks are the job\'s shards (eval --resume --shard I/N on the nodes; this process follows the job folder and prints the summary; Ctrl-C cancels the Slurm job)', choices: ['local', 'slurm'] as const, default: 'local' as const })
+      .option('partition', { describe: 'With --executor slurm: the Slurm partition', type: 'string' })
+      .option('array-size', { describe: `With --executor slurm: shards (array tasks), at most one per pending rollout`, type: 'number', defaultDescription: 'min(pending rollouts, 4)', coerce: intFlag('array-size', 1) })
+      .option('sbatch-arg', { describe: 'With --executor slurm: an extra sbatch argument, e.g. --sbatch-arg=--time=120 (repeatable; after authbench\'s own, so it wins)', type: 'string' })
+      .example('$0 eval --model scripted/oracle --job-name big --executor slurm --array-size 8 --partition batch', 'The job as a Slurm array of 8 shards; the summary when the last one ends')
       .example('$0 eval --model scripted/oracle --job-name big --shard 1/2', 'One of two processes sharing job big (the other: --shard 2/2); authbench status jobs/big')
       .example('$0 eval --model scripted/follow-injection --defense none --defense tool-boundary', 'Positive control vs kernel enforcement')
       .example('$0 eval --model scripted/oracle --policy my-policy.json log-triage', 'Evaluate a hand-written policy (scored and enforced)')
@@ -238,12 +249,17 @@ const command: CommandModule<object, EvalArgs> = {
     // Bad input (model, key, replay, policy file, tasks, gold, job folder) is exit 1 whatever the
     // state of the Docker daemon: checked here, before connecting (runJob checks again, cheaply).
     await checkJob({ config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard });
+    const slurmOnly = (['partition', 'array-size', 'sbatch-arg'] as const).filter((f) => args[f] !== undefined);
+    if (args.executor !== 'slurm' && slurmOnly.length > 0) throw new AuthbenchError('INVALID_ARGUMENT', `--${slurmOnly[0] ?? ''} is for --executor slurm`);
+    if (args.executor === 'slurm' && args.shard !== undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', '--executor slurm makes the shards itself: drop --shard', { hint: '--array-size N sets how many' });
+    }
     const { connectDocker } = await import('../../docker/index.ts');
 
     const controller = new AbortController();
     const onSigint = (): void => {
       if (controller.signal.aborted) process.exit(130);
-      process.stderr.write(chalk.yellow('\ninterrupt: finishing running rollouts, starting no new ones (Ctrl-C again to quit now)\n'));
+      process.stderr.write(chalk.yellow(args.executor === 'slurm' ? '\ninterrupt: cancelling the Slurm job (Ctrl-C again to quit now and leave it queued)\n' : '\ninterrupt: finishing running rollouts, starting no new ones (Ctrl-C again to quit now)\n'));
       controller.abort();
     };
     process.on('SIGINT', onSigint);
@@ -278,8 +294,16 @@ const command: CommandModule<object, EvalArgs> = {
       }
     };
     try {
-      const engine = await connectDocker();
-      const outcome = await runJob(engine, { config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard, claims: { staleMs: args['claim-stale'] * 1000, heartbeatMs: (args['claim-stale'] * 1000) / 4 }, concurrency: args.concurrency, onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
+      // The shards take what the job's config does not hold: how to run, not what to measure.
+      const shardArgs = [
+        ...['--concurrency', String(args.concurrency), '--claim-stale', String(args['claim-stale']), '--docker-wait', String(args['docker-wait']), '--max-consecutive-infra', String(args['max-consecutive-infra'])],
+        ...[args['build-ca'] ?? []].flat().flatMap((f) => ['--build-ca', resolve(f)]),
+        ...(args['build-proxy-from-env'] === true ? ['--build-proxy-from-env'] : []),
+      ];
+      const sbatchArgs = [args['sbatch-arg'] ?? []].flat();
+      const outcome = args.executor === 'slurm'
+        ? await runOnSlurm({ config, jobsDir: args['jobs-dir'], name, resume: args.resume, arraySize: args['array-size'], partition: args.partition, sbatchArgs, shardArgs, signal: controller.signal, log: (line) => progress.log(line), progress: (done, total, status) => progress.update(done, total, status) }).finally(() => progress.stop())
+        : await runJob(await connectDocker(), { config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard, claims: { staleMs: args['claim-stale'] * 1000, heartbeatMs: (args['claim-stale'] * 1000) / 4 }, concurrency: args.concurrency, onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
       const rows = summarize(outcome.results);
       // A positive control that never attacked with nothing enforced makes its "contained" rows meaningless: said per task.
       const controls = await jobControlReports(outcome.results, await selectTasks(config));
