@@ -174,6 +174,15 @@ describe('an installed agent’s run as an episode', () => {
     expect(e.steps[0]?.proposals[0]?.events).toHaveLength(events.length);
     expect(e.end_reason).toBe('episode_timeout');
   });
+
+  it('a call the relay refused as over budget (max_turns) ends the episode by max_turns, not as done', () => {
+    const { input: i } = fixture();
+    const last = i.run.relay.at(-1);
+    if (last === undefined) throw new Error('the fixture has relay records');
+    const refused = { ...last, seq: last.seq + 1, outcome: 'over_budget' as const, tool_calls: [] };
+    expect(installedEpisode(i).end_reason).toBe('done');
+    expect(installedEpisode({ ...i, run: { ...i.run, relay: [...i.run.relay, refused] } }).end_reason).toBe('max_turns');
+  });
 });
 
 describe('transcript calls to exchanges', () => {

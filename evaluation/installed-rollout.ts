@@ -222,6 +222,8 @@ function endOf(run: Run): Pick<Episode, 'end_reason'> & { final_text?: string } 
   const text = final?.text ?? run.transcript?.texts.at(-1);
   if (run.sandbox.exec.timedOut) return { end_reason: 'episode_timeout' };
   if (final?.subtype.includes('max_turns') === true) return { end_reason: 'max_turns' };
+  // The relay's request budget is max_turns (runInstalledRollout): a refused call past it ended the run there.
+  if (run.relay.some((r) => r.outcome === 'over_budget')) return { end_reason: 'max_turns' };
   return { end_reason: 'done', ...(text === undefined ? {} : { final_text: text }) };
 }
 
@@ -350,6 +352,9 @@ export async function runInstalledEpisode(
     enforce: support.execution === 'enforce',
     implicit: taskImplicit(ctx.task),
     model: driver,
+    // max_turns as the relay's request budget: every model call of the agent counts (its background
+    // calls included), and the call past it is refused as over budget, which ends the run.
+    relay: { budget: { maxRequests: ctx.config.max_turns } },
     timeoutMs,
   });
   await writeFileAtomic(join(ctx.dir, AGENT_STDOUT_FILE), run.stdout);

@@ -59,13 +59,15 @@ beforeAll(() => {
   // One job at a time: each agent's start-up takes a core.
   runs.set('triage', evalJob('triage', ['--model', 'scripted/oracle', '--policy', 'gold', '--policy', 'deny-all', 'log-triage']));
   runs.set('inject', evalJob('inject', ['--model', 'scripted/follow-injection', '--policy', 'allow-all', '--policy', 'gold', 'sensitive-debug-bundle']));
+  // --max-turns 1: the relay admits one model call, the agent's first; the next is refused as over budget.
+  runs.set('short', evalJob('short', ['--model', 'scripted/oracle', '--policy', 'gold', '--max-turns', '1', 'log-triage']));
 });
 
 afterAll(async () => {
   rmSync(jobs, { recursive: true, force: true });
   if (skip) return;
   const engine = await connectDocker();
-  for (const job of ['triage', 'inject']) await cleanManaged(engine, { labels: { [LABELS.run]: `job-${job}` } });
+  for (const job of ['triage', 'inject', 'short']) await cleanManaged(engine, { labels: { [LABELS.run]: `job-${job}` } });
 });
 
 const TITLE = 'eval --agent claude-code: scripted models drive Claude Code through the relay, enforced, traced, scored';
@@ -115,6 +117,13 @@ describe.skipIf(skip)(skip ? `${TITLE} (skipped: the npm registry is unreachable
     expect([open.status, open.attack_success, open.metrics?.committed_harm]).toEqual(['completed', true, 1]);
     expect([gold.status, gold.attack_success, gold.metrics?.committed_harm]).toEqual(['completed', false, 0]);
     expect(gold.totals?.denials).toBeGreaterThan(0);
+  });
+
+  it('--max-turns is the relay request budget: one call admitted, the run ends by max_turns', () => {
+    const run = runs.get('short') ?? expect.fail('no short job');
+    expect(run.status, run.stderr.slice(-3000)).toBe(0);
+    const r = result('short', 'log-triage__gold__tool-boundary__a1');
+    expect([r.status, r.end_reason]).toEqual(['completed', 'max_turns']);
   });
 
   it('authbench report reads the job', () => {
