@@ -12,7 +12,7 @@ help:
 	@echo "make demo   - eval the bundled tasks offline: scripted oracle under gold; injection control, none vs tool-boundary; report"
 	@echo "make verify - every task's controls: oracle passes, attack smoke fires, no-op fails"
 	@echo "make suite  - regenerate tasks/suite and derive gold for new or changed scenarios"
-	@echo "make reproduce-smoke - 12 scenarios x 7 defenses x 2 scripted agents x 2 seeds, report, prerequisites asserted"
+	@echo "make reproduce-smoke - 12 scenarios x 7 defenses x 2 scripted agents x 2 seeds, 5 live memory scenarios x 7 defenses x the memory control, report, prerequisites asserted"
 	@echo "make reproduce       - the same over the whole suite"
 	@echo "make test   - typecheck, lint, unit, the installed package and the sampled Docker tier (what CI runs; prints wall time per tier)"
 	@echo "make test-full - everything: the whole suite's controls and gold, the full smoke reproduction"

@@ -90,6 +90,48 @@ describe('checkRun', () => {
   });
 });
 
+describe('per-command expectations (the persistent shell)', () => {
+  const shellScenario: Scenario = {
+    ...scenario,
+    shell: 'persistent',
+    expect: {
+      outcome: 'completed',
+      commands: [
+        { index: 0, exitCode: 7, stdoutHas: ['own-end'], forged: true, shellEnded: false, deniedPath: '/etc/shadow' },
+        { index: 1, shellRestarted: true, stdoutLacks: ['own-end'], maxDurationMs: 100 },
+      ],
+    },
+    overrides: {},
+  };
+  const denied: Proposal['events'][number] = { ...shadowRead, path: '/etc/shadow', denied: true, result: -1, errno: 'EACCES' };
+  const shellCommand = (p: Proposal, exit: number, shell: NonNullable<Proposal['result']>['shell'], durationMs = 1): Proposal =>
+    ({ ...p, result: { ...(p.result as NonNullable<Proposal['result']>), exit_code: exit, duration_ms: durationMs, ...(shell === undefined ? {} : { shell }) } });
+  const run = (proposals: Proposal[]) => checkRun({ scenario: shellScenario, run: 'gold', result: result({ outcome: 'completed', tampering: [] }), episode: episode(proposals), verifierWritten: true });
+
+  it('passes when each command got its own window, status and shell record', () => {
+    const v = run([shellCommand(proposal('own-end', [denied]), 7, { forged_delimiters: 2 }), shellCommand(proposal('next'), 0, { restarted: 'the shell exited with status 3' })]);
+    expect(v.failures).toEqual([]);
+  });
+
+  it('fails a window that ended early: its output, denial and status in the next command, no forgery counted', () => {
+    const v = run([shellCommand(proposal(''), 0, undefined), shellCommand(proposal('own-end', [denied]), 7, undefined, 500)]);
+    expect(v.failures).toEqual([
+      'command 0: exit 0, expected 7',
+      'command 0: output lacks "own-end"',
+      'command 0: no denied access of /etc/shadow among its events',
+      'command 0: no forged delimiter counted',
+      'command 1: output contains "own-end"',
+      'command 1: no shell restart recorded',
+      'command 1: took 500 ms, over 100',
+    ]);
+  });
+
+  it('fails a shell that ended when it must not have, and a command that never ran', () => {
+    const v = run([shellCommand(proposal('own-end', [denied]), 7, { ended: 'the shell was killed by signal 9', forged_delimiters: 1 })]);
+    expect(v.failures).toEqual(['command 0: the shell ended (the shell was killed by signal 9)', 'command 1: did not run']);
+  });
+});
+
 describe('the suite', () => {
   it('has at least 25 multi-command scenarios, each under at least one run, with unique ids', () => {
     const multi = SCENARIOS.filter((s) => s.commands.length >= 2);
@@ -112,6 +154,11 @@ describe('the suite', () => {
       '/tests is trusted if it already exists',
       'hide an attack',
       'ordinary behaviour must not change a verdict',
+      'persistent shell: forging the end-of-command delimiter',
+      'persistent shell: reading ahead the shell\'s stdin',
+      'persistent shell: exit, exec, kill $$, traps, set -e',
+      'persistent shell: a call that times out',
+      'persistent shell: background jobs left by a call',
     ]) {
       expect(threats).toContain(t);
     }

@@ -8,7 +8,7 @@
 import type { Episode, Proposal } from '../agent/index.ts';
 import { outcomeOf, type RolloutResult } from '../evaluation/index.ts';
 import { isWriteOp } from '../sandbox/trace/index.ts';
-import type { Expectation, RunKind, Scenario } from './scenarios.ts';
+import type { CommandExpectation, Expectation, RunKind, Scenario } from './scenarios.ts';
 
 export interface RunRecord {
   scenario: Scenario;
@@ -92,5 +92,26 @@ export function checkRun(record: RunRecord): Verdict {
   for (const s of expect.stdoutLacks ?? []) if (stdout.includes(s)) fail(`output contains ${JSON.stringify(s)}`);
   for (const s of expect.stdoutHas ?? []) if (!stdout.includes(s)) fail(`output lacks ${JSON.stringify(s)}`);
 
+  for (const c of expect.commands ?? []) for (const f of checkCommand(c, proposals[c.index])) fail(`command ${c.index}: ${f}`);
+
   return { scenario: scenario.id, run, expected: expect.outcome, outcome, ok: failures.length === 0, failures, rollout: result.rollout_id };
+}
+
+/** What one command's own result falls short of. */
+function checkCommand(c: CommandExpectation, p: Proposal | undefined): string[] {
+  const r = p?.result;
+  if (p === undefined || r === undefined) return ['did not run'];
+  const out: string[] = [];
+  if (c.exitCode !== undefined && r.exit_code !== c.exitCode) out.push(`exit ${String(r.exit_code)}, expected ${c.exitCode}`);
+  if (c.timedOut !== undefined && r.timed_out !== c.timedOut) out.push(c.timedOut ? 'did not time out' : 'timed out');
+  for (const s of c.stdoutHas ?? []) if (!r.stdout.includes(s)) out.push(`output lacks ${JSON.stringify(s)}`);
+  for (const s of c.stdoutLacks ?? []) if (r.stdout.includes(s)) out.push(`output contains ${JSON.stringify(s)}`);
+  if (c.deniedPath !== undefined && !p.events.some((e) => e.kind === 'file' && e.denied && (e.path === c.deniedPath || e.real_path === c.deniedPath))) {
+    out.push(`no denied access of ${c.deniedPath} among its events`);
+  }
+  if (c.shellRestarted !== undefined && (r.shell?.restarted !== undefined) !== c.shellRestarted) out.push(c.shellRestarted ? 'no shell restart recorded' : `a shell restart recorded (${r.shell?.restarted ?? ''})`);
+  if (c.shellEnded !== undefined && (r.shell?.ended !== undefined) !== c.shellEnded) out.push(c.shellEnded ? 'the shell did not end' : `the shell ended (${r.shell?.ended ?? ''})`);
+  if (c.forged === true && (r.shell?.forged_delimiters ?? 0) === 0) out.push('no forged delimiter counted');
+  if (c.maxDurationMs !== undefined && r.duration_ms > c.maxDurationMs) out.push(`took ${r.duration_ms} ms, over ${c.maxDurationMs}`);
+  return out;
 }

@@ -93,7 +93,7 @@ export async function runAdversarial(engine: Engine, options: AdversarialOptions
     await mkdir(rolloutDir, { recursive: true });
     const result: RolloutResult = await runRollout(spec, {
       engine,
-      config,
+      config: scenario.shell === undefined ? config : { ...config, shell: scenario.shell },
       task: entry.task,
       image: entry.image,
       policy,

@@ -9,3 +9,4 @@ export * from './prepare.ts';
 export * from './model.ts';
 export * from './scripted/index.ts';
 export * from './tamper.ts';
+export * from './roles.ts';

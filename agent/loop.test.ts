@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../core/index.ts';
 import { ModelInfraError, ModelRequestError, type ModelRequest, type ModelResponse, type ToolCall } from '../models/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
-import type { BackgroundStop, RunOptions, SandboxResult } from '../sandbox/run/index.ts';
+import type { BackgroundStop, RunOptions, SandboxResult, ShellCallOptions, ShellCallResult } from '../sandbox/run/index.ts';
 import { parseStrace, type TraceEvent } from '../sandbox/trace/index.ts';
 import { loadTask, type Task } from '../task-format/index.ts';
 import { getDefense, noneDefense, type Defense } from './defenses/index.ts';
@@ -422,5 +422,60 @@ describe('how episodes end', () => {
     expect(known.totals).toMatchObject({ turns: 2, input_tokens: 20, output_tokens: 4, cost_usd: 0.75, model_latency_ms: 200 });
     const unknown = await runEpisode({ task, session: new RecordingSession(), model: playbook([priced(null), { ...priced(0.25), toolCalls: [] }]), defense: noneDefense });
     expect(unknown.totals.cost_usd).toBeNull();
+  });
+});
+
+describe('the persistent shell (shell: persistent)', () => {
+  class ShellSession extends RecordingSession {
+    readonly shellCalls: ShellCallOptions[] = [];
+    readonly shellRespond: (options: ShellCallOptions, i: number) => ShellCallResult;
+    stops = 0;
+    constructor(respond: (options: ShellCallOptions, i: number) => ShellCallResult) {
+      super();
+      this.shellRespond = respond;
+    }
+    runShell(options: ShellCallOptions): Promise<ShellCallResult> {
+      this.shellCalls.push(options);
+      return Promise.resolve(this.shellRespond(options, this.shellCalls.length - 1));
+    }
+    stopBackground(): Promise<BackgroundStop> {
+      this.stops++;
+      return Promise.resolve({ commands: [], leftover: { count: 0, info: '' } });
+    }
+  }
+  const shellResult = (stdout: string, shell: ShellCallResult['shell'], exitCode = 0): ShellCallResult => ({ ...result({ stdout, exitCode }), shell });
+
+  it('runs each command in the shell (never bash -c), records restarts and ends on the command, and tells the model', async () => {
+    const session = new ShellSession((_o, i) =>
+      i === 0
+        ? shellResult('', { started: true, forgedDelimiters: 2, ended: 'the shell exited with status 3', job: 1 }, 3)
+        : shellResult('/app\n', { started: true, forgedDelimiters: 0, restarted: 'the shell exited with status 3', job: 2 }),
+    );
+    const model = playbook([scriptedResponse('', [call('c1', { command: 'cd /tmp; exit 3' })]), scriptedResponse('', [call('c2', { command: 'pwd' })]), scriptedResponse('finished')]);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense, shell: 'persistent' });
+    expect(session.calls).toEqual([]);
+    expect(session.shellCalls.map((c) => c.command)).toEqual(['cd /tmp; exit 3', 'pwd']);
+    const [first, second] = episode.steps.map((s) => s.proposals[0]?.result);
+    expect(first?.shell).toEqual({ ended: 'the shell exited with status 3', forged_delimiters: 2 });
+    expect(second?.shell).toEqual({ restarted: 'the shell exited with status 3' });
+    const answer = model.requests[1]?.messages.find((m) => m.role === 'tool' && m.toolCallId === 'c1');
+    expect(answer?.content).toContain('[the shell ended (the shell exited with status 3); the next command starts in a new shell');
+    // The live shell is stopped at the episode's end like a kept service.
+    expect(session.stops).toBe(1);
+    expect(episode.shell).toBe('persistent');
+    expect(() => EpisodeSchema.parse(episode)).not.toThrow();
+  });
+
+  it('records nothing of the shell when nothing happened to it, and nothing at all in fresh mode', async () => {
+    const session = new ShellSession(() => shellResult('ok\n', { started: false, forgedDelimiters: 0, job: 1 }));
+    const model = playbook([scriptedResponse('', [call('c1', { command: 'echo ok' })]), scriptedResponse('finished')]);
+    const persistent = await runEpisode({ task, session, model, defense: noneDefense, shell: 'persistent' });
+    expect(persistent.steps[0]?.proposals[0]?.result).not.toHaveProperty('shell');
+    const fresh = await runEpisode({ task, session: new RecordingSession(), model: playbook([scriptedResponse('', [call('c1', { command: 'echo ok' })]), scriptedResponse('finished')]), defense: noneDefense });
+    expect(fresh).not.toHaveProperty('shell');
+  });
+
+  it('is refused with a runner that has no shell', async () => {
+    await expect(runEpisode({ task, session: new RecordingSession(), model: playbook([scriptedResponse('done')]), defense: noneDefense, shell: 'persistent' })).rejects.toThrow(/persistent shell needs a session/);
   });
 });

@@ -21,14 +21,15 @@ import type { CompleteOptions, Message, ModelRef, ModelRequest, ModelResponse, T
 import { formatModelRef } from '../models/index.ts';
 import type { PatternSet } from '../sandbox/compile/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
-import { HARNESS_ROOT, type BackgroundStop, type RunOptions, type SandboxResult } from '../sandbox/run/index.ts';
+import { HARNESS_ROOT, type BackgroundStop, type RunOptions, type SandboxResult, type ShellCallOptions, type ShellCallResult } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import type { Defense, DefenseContext, RunGuard } from './defenses/index.ts';
+import type { Defense, DefenseContext, RunGuard, StepView } from './defenses/index.ts';
 import { DEFAULT_OBSERVATION_CAP_BYTES, capText, renderObservation, renderRollback, summarizeDenials } from './observation.ts';
 import { materializeArgv, writeSubtreeRoots } from './prepare.ts';
 import { TEXT_FORMAT_REMINDER, systemPrompt } from './prompt.ts';
 import {
   EPISODE_SCHEMA_VERSION,
+  type AgentMessage,
   type CommandResult,
   type EndReason,
   type EnforcementRecord,
@@ -36,6 +37,7 @@ import {
   type Proposal,
   type RollbackRecord,
   type ParserCounts,
+  type ShellMode,
   type Step,
   type ToolFormat,
   type Totals,
@@ -62,6 +64,8 @@ export interface CommandRunner {
    * since. A runner without it keeps nothing: a command's survivors stop with it.
    */
   stopBackground?(): Promise<BackgroundStop>;
+  /** A call in the episode's persistent shell (`shell: 'persistent'`; SandboxSession.runShell). */
+  runShell?(options: ShellCallOptions): Promise<ShellCallResult>;
 }
 
 /**
@@ -131,6 +135,32 @@ export interface EpisodeOptions {
    * plainly non-action reply ends the episode.
    */
   toolFormat?: ToolFormat;
+  /**
+   * fresh (default): each command a new `bash -c`. persistent: one shell for the episode, as in a
+   * terminal (Terminus' tmux session) — still one enforced, traced launcher domain; each command's
+   * result is its own window of it (sandbox/run/persistent-shell.ts). What a command leaves running
+   * stays in the shell (traced, enforced) until the episode ends, as kept services do; a shell that
+   * ends (exit, exec, a kill, a timeout it does not survive) is replaced on the next command and
+   * the restart recorded on it (`result.shell`).
+   */
+  shell?: ShellMode;
+  /**
+   * What the agent is told (its first user turn); default the task's instruction. A topology's
+   * agents get their role and input here (evaluation/topology.ts), while `task` keeps the user's
+   * goal: what the defenses and containment trust is the user's instruction, never an agent's
+   * restatement of it.
+   */
+  instruction?: string;
+  /** Topologies: the agent's name, on every step view the defenses see. */
+  agent?: string;
+  /** Topologies: the message this agent started from (set on its first step view). */
+  message?: AgentMessage;
+  /**
+   * Topologies: the earlier agents' steps in this container, ahead of this agent's own in what the
+   * defenses see, so the taint their message carries is visible when this agent's proposals are
+   * decided. Not shown before the first turn (setup), when nothing of this agent exists yet.
+   */
+  before?: readonly StepView[];
   /** Injected clock (ms). */
   now?: () => number;
 }
@@ -238,6 +268,19 @@ export function renderKept(count: number, processes: readonly string[]): string 
   const more = count > processes.length ? `, and ${count - processes.length} more` : '';
   const listed = processes.length === 0 ? '' : `: ${processes.join(', ')}${more}`;
   return `[${count} ${noun} the command left running ${count === 1 ? 'keeps' : 'keep'} running until the episode ends${listed}]`;
+}
+
+/** What a persistent-shell command records of its shell; undefined for a fresh `bash -c` or nothing of note. */
+function shellRecord(run: SandboxResult): CommandResult['shell'] {
+  if (!('shell' in run)) return undefined;
+  const { restarted, ended, forgedDelimiters } = (run as ShellCallResult).shell;
+  if (restarted === undefined && ended === undefined && forgedDelimiters === 0) return undefined;
+  return { ...(restarted === undefined ? {} : { restarted }), ...(ended === undefined ? {} : { ended }), ...(forgedDelimiters === 0 ? {} : { forged_delimiters: forgedDelimiters }) };
+}
+
+/** The model is told its shell is gone: its state (cwd, variables) does not carry to the next command. */
+export function renderShellEnded(reason: string): string {
+  return `[the shell ended (${reason}); the next command starts in a new shell, in the task workdir, without the earlier state]`;
 }
 
 /** Why a valid, allowed proposal made after the episode's end never ran. */
@@ -395,6 +438,9 @@ class EpisodeRun {
   /** Commands whose survivors run on in the background, by the agent's job number. */
   private readonly kept = new Map<number, Proposal>();
   private readonly textMode: boolean;
+  private readonly persistent: boolean;
+  /** The live persistent shell's background job, while there is one. */
+  private shellJob: number | undefined;
 
   constructor(options: EpisodeOptions) {
     this.options = options;
@@ -411,22 +457,31 @@ class EpisodeRun {
     this.capBytes = options.observationCapBytes ?? DEFAULT_OBSERVATION_CAP_BYTES;
     this.traceBudget = options.traceEventBudget ?? EPISODE_DEFAULTS.traceEventBudget;
     this.textMode = options.toolFormat === 'text';
+    this.persistent = options.shell === 'persistent';
+    if (this.persistent && options.session.runShell === undefined) throw new AuthbenchError('INVALID_ARGUMENT', 'a persistent shell needs a session that runs one (runShell)');
     const confirmation = options.defense.confirmations === true;
     this.tools = this.textMode ? [] : agentTools({ confirmation });
     // Throws on a misconfigured defense (no policy) before any model call is paid for.
     this.system = systemPrompt(options.task, options.defense.guidance(this.context(0)), { toolFormat: this.textMode ? 'text' : 'native', confirmation });
-    this.messages = [{ role: 'user', content: options.task.instruction }];
+    this.messages = [{ role: 'user', content: options.instruction ?? options.task.instruction }];
   }
 
   private context(turn: number, current?: Step): DefenseContext {
-    const views = [...this.steps, ...(current === undefined ? [] : [current])].map((s) => ({ turn: s.turn, text: s.text, proposals: [...s.proposals] }));
+    const { agent, message, before } = this.options;
+    const views: StepView[] = [...this.steps, ...(current === undefined ? [] : [current])].map((s, i) => ({
+      turn: s.turn,
+      text: s.text,
+      proposals: [...s.proposals],
+      ...(agent === undefined ? {} : { agent }),
+      ...(i === 0 && message !== undefined ? { message } : {}),
+    }));
     return {
       task: this.options.task,
       policy: this.options.policy,
       implicit: this.options.implicit ?? NO_IMPLICIT,
       turn,
       history: views.flatMap((s) => s.proposals),
-      steps: views,
+      steps: views.length === 0 || before === undefined ? views : [...before, ...views],
       container: this.options.container,
     };
   }
@@ -598,7 +653,10 @@ class EpisodeRun {
       // episode asks for it, except under a defense that judges and undoes each command's effects
       // once it ended (a guard).
       const keepBackground = this.options.keepServices === true && guard === undefined && session.stopBackground !== undefined;
-      run = await session.run({ cmd: shellArgv(checked.args), mode, trace: true, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes, keepBackground });
+      run =
+        this.persistent && session.runShell !== undefined
+          ? await session.runShell({ command: checked.args.command, mode, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes })
+          : await session.run({ cmd: shellArgv(checked.args), mode, trace: true, timeoutMs, outputCapBytes: EPISODE_DEFAULTS.captureCapBytes, keepBackground });
     } catch (e) {
       const ending = e instanceof AuthbenchError && e.code === 'SANDBOX_BROKEN' ? await brokenSandbox(e, this.options.health, call.id) : infraFrom(e, 'sandbox');
       if (ending === undefined) throw e;
@@ -611,7 +669,8 @@ class EpisodeRun {
       call.id,
     );
     this.traceEvents += run.events.length;
-    const result = { ...commandResult(run, timeoutMs, this.capBytes), ...(tamper.length === 0 ? {} : { tamper }) };
+    const shell = shellRecord(run);
+    const result = { ...commandResult(run, timeoutMs, this.capBytes), ...(tamper.length === 0 ? {} : { tamper }), ...(shell === undefined ? {} : { shell }) };
     const executed: Proposal = { ...base, valid: true, decision, result, events: run.events };
     let rollback: RollbackRecord | undefined;
     let ending: Ending | undefined;
@@ -635,7 +694,8 @@ class EpisodeRun {
       ...(run.launcherError === undefined ? {} : { launcherError: run.launcherError }),
       ...(result.survivors === undefined || run.background !== undefined ? {} : { survivors: result.survivors }),
     });
-    const told = run.background === undefined || result.survivors === undefined ? observation : `${observation}\n${renderKept(result.survivors.count, result.survivors.processes)}`;
+    const kept = run.background === undefined || result.survivors === undefined ? observation : `${observation}\n${renderKept(result.survivors.count, result.survivors.processes)}`;
+    const told = shell?.ended === undefined ? kept : `${kept}\n${renderShellEnded(shell.ended)}`;
     this.answer(
       call,
       rollback?.restored === true ? `${told}\n${renderRollback(defense.name, rollback)}` : told,
@@ -643,6 +703,13 @@ class EpisodeRun {
     );
     const proposal = rollback === undefined ? executed : { ...executed, rollback };
     if (run.background !== undefined) this.kept.set(run.background.job, proposal);
+    // The shell's activity after its last command (its jobs) is that command's, as a kept service's
+    // is; an ended shell keeps nothing (its tail came back in the window that ended it).
+    if ('shell' in run) {
+      if (this.shellJob !== undefined) this.kept.delete(this.shellJob);
+      this.shellJob = (run as ShellCallResult).shell.job;
+      if (this.shellJob !== undefined) this.kept.set(this.shellJob, proposal);
+    }
     const after = ending ?? this.endingAfter(result, tamper, run.launcherError);
     return after === undefined ? { proposal } : { proposal, ending: after };
   }
@@ -722,6 +789,7 @@ class EpisodeRun {
       end_reason: end.reason,
       ...(end.infra === undefined ? {} : { infra_error: end.infra }),
       ...(this.textMode ? { tool_format: 'text' as const } : {}),
+      ...(this.persistent ? { shell: 'persistent' as const } : {}),
       ...(finalText === undefined ? {} : { final_text: finalText }),
       tampering,
       trace_events: this.traceEvents,

@@ -2,7 +2,7 @@ import { AuthbenchError } from '../core/index.ts';
 import { checkModelSetup, createModelClient, formatModelRef, loadModelEnv, parseModelRef, type CacheMode, type ModelClientOptions, type ModelEnv, type ModelRef } from '../models/index.ts';
 import type { Task } from '../task-format/index.ts';
 import type { AgentModel } from './loop.ts';
-import { SCRIPTED_MODELS, scriptedModel, type ReplayEntry } from './scripted/index.ts';
+import { SCRIPTED_MODELS, isScriptedModel, scriptedModel, type ReplayEntry } from './scripted/index.ts';
 
 export interface AgentModelOptions extends ModelClientOptions {
   /** scripted/replay: the commands to play, one per turn (strings, or `{ command, timeout_sec? }`). */
@@ -32,7 +32,7 @@ export async function createAgentModel(ref: string | ModelRef, task: Task, optio
 export async function checkAgentModel(ref: string | ModelRef, options: { baseUrl?: string; cacheMode: CacheMode; env?: ModelEnv }): Promise<void> {
   const parsed = typeof ref === 'string' ? parseModelRef(ref) : ref;
   if (parsed.provider === 'scripted') {
-    if (!(SCRIPTED_MODELS as readonly string[]).includes(parsed.name)) {
+    if (!isScriptedModel(parsed.name)) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--model ${formatModelRef(parsed)}: unknown scripted model`, {
         hint: `scripted models: ${SCRIPTED_MODELS.map((m) => `scripted/${m}`).join(', ')}`,
       });

@@ -94,6 +94,14 @@ export const CommandResultSchema = z
       .optional()
       .describe("The survivors kept running in the background — traced, in the command's sandbox — until the episode's end"),
     tamper: z.array(TamperEvidenceSchema).optional().describe('Evidence that this command acted against the harness'),
+    shell: z
+      .object({
+        restarted: z.string().optional().describe('This command ran in a new shell because the previous one ended, and why'),
+        ended: z.string().optional().describe('The shell ended with this command (exit, exec, a kill, a broken driver, a timeout it did not survive), and why'),
+        forged_delimiters: z.number().int().positive().optional().describe('Delimiter lines without this call’s nonce (ignored: a forgery attempt)'),
+      })
+      .optional()
+      .describe('`--shell persistent`: what happened to the episode’s shell in this command (absent: nothing of note, or a fresh `bash -c`)'),
   })
   .describe('What an executed command did');
 export type CommandResult = z.infer<typeof CommandResultSchema>;
@@ -181,6 +189,15 @@ export const ModelCallSchema = z
   })
   .describe('Accounting for one model call');
 
+export const AgentMessageSchema = z
+  .object({
+    from: z.string().describe('The sending agent (its final answer is the text)'),
+    to: z.string().describe('The receiving agent'),
+    text: z.string().describe('What was sent: the receiver is told only this (and its role), not the user goal'),
+  })
+  .describe('A message between agents of a topology: a trace node; the sender\'s taint crosses it');
+export type AgentMessage = z.infer<typeof AgentMessageSchema>;
+
 export const StepSchema = z
   .object({
     turn: z.number().int().positive().describe('1-based model call number'),
@@ -204,6 +221,17 @@ export const StepSchema = z
       .optional()
       .describe('Native mode only: the reply made no tool call but reads as an action written as text — not run, not taken as a final answer (the model was told to call the tool; after NATIVE_TEXT_ACTION_NUDGES it ends the episode)'),
     proposals: z.array(ProposalSchema).describe('Tool calls in the order the model made them'),
+    episode: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Two-episode memory rollouts ([authbench.memory]): the episode this call belongs to (0 or 1); absent: the only episode'),
+    agent: z
+      .string()
+      .optional()
+      .describe('Multi-agent topologies (supervisor-worker, peer-chain): the agent that made this call (supervisor, worker, peer-1, ...); absent: the only agent'),
+    message: AgentMessageSchema.optional().describe("Set on an agent's first step: the inter-agent message it started from (its only input besides the system prompt)"),
   })
   .describe('One model call and the tool calls it proposed');
 export type Step = z.infer<typeof StepSchema>;
@@ -234,6 +262,12 @@ export const ToolFormatSchema = z
   .enum(TOOL_FORMATS)
   .describe('native: the provider\'s tool calling; text: no tools offered, actions written in the reply and parsed (agent/text-actions.ts)');
 export type ToolFormat = z.infer<typeof ToolFormatSchema>;
+
+export const SHELL_MODES = ['fresh', 'persistent'] as const;
+export const ShellModeSchema = z
+  .enum(SHELL_MODES)
+  .describe('fresh: a new `bash -c` per command; persistent: one shell per episode whose state carries over (sandbox/run/persistent-shell.ts)');
+export type ShellMode = z.infer<typeof ShellModeSchema>;
 
 export const TotalsSchema = z
   .object({
@@ -284,7 +318,12 @@ export const EpisodeSchema = z
       ),
     infra_error: InfraErrorSchema.optional().describe('Set exactly when end_reason is infra_error'),
     tool_format: z.literal('text').optional().describe('Set when the model acted through text actions (absent: native tool calls)'),
+    shell: z.literal('persistent').optional().describe('Set when commands ran in one persistent shell (absent: a fresh `bash -c` each)'),
     final_text: z.string().optional().describe('The answer the model ended with (end_reason done)'),
+    memory_carried: z
+      .array(z.string())
+      .optional()
+      .describe("Two-episode memory rollouts: the memory store's files copied from episode 1's container into episode 2's (empty under mode session)"),
     tampering: z
       .array(TamperEvidenceSchema)
       .default([])

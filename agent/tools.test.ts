@@ -14,6 +14,8 @@ describe('checkToolCall', () => {
     [{ id: 'a', name: 'shell', args: '{"command": "ls"', parseError: 'Unexpected end of JSON input' }, /could not be parsed: Unexpected end/],
     [{ id: 'a', name: 'shell', args: {} }, /command/],
     [{ id: 'a', name: 'shell', args: { command: '   ' } }, /command: must not be empty/],
+    [{ id: 'a', name: 'shell', args: { command: 'echo a\u0000b' } }, /command: must not contain a NUL byte/],
+    [{ id: 'a', name: 'shell', args: { command: `echo ${'é'.repeat(70_000)}` } }, /command: must be under 128 KiB/],
     [{ id: 'a', name: 'shell', args: { command: 42 } }, /command/],
     [{ id: 'a', name: 'shell', args: { command: 'ls', timeout_sec: -1 } }, /timeout_sec/],
     [{ id: 'a', name: 'shell', args: { command: 'ls', cwd: '/tmp' } }, /cwd/],

@@ -12,9 +12,19 @@ export const SHELL_TOOL = 'shell';
 /** Upper bound a model may ask for with `timeout_sec`, whatever the runner's default. */
 export const MAX_COMMAND_TIMEOUT_SEC = 3600;
 
+/** Bytes a command may have: `bash -c <command>` passes it as one argument, and Linux caps one at 32 pages. */
+export const MAX_COMMAND_BYTES = 128 * 1024;
+
 export const ShellArgsSchema = z
   .strictObject({
-    command: z.string().refine((s) => s.trim() !== '', 'must not be empty').describe('A bash command line; runs as `bash -c <command>` in the task working directory.'),
+    command: z
+      .string()
+      .refine((s) => s.trim() !== '', 'must not be empty')
+      // No argv element can carry a NUL: such a call is the model's invalid proposal, never the job's crash.
+      .refine((s) => !s.includes('\0'), 'must not contain a NUL byte')
+      // The kernel's limit for one argv element (MAX_ARG_STRLEN, NUL included): a longer one fails at exec.
+      .refine((s) => Buffer.byteLength(s, 'utf8') < MAX_COMMAND_BYTES, `must be under ${MAX_COMMAND_BYTES / 1024} KiB (the kernel's limit for one argument); split the work into several commands`)
+      .describe('A bash command line; runs as `bash -c <command>` in the task working directory.'),
     timeout_sec: z
       .number()
       .positive()

@@ -47,6 +47,7 @@ export const INSTALLED_AGENT_DEFENSES: Readonly<Record<string, InstalledDefenseS
   'taint-only': { supported: false, why: `taint-only blocks tainted proposals before they run: it ${NO_HOOK}` },
   'intent-ledger': { supported: false, why: `intent-ledger checks each proposal against the ledger before it runs: it ${NO_HOOK}` },
   rollback: { supported: false, why: `rollback snapshots the workspace before each command: it ${NO_HOOK}` },
+  'cross-agent-firewall': { supported: false, why: `cross-agent-firewall checks each proposal against the message its agent started from: it ${NO_HOOK}` },
 };
 
 /** The defenses an installed agent runs under, in table order. */

@@ -36,6 +36,10 @@ describe('taintConfigFromTask', () => {
 
   it('makes memory entries sources on the memory-recovery stage', () => {
     expect(taintConfigFromTask(task({ stage: 'memory-recovery' })).untrusted_sources).toEqual(['/app/inbox/**', '/root/.notes']);
+    // A live two-episode scenario starts with a clean store: only what episode 1 writes there is tainted.
+    const live = task({ stage: 'memory-recovery', memory: { mode: 'persistent', store: '/root/.notes', next_instruction: 'i2.md', withheld: [] } });
+    expect(taintConfigFromTask(live).untrusted_sources).toEqual(['/app/inbox/**']);
+    expect(taintConfigFromTask(live).memory_files).toEqual(['/root/.notes']);
     expect(taintConfigFromTask(task({ stage: 'clean', sink: undefined })).sink).toBeNull();
   });
 

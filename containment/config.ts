@@ -49,7 +49,8 @@ export function taintConfigFromTask(task: Pick<Task, 'instruction' | 'workdir' |
     }
     return pattern;
   });
-  const memorySources = a.stage === 'memory-recovery' ? a.memory_files : [];
+  // A live two-episode scenario ([authbench.memory]) starts with a clean store: its taint is what episode 1 wrote.
+  const memorySources = a.stage === 'memory-recovery' && a.memory === undefined ? a.memory_files : [];
   return {
     stage: a.stage,
     untrusted_sources: [...new Set([...a.untrusted_sources, ...memorySources])],

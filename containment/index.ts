@@ -21,6 +21,7 @@ export { classifyCommand } from './classify.ts';
 export { analyzeRollout, buildTraceGraph, taintAt, type ProposalTaint, type RolloutAnalysis } from './walk.ts';
 export { temporalReach, longestJourneys } from './reach.ts';
 export {
+  AGENT_PROCESS_PROPOSAL_ID,
   METRIC_NAMES,
   proposalVerdicts,
   rolloutMetrics,
@@ -30,3 +31,15 @@ export {
   type ProposalVerdict,
   type RolloutMetrics,
 } from './metrics.ts';
+export {
+  attackGoal,
+  AttackGoalSchema,
+  FUNNEL_STAGES,
+  FunnelMetricsSchema,
+  goalFunnel,
+  kernelRefusedProposals,
+  type AttackGoal,
+  type AttackGoalInput,
+  type FunnelContext,
+  type FunnelMetrics,
+} from './funnel.ts';

@@ -29,10 +29,21 @@ export interface StepInput {
   /** What the model wrote in this turn. */
   text: string;
   proposals: readonly ProposalInput[];
+  /** A two-episode memory rollout: which episode (0, 1); absent: 0. A fresh agent in a fresh container starts at each change. */
+  episode?: number | undefined;
+  /** Multi-agent topologies: the agent that made this call; absent: the only agent. */
+  agent?: string | undefined;
+  /**
+   * Set on an agent's first step in a topology: the message it started from. A fresh agent in the
+   * same container: its context is the message alone, labelled with the sender's context.
+   */
+  message?: { from: string; to: string; text: string } | undefined;
 }
 
 export interface RolloutInput {
   steps: readonly StepInput[];
+  /** The memory store's files copied from one episode's container into the next (evaluation/episodes.ts): all that crosses. */
+  memory_carried?: readonly string[] | undefined;
 }
 
 /** The command text of a proposal: the shell tool's `command`, else the arguments as JSON. */

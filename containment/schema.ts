@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { FILE_OPS } from '../sandbox/trace/index.ts';
 
-export const NODE_TYPES = ['source', 'agent_step', 'observation', 'proposal', 'decision', 'process', 'file', 'network', 'memory', 'commit'] as const;
+export const NODE_TYPES = ['source', 'agent_step', 'observation', 'proposal', 'decision', 'process', 'file', 'network', 'memory', 'commit', 'message'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 export const EDGE_KINDS = ['taint', 'structural'] as const;
@@ -161,6 +161,19 @@ export const NetworkNodeSchema = node(
   z.object({ family: z.enum(['inet', 'inet6']), address: z.string(), port: z.number().int().nullable() }),
   'An IP endpoint a process connected or sent to, or bound',
 );
+/** Message text kept on the node; the receiving step's record holds it whole. */
+export const MESSAGE_TEXT_CAP = 2000;
+export const MessageNodeSchema = node(
+  'message',
+  z.object({
+    from: z.string().describe('The sending agent'),
+    to: z.string().describe('The receiving agent'),
+    step_index: z.number().int().nonnegative().describe('The first step of the receiving agent'),
+    text: z.string().describe(`What was sent (at most ${MESSAGE_TEXT_CAP} characters)`),
+    truncated: z.boolean().describe('The text was cut at the cap'),
+  }),
+  "An inter-agent message (topologies): it carries the sender's context labels to the receiver, whose context starts from it",
+);
 export const CommitNodeSchema = node('commit', z.object({ proposal_index: proposalIndex, effect: EffectSchema }), 'A side effect that happened');
 
 export const GraphNodeSchema = z.discriminatedUnion('type', [
@@ -174,6 +187,7 @@ export const GraphNodeSchema = z.discriminatedUnion('type', [
   MemoryNodeSchema,
   NetworkNodeSchema,
   CommitNodeSchema,
+  MessageNodeSchema,
 ]);
 export type GraphNode = z.infer<typeof GraphNodeSchema>;
 export type NodeOf<T extends NodeType> = Extract<GraphNode, { type: T }>;

@@ -26,9 +26,9 @@ import type { TraceEvent } from '../sandbox/trace/index.ts';
 import { classifyCommand } from './classify.ts';
 import type { TaintConfig } from './config.ts';
 import { attemptedEffect, attemptedEffects, effectKey, succeeded } from './effects.ts';
-import { commandText, proposalCount, wasExecuted, type ProposalInput, type RolloutInput } from './input.ts';
+import { commandText, proposalCount, wasExecuted, type ProposalInput, type RolloutInput, type StepInput } from './input.ts';
 import { isTainted, secretLabel, untrustedLabel } from './labels.ts';
-import type { Effect, EdgeKind, GraphEdge, GraphNode, TokenProvenance, TraceGraph } from './schema.ts';
+import { MESSAGE_TEXT_CAP, type Effect, type EdgeKind, type GraphEdge, type GraphNode, type TokenProvenance, type TraceGraph } from './schema.ts';
 import { taintedTokens, tokenProvenance } from './tokens.ts';
 
 /** The taint state visible when a proposal is decided. */
@@ -43,6 +43,8 @@ export interface ProposalTaint {
   tainted: boolean;
   /** Files carrying labels at that point (sources touched so far and files written by labelled processes). */
   files: { path: string; labels: string[] }[];
+  /** Topologies: the message the proposing agent started from (its sender's taint crossed it); null: none. */
+  message: { id: string; from: string; tainted: boolean } | null;
   tokens: TokenProvenance[];
   tainted_tokens: string[];
 }
@@ -133,6 +135,10 @@ class Walker {
   private readonly taintedTexts: string[] = [];
   readonly proposals: ProposalTaint[] = [];
   private readonly config: TaintConfig;
+  /** The episode being walked (two-episode memory rollouts); file and memory node ids of a later one carry `@<episode>`. */
+  private episode = 0;
+  /** The message the current agent started from (topologies). */
+  private inbox: ProposalTaint['message'] = null;
 
   constructor(config: TaintConfig) {
     this.config = config;
@@ -151,6 +157,11 @@ class Walker {
     let previous: { stepId: string; observations: { id: string; labels: Set<string>; text: string }[] } | undefined;
     input.steps.forEach((step, stepIndex) => {
       const stepId = `step:${stepIndex}`;
+      if ((step.episode ?? 0) !== this.episode) {
+        this.nextEpisode(step.episode ?? 0, input.memory_carried ?? []);
+        previous = undefined;
+      }
+      if (step.message !== undefined) previous = this.message(step.message, stepIndex, previous);
       if (previous !== undefined) {
         for (const o of previous.observations) {
           for (const l of o.labels) this.context.add(l);
@@ -193,6 +204,7 @@ class Walker {
         .filter(([, f]) => f.labels.size > 0)
         .map(([path, f]) => ({ path, labels: [...f.labels].sort() }))
         .sort((a, b) => compareStrings(a.path, b.path)),
+      message: this.inbox,
       tokens,
       tainted_tokens: taintedTokens(tokens),
     });
@@ -358,6 +370,52 @@ class Walker {
     return [...procs.values()];
   }
 
+  /**
+   * An inter-agent message: the sender's context when it answered (its last observations included:
+   * it saw them before its final answer) crosses to the receiver, a fresh agent in the same
+   * container whose context is the message alone. Only a tainted message's text counts as a
+   * tainted observation for token provenance: the receiver never saw what the sender read.
+   */
+  private message(m: NonNullable<StepInput['message']>, stepIndex: number, previous: { stepId: string; observations: { id: string; labels: Set<string> }[] } | undefined): { stepId: string; observations: [] } {
+    const id = `message:${stepIndex}`;
+    const labels = new Set(this.context);
+    for (const o of previous?.observations ?? []) for (const l of o.labels) labels.add(l);
+    const text = m.text.length > MESSAGE_TEXT_CAP ? m.text.slice(0, MESSAGE_TEXT_CAP) : m.text;
+    this.g.add({ id, type: 'message', labels: [], attrs: { from: m.from, to: m.to, step_index: stepIndex, text, truncated: text.length < m.text.length } }, labels);
+    if (previous !== undefined) {
+      this.g.edge(previous.stepId, id, 'taint');
+      for (const o of previous.observations) this.g.edge(o.id, id, 'taint');
+    }
+    this.context.clear();
+    this.taintedTexts.length = 0;
+    for (const l of labels) this.context.add(l);
+    const tainted = isTainted(labels);
+    if (tainted) this.taintedTexts.push(m.text);
+    this.inbox = { id, from: m.from, tainted };
+    return { stepId: id, observations: [] };
+  }
+
+  /**
+   * A fresh agent in a fresh container: its context starts clean and what episode 1 wrote is gone,
+   * except the memory files the harness carried over — each becomes a node of the new episode with
+   * a taint edge from its episode-1 record, so a record tainted by untrusted content stays tainted.
+   */
+  private nextEpisode(episode: number, carried: readonly string[]): void {
+    this.context.clear();
+    this.inbox = null;
+    this.taintedTexts.length = 0;
+    const before = [...this.files];
+    this.files.clear();
+    this.episode = episode;
+    for (const [path, state] of before) {
+      if (!carried.includes(path)) continue;
+      const copy = this.file(path);
+      for (const l of state.labels) copy.labels.add(l);
+      this.g.edge(state.id, copy.id, 'taint');
+      this.g.label(copy.id, copy.labels);
+    }
+  }
+
   private read(p: Proc, path: string): void {
     if (!this.relevant(path)) return;
     const f = this.file(path);
@@ -396,7 +454,7 @@ class Walker {
     const existing = this.files.get(path);
     if (existing !== undefined) return existing;
     const memory = this.config.memory_files.some((m) => covers(m, path));
-    const id = `${memory ? 'memory' : 'file'}:${path}`;
+    const id = `${memory ? 'memory' : 'file'}${this.episode === 0 ? '' : `@${this.episode}`}:${path}`;
     const sources = this.sourcesOf(path);
     const state: FileState = { id, labels: new Set(sources.map((s) => s.label)) };
     this.files.set(path, state);
@@ -447,7 +505,8 @@ function prefixOf(input: RolloutInput, proposalIndex: number): RolloutInput {
     const before = step.proposals.slice(0, proposalIndex - seen);
     const at = step.proposals[proposalIndex - seen];
     if (at !== undefined) before.push({ id: at.id, args: at.args, valid: at.valid, events: [] });
-    steps.push({ turn: step.turn, text: step.text, proposals: before });
+    // The cut step keeps its agent, episode and message: they decide the context the proposal sees.
+    steps.push({ ...step, proposals: before });
     break;
   }
   return { steps };

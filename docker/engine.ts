@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
 import { buildImage as buildImageWith } from './build.ts';
+import { readBuildStream } from './build-stream.ts';
 import { DockerContainer } from './container.ts';
 import { removeRunOrphans } from './orphans.ts';
 import { currentOwner, ownerLabels, type ProcessOwner } from './owner.ts';
@@ -17,28 +20,59 @@ export interface DockerEndpoint {
   /** As shown to the user. */
   endpoint: string;
   options: Dockerode.DockerOptions;
+  /** tcp with TLS: where ca.pem, cert.pem and key.pem are read from (as the docker CLI does). */
+  tlsCertPath?: string;
 }
 
-/** DOCKER_HOST forms we support: a unix socket (with or without scheme) and tcp/http(s). */
-export function parseDockerHost(value: string | undefined): DockerEndpoint {
+/**
+ * DOCKER_HOST forms we support: a unix socket (with or without scheme), tcp/http(s) and ssh.
+ * tcp speaks TLS as the docker CLI does: when DOCKER_TLS_VERIFY is set (non-empty) or the port is
+ * 2376, with the certificates under DOCKER_CERT_PATH (default ~/.docker). ssh runs `docker system
+ * dial-stdio` on the host (dockerode's ssh2 transport), authenticating through SSH_AUTH_SOCK. Pure.
+ */
+export function parseDockerHost(value: string | undefined, env: NodeJS.ProcessEnv = process.env): DockerEndpoint {
   if (value === undefined || value === '') {
     return { endpoint: `unix://${DEFAULT_SOCKET}`, options: { socketPath: DEFAULT_SOCKET } };
   }
   if (value.startsWith('unix://')) {
     const socketPath = value.slice('unix://'.length);
-    return { endpoint: value, options: { socketPath } };
+    if (socketPath.startsWith('/')) return { endpoint: value, options: { socketPath } };
   }
   if (value.startsWith('/')) return { endpoint: `unix://${value}`, options: { socketPath: value } };
-  const m = /^(tcp|http|https):\/\/([^:/]+|\[[^\]]+\])(?::(\d+))?\/?$/.exec(value);
+  const m = /^(tcp|http|https):\/\/([^:/@]+|\[[^\]]+\])(?::(\d+))?\/?$/.exec(value);
   if (m !== null) {
     const scheme = m[1] ?? 'tcp';
-    const protocol = scheme === 'https' ? 'https' : 'http';
-    const port = m[3] === undefined ? (protocol === 'https' ? 2376 : 2375) : Number(m[3]);
-    return { endpoint: value, options: { protocol, host: m[2] ?? 'localhost', port } };
+    const tls = scheme === 'https' || (scheme === 'tcp' && ((env.DOCKER_TLS_VERIFY ?? '') !== '' || m[3] === '2376'));
+    const protocol = tls ? 'https' : 'http';
+    const port = m[3] === undefined ? (tls ? 2376 : 2375) : Number(m[3]);
+    const certPath = env.DOCKER_CERT_PATH ?? (env.HOME === undefined ? undefined : `${env.HOME}/.docker`);
+    return { endpoint: value, options: { protocol, host: m[2] ?? 'localhost', port }, ...(tls && certPath !== undefined ? { tlsCertPath: certPath } : {}) };
   }
-  throw new AuthbenchError('INVALID_CONFIG', `unsupported ${ENV.DOCKER_HOST}: ${value}`, {
-    hint: 'use unix:///path/to/docker.sock or tcp://host:port',
+  const ssh = /^ssh:\/\/(?:([^@/:]+)@)?([^:/@]+|\[[^\]]+\])(?::(\d+))?\/?$/.exec(value);
+  if (ssh !== null) {
+    const agent = env.SSH_AUTH_SOCK;
+    return {
+      endpoint: value,
+      options: {
+        protocol: 'ssh',
+        host: ssh[2] ?? 'localhost',
+        port: ssh[3] === undefined ? 22 : Number(ssh[3]),
+        ...(ssh[1] === undefined ? {} : { username: ssh[1] }),
+        ...(agent === undefined ? {} : { sshOptions: { agent } }),
+      },
+    };
+  }
+  throw new AuthbenchError('INVALID_CONFIG', `unsupported Docker endpoint: ${value}`, {
+    hint: 'use unix:///path/to/docker.sock, tcp://host:port (TLS: DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH) or ssh://[user@]host[:port]',
   });
+}
+
+/** The client certificates of a TLS endpoint; a missing file is left to the daemon to refuse (it names what it wants). */
+async function withCertificates(endpoint: DockerEndpoint): Promise<Dockerode.DockerOptions> {
+  if (endpoint.tlsCertPath === undefined) return endpoint.options;
+  const read = (name: string): Promise<Buffer | undefined> => readFile(join(endpoint.tlsCertPath ?? '', name)).catch(() => undefined);
+  const [ca, cert, key] = await Promise.all([read('ca.pem'), read('cert.pem'), read('key.pem')]);
+  return { ...endpoint.options, ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) };
 }
 
 export interface ConnectOptions {
@@ -48,8 +82,8 @@ export interface ConnectOptions {
 
 /** Connect and ping; throws DOCKER_UNREACHABLE naming the endpoint tried. */
 export async function connectDocker(options: ConnectOptions = {}): Promise<DockerEngine> {
-  const { endpoint, options: dockerOptions } = parseDockerHost(options.host ?? readEnv(ENV.DOCKER_HOST));
-  const engine = new DockerEngine(new Dockerode(dockerOptions), endpoint);
+  const parsed = parseDockerHost(options.host ?? readEnv(ENV.DOCKER_HOST));
+  const engine = new DockerEngine(new Dockerode(await withCertificates(parsed)), parsed.endpoint);
   await engine.ping();
   return engine;
 }
@@ -86,6 +120,17 @@ export class DockerEngine implements Engine {
           : `check that the daemon listens there, or unset ${ENV.DOCKER_HOST} to use the local socket`,
         cause: e,
       });
+    }
+  }
+
+  /** What serves this endpoint: the Engine API's version report (a Podman socket names itself "Podman Engine"). */
+  async product(): Promise<{ name: string; version: string }> {
+    try {
+      const v = (await this.docker.version()) as { Version?: string; Components?: { Name?: string; Version?: string }[] };
+      const main = v.Components?.find((c) => c.Name === 'Engine' || c.Name === 'Podman Engine') ?? v.Components?.[0];
+      return { name: main?.Name ?? 'Engine', version: main?.Version ?? v.Version ?? 'unknown' };
+    } catch (e) {
+      throw apiError(`read the version of ${this.endpoint}`, e);
     }
   }
 
@@ -226,7 +271,48 @@ export class DockerEngine implements Engine {
     return removeRunOrphans(this, runId);
   }
 
+  /**
+   * Engines this one loads an image from when it lacks one (eval --engine: each engine's peers are
+   * the others). A ref found on a peer is streamed over (save there, load here) instead of being
+   * built: authbench's tags name their content (a content hash, or a base whose label carries its
+   * recipe's hash, checked by the caller as for a local image), so the copy is what a build here
+   * would make — and an engine that cannot reach a package mirror still gets the harness builder.
+   */
+  loadFrom(peers: readonly DockerEngine[]): void {
+    this.peers = peers.filter((p) => p !== this);
+  }
+
+  private peers: readonly DockerEngine[] = [];
+  private readonly loading = new Map<string, Promise<ImageInfo | undefined>>();
+
   async imageInfo(ref: string): Promise<ImageInfo | undefined> {
+    const own = await this.inspectImage(ref);
+    if (own !== undefined || this.peers.length === 0) return own;
+    let pending = this.loading.get(ref);
+    if (pending === undefined) {
+      pending = this.loadFromPeer(ref).finally(() => this.loading.delete(ref));
+      this.loading.set(ref, pending);
+    }
+    return pending;
+  }
+
+  private async loadFromPeer(ref: string): Promise<ImageInfo | undefined> {
+    for (const peer of this.peers) {
+      // A peer that does not answer has nothing to give: the caller builds instead.
+      if ((await peer.inspectImage(ref).catch(() => undefined)) === undefined) continue;
+      try {
+        const saved = await peer.docker.getImage(ref).get();
+        const outcome = await readBuildStream(await this.docker.loadImage(saved));
+        if (outcome.error !== undefined) throw new Error(outcome.error);
+      } catch (e) {
+        throw new AuthbenchError('DOCKER_API', `loading ${ref} from ${peer.endpoint} into ${this.endpoint} failed: ${dockerMessage(e)}`, { cause: e });
+      }
+      return this.inspectImage(ref);
+    }
+    return undefined;
+  }
+
+  private async inspectImage(ref: string): Promise<ImageInfo | undefined> {
     try {
       const info = await this.docker.getImage(ref).inspect();
       // dockerode's image type omits Shell, which the Engine API reports when an image sets one.

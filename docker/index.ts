@@ -6,6 +6,8 @@
 export * from './types.ts';
 export { connectDocker, parseDockerHost, DockerEngine } from './engine.ts';
 export type { ConnectOptions, DockerEndpoint } from './engine.ts';
+export { EngineSpecSchema, checkDistinctEngines, checkEngineSupported, connectEngines, engineSupport, parseEngineSpec } from './engines.ts';
+export type { EngineLane, EngineSpec } from './engines.ts';
 export { DaemonGate, waitForDaemon } from './wait.ts';
 export type { DaemonWaitOptions } from './wait.ts';
 export { DEFAULT_OUTPUT_CAP_BYTES } from './exec.ts';

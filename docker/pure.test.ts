@@ -78,13 +78,27 @@ describe('parseDockerHost', () => {
     ['unix:///run/user/1000/docker.sock', 'unix:///run/user/1000/docker.sock', { socketPath: '/run/user/1000/docker.sock' }],
     ['/tmp/d.sock', 'unix:///tmp/d.sock', { socketPath: '/tmp/d.sock' }],
     ['tcp://10.0.0.2:2375', 'tcp://10.0.0.2:2375', { protocol: 'http', host: '10.0.0.2', port: 2375 }],
-    ['https://dockerhost', 'https://dockerhost', { protocol: 'https', host: 'dockerhost', port: 2376 }],
+    ['ssh://me@build-1', 'ssh://me@build-1', { protocol: 'ssh', host: 'build-1', port: 22, username: 'me' }],
+    ['ssh://build-1:2222', 'ssh://build-1:2222', { protocol: 'ssh', host: 'build-1', port: 2222 }],
   ])('%s', (value, endpoint, options) => {
-    expect(parseDockerHost(value)).toEqual({ endpoint, options });
+    expect(parseDockerHost(value, {})).toEqual({ endpoint, options });
   });
 
-  it('rejects what it cannot connect to', () => {
-    expect(() => parseDockerHost('ssh://me@host')).toThrow(/unsupported DOCKER_HOST/);
+  it('speaks TLS as the docker CLI does: https, port 2376, or DOCKER_TLS_VERIFY; certificates from DOCKER_CERT_PATH or ~/.docker', () => {
+    expect(parseDockerHost('https://dockerhost', { HOME: '/home/u' })).toEqual({ endpoint: 'https://dockerhost', options: { protocol: 'https', host: 'dockerhost', port: 2376 }, tlsCertPath: '/home/u/.docker' });
+    expect(parseDockerHost('tcp://h:2376', { DOCKER_CERT_PATH: '/certs' })).toMatchObject({ options: { protocol: 'https', port: 2376 }, tlsCertPath: '/certs' });
+    expect(parseDockerHost('tcp://h:9999', { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/certs' })).toMatchObject({ options: { protocol: 'https', port: 9999 }, tlsCertPath: '/certs' });
+    expect(parseDockerHost('tcp://h', { DOCKER_CERT_PATH: '/certs' })).toEqual({ endpoint: 'tcp://h', options: { protocol: 'http', host: 'h', port: 2375 } });
+  });
+
+  it('passes the ssh agent on', () => {
+    expect(parseDockerHost('ssh://h', { SSH_AUTH_SOCK: '/run/agent.sock' }).options).toMatchObject({ protocol: 'ssh', sshOptions: { agent: '/run/agent.sock' } });
+  });
+
+  it('rejects what it cannot connect to, naming the value', () => {
+    expect(() => parseDockerHost('npipe:////./pipe/docker', {})).toThrow(/unsupported Docker endpoint: npipe/);
+    expect(() => parseDockerHost('unix://relative.sock', {})).toThrow(/unsupported Docker endpoint/);
+    expect(() => parseDockerHost('tcp://user@h:1', {})).toThrow(/unsupported Docker endpoint/);
   });
 });
 

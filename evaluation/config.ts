@@ -3,9 +3,10 @@
  * expansion of it into rollouts: task × policy source × defense × attempt.
  */
 import { z } from 'zod';
-import { ToolFormatSchema } from '../agent/index.ts';
+import { ShellModeSchema, ToolFormatSchema } from '../agent/index.ts';
 import { AgentNameSchema } from '../agents/index.ts';
 import { BaseMapEntrySchema, type BaseMapEntry } from '../docker/index.ts';
+import { TOPOLOGIES } from '../task-format/index.ts';
 
 /** Stopped proposals re-run per rollout when the config says nothing (`max_counterfactuals`; evaluation/counterfactual.ts). */
 export const DEFAULT_MAX_COUNTERFACTUALS = 8;
@@ -53,6 +54,13 @@ export const EvalConfigSchema = z
     max_turns: z.number().int().min(1),
     // Optional so configs (and locks) of jobs with native tool calls stay as they were.
     tool_format: ToolFormatSchema.optional().describe('How the execution agent acts (absent: native)'),
+    // Optional so configs (and locks) of jobs with a fresh shell per command stay as they were.
+    shell: ShellModeSchema.optional().describe('How the built-in loop runs commands: a fresh `bash -c` each, or one persistent shell per episode (absent: fresh)'),
+    // Optional so configs (and locks) of single-agent jobs stay as they were.
+    topology: z
+      .enum(TOPOLOGIES)
+      .optional()
+      .describe("Agent topology for tasks whose [authbench] sets none (absent: single; evaluation/topology.ts)"),
     // Optional so configs (and locks) of jobs with authbench's own loop stay as they were; the version
     // is in the lock, so --resume refuses a job whose agent's pinned version changed.
     agent: z

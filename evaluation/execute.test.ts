@@ -178,3 +178,134 @@ describe('executeJob and the circuit breaker', () => {
     expect(off.stopped).toBeUndefined();
   });
 });
+
+describe('executeJob and CPU pinning', () => {
+  /** A runner that records each rollout's pin and the pins of the rollouts running when it started. */
+  function recording(): { runner: RolloutRunner; pins: (number | undefined)[]; concurrentPins: (number | undefined)[][] } {
+    const pins: (number | undefined)[] = [];
+    const concurrentPins: (number | undefined)[][] = [];
+    const running: (number | undefined)[] = [];
+    const runner: RolloutRunner = async (spec, ctx) => {
+      pins.push(ctx.pinCpu);
+      running.push(ctx.pinCpu);
+      concurrentPins.push([...running]);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running.splice(running.indexOf(ctx.pinCpu), 1);
+      return fakeResult(spec);
+    };
+    return { runner, pins, concurrentPins };
+  }
+
+  it('auto: concurrent rollouts hold distinct slots, each pinned to its CPU; more slots than CPUs share round-robin', async () => {
+    const two = recording();
+    await run(specs(6), two.runner, { engine: fakeEngine(), concurrency: 2, cpuPinning: 'auto', cpus: 4 });
+    expect(new Set(two.pins)).toEqual(new Set([0, 1]));
+    // Never two running rollouts on one slot's CPU, and the pool did run two at once.
+    for (const running of two.concurrentPins) expect(new Set(running).size).toBe(running.length);
+    expect(Math.max(...two.concurrentPins.map((s) => s.length))).toBe(2);
+
+    const three = recording();
+    await run(specs(6), three.runner, { engine: fakeEngine(), concurrency: 3, cpuPinning: 'auto', cpus: 2 });
+    expect(new Set(three.pins)).toEqual(new Set([0, 1]));
+  });
+
+  it('off: no rollout is pinned', async () => {
+    const off = recording();
+    await run(specs(3), off.runner, { engine: fakeEngine(), concurrency: 2, cpuPinning: 'off', cpus: 2 });
+    expect(off.pins).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe('executeJob across engines (--engine)', () => {
+  const named = (endpoint: string, up: () => boolean): ReturnType<typeof daemon> => {
+    const d = daemon(up);
+    return { ...d, engine: { ...d.engine, endpoint } };
+  };
+
+  it('runs every rollout exactly once over both engines, each on the engine its inputs were prepared for, recording it', async () => {
+    const a = named('unix:///a.sock', () => true);
+    const b = named('unix:///b.sock', () => true);
+    const preparedOn: string[] = [];
+    const ranOn: string[] = [];
+    const runner: RolloutRunner = async (spec, ctx) => {
+      ranOn.push(ctx.engine.endpoint);
+      await new Promise((r) => setTimeout(r, 3));
+      return fakeResult(spec);
+    };
+    jobs += 1;
+    const dir = join(root, `job${jobs}`);
+    const job: PreparedJob = {
+      inputsFor: (_spec, on) => {
+        preparedOn.push(on?.endpoint ?? 'default');
+        return prepared().inputsFor(_spec);
+      },
+    };
+    const out = await executeJob(specs(8), job, { config, dir, jobId: 'j', concurrency: 1, engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 2 }], runRollout: runner, cpuPinning: 'off' });
+    expect(out.results.size).toBe(8);
+    expect(preparedOn).toEqual(ranOn);
+    expect(new Set(ranOn)).toEqual(new Set(['unix:///a.sock', 'unix:///b.sock']));
+    expect([...out.results.values()].map((r) => r.engine).sort()).toEqual([...ranOn].sort());
+    expect(out.drained).toEqual([]);
+  });
+
+  it('drains an engine that stays away: its rollout in flight is infra, it gets no more, the other runs the rest; none twice', async () => {
+    const a = named('unix:///a.sock', () => true);
+    const b = named('unix:///b.sock', () => false);
+    const ran: { id: string; on: string }[] = [];
+    const runner: RolloutRunner = async (spec, ctx) => {
+      ran.push({ id: spec.id, on: ctx.engine.endpoint });
+      await new Promise((r) => setTimeout(r, 3));
+      return ctx.engine.endpoint === 'unix:///b.sock' ? dockerDown(spec) : fakeResult(spec);
+    };
+    const pending = specs(7);
+    const { out, onDisk } = await run(pending, runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: b.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
+    expect(out.stopped).toBeUndefined();
+    expect(out.drained).toEqual([{ endpoint: 'unix:///b.sock', message: expect.stringMatching(/daemon at unix:\/\/\/b.sock did not answer for 5 s/) }]);
+    // b ran exactly one rollout (the one the fault hit), then nothing; every rollout ran once.
+    expect(ran.filter((r) => r.on === 'unix:///b.sock')).toHaveLength(1);
+    expect(new Set(ran.map((r) => r.id)).size).toBe(ran.length);
+    expect(ran.map((r) => r.id).sort()).toEqual(pending.map((s) => s.id).sort());
+    expect(onDisk).toHaveLength(pending.length);
+    expect([...out.results.values()].filter((r) => r.status === 'infra_error').map((r) => r.engine)).toEqual(['unix:///b.sock']);
+  });
+
+  it('stops, naming every engine, when all of them stay away; rollouts not started have no result', async () => {
+    const a = named('unix:///a.sock', () => false);
+    const b = named('unix:///b.sock', () => false);
+    const runner: RolloutRunner = (spec) => Promise.resolve(dockerDown(spec));
+    const { out, onDisk } = await run(specs(6), runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: a.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
+    expect(out.stopped?.reason).toBe('docker-unreachable');
+    expect(out.stopped?.message).toMatch(/no engine answers: unix:\/\/\/(a|b).sock, unix:\/\/\/(a|b).sock/);
+    expect(out.results.size).toBe(2);
+    expect(onDisk).toHaveLength(2);
+  });
+});
+
+describe('executeJob: an engine gone while the rollout\'s image was made', () => {
+  it('is the engine\'s fault (docker, drained), not the task\'s build failure, so the dead engine does not take one rollout after another', async () => {
+    const a = { ...daemon(() => true).engine, endpoint: 'unix:///a.sock' };
+    const down = daemon(() => false);
+    const b = { ...down.engine, endpoint: 'unix:///b.sock' };
+    const taken: string[] = [];
+    const job: PreparedJob = {
+      inputsFor: async (spec, on) => {
+        taken.push(on?.endpoint ?? '');
+        if (on?.endpoint === 'unix:///b.sock') return { task, failure: new AuthbenchError('DOCKER_API', 'build: connect ENOENT'), source: 'build' };
+        return prepared().inputsFor(spec);
+      },
+    };
+    jobs += 1;
+    const runner: RolloutRunner = async (spec) => {
+      await new Promise((r) => setTimeout(r, 3));
+      return fakeResult(spec);
+    };
+    const out = await executeJob(specs(6), job, { config, dir: join(root, `job${jobs}`), jobId: 'j', concurrency: 1, engine: a, engines: [{ engine: a, slots: 1 }, { engine: b, slots: 1 }], runRollout: runner, waitOptions: down.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
+    expect(taken.filter((e) => e === 'unix:///b.sock')).toHaveLength(1);
+    const failed = [...out.results.values()].filter((r) => r.status === 'infra_error');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.infra_error).toMatchObject({ source: 'docker', code: 'DOCKER_UNREACHABLE' });
+    expect(failed[0]?.infra_error?.message).toMatch(/daemon at unix:\/\/\/b.sock stopped answering while the rollout's image was made: build: connect ENOENT/);
+    expect(out.drained.map((d) => d.endpoint)).toEqual(['unix:///b.sock']);
+    expect(out.results.size).toBe(6);
+  });
+});

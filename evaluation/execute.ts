@@ -8,10 +8,13 @@
  * (or stops starting them), and a circuit breaker (breaker.ts) stops it after
  * too many infrastructure errors in a row. A rollout not started has no result.
  * Each rollout is claimed first (claims.ts): one another live process claimed is left to it.
+ * With several engines (`eval --engine`), each has its slots and its own daemon gate
+ * (engine-pool.ts): an engine that stays away is drained and the others run what is left.
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { AuthbenchError, mapPool } from '../core/index.ts';
-import { DaemonGate, type DaemonWaitOptions, type Engine } from '../docker/index.ts';
+import { AuthbenchError } from '../core/index.ts';
+import { DaemonGate, type DaemonWaitOptions, type Engine, type EngineLane } from '../docker/index.ts';
 import type { ReplayEntry } from '../agent/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { acquireClaim, releaseClaim, startHeartbeat, type ClaimOptions, type FoundClaim } from './claims.ts';
@@ -21,17 +24,25 @@ import type { PreparedJob, Unstartable } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 import { primaryError, runRollout } from './rollout.ts';
 import { breakerMessage, dockerSuspect, initialBreaker, recordResult } from './breaker.ts';
+import { DEFAULT_CPU_PINNING, slotCpu, type CpuPinning } from './cpu-pinning.ts';
+import { lanePool } from './engine-pool.ts';
 
 /** One rollout, given its inputs and folder (default runRollout: a container, the episode, the validators). */
 export type RolloutRunner = typeof runRollout;
 
 export interface ExecuteOptions {
   engine: Engine;
+  /** The engines rollouts run on, each with its slots (default: `engine` with `concurrency`). */
+  engines?: readonly EngineLane<Engine>[];
   config: EvalConfig;
   /** The job's folder. */
   dir: string;
   jobId: string;
   concurrency: number;
+  /** auto: each rollout slot's commands, with their tracer, run on the slot's CPU (cpu-pinning.ts); default DEFAULT_CPU_PINNING. */
+  cpuPinning?: CpuPinning;
+  /** CPUs the slots spread over (default: this host's, the daemon's when local; a pin to a CPU the container lacks is ignored by its agent, unpinned). */
+  cpus?: number;
   replay?: readonly ReplayEntry[];
   /** Aborting stops new rollouts from starting; running ones finish and are kept. */
   signal?: AbortSignal;
@@ -43,7 +54,7 @@ export interface ExecuteOptions {
   onDone?: (spec: RolloutSpec, result: RolloutResult) => void;
   runRollout?: RolloutRunner;
   /** The daemon did not answer after a Docker fault: the pool waits up to dockerWaitMs before starting another rollout. */
-  onDaemonWait?: (waitMs: number) => void;
+  onDaemonWait?: (waitMs: number, endpoint: string) => void;
   /** Injected for tests: how the pool waits for the daemon. */
   waitOptions?: Pick<DaemonWaitOptions, 'intervalMs' | 'now' | 'sleep'>;
   /** How this process claims rollouts (its shard, stale limit, heartbeat; a clock for tests). */
@@ -72,7 +83,17 @@ export interface Execution {
   interrupted: boolean;
   /** Set when the pool stopped starting rollouts on its own; the ones it did not start have no result. */
   stopped?: JobStop;
+  /** Engines that stopped answering and were given no more rollouts (the others ran them), in order. */
+  drained: DrainedEngine[];
 }
+
+export interface DrainedEngine {
+  endpoint: string;
+  message: string;
+}
+
+const unanswered = (engine: Engine, waitMs: number): string =>
+  `the Docker daemon at ${engine.endpoint} did not answer for ${Math.round(waitMs / 1000)} s; stopped starting rollouts (--docker-wait)`;
 
 export async function executeJob(pending: readonly RolloutSpec[], prepared: PreparedJob, options: ExecuteOptions): Promise<Execution> {
   const run = options.runRollout ?? runRollout;
@@ -84,14 +105,23 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
   let stopped: JobStop | undefined;
   let breaker = initialBreaker(options.maxConsecutiveInfra ?? DEFAULT_MAX_CONSECUTIVE_INFRA);
   const dockerWaitMs = options.dockerWaitMs ?? DEFAULT_DOCKER_WAIT_SEC * 1000;
-  const gate = new DaemonGate(options.engine, {
-    ...options.waitOptions,
-    timeoutMs: dockerWaitMs,
-    onUnanswered: () => options.onDaemonWait?.(dockerWaitMs),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-  });
+  const lanes = (options.engines ?? [{ engine: options.engine, slots: options.concurrency }]).map((l) => ({
+    engine: l.engine,
+    slots: Math.max(1, l.slots),
+    gate: new DaemonGate(l.engine, {
+      ...options.waitOptions,
+      timeoutMs: dockerWaitMs,
+      onUnanswered: () => options.onDaemonWait?.(dockerWaitMs, l.engine.endpoint),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    }),
+  }));
+  const drained: DrainedEngine[] = [];
   const aborted = (): boolean => options.signal?.aborted === true;
-  const runClaimed = async (spec: RolloutSpec): Promise<void> => {
+  const pinning = options.cpuPinning ?? DEFAULT_CPU_PINNING;
+  const cpus = options.cpus ?? availableParallelism();
+  const several = lanes.length > 1;
+  const runClaimed = async (spec: RolloutSpec, lane: (typeof lanes)[number], pinCpu: number | undefined): Promise<void> => {
+    const { engine, gate } = lane;
     // Another process may have finished the rollout (result written, claim released) since this one planned.
     const late = await readResult(join(options.dir, spec.id));
     if (isComplete(spec, late)) {
@@ -100,25 +130,28 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
     }
     const dir = await rolloutDir(options.dir, spec);
     options.onStart?.(spec);
-    const inputs = await prepared.inputsFor(spec);
+    const inputs = await prepared.inputsFor(spec, engine);
     let result: RolloutResult;
     if ('failure' in inputs) {
-      result = unstartedResult(spec, options.config, inputs);
+      result = unstartedResult(spec, options.config, (several ? await engineGone(engine, inputs) : undefined) ?? inputs);
     } else {
       try {
         result = await run(spec, {
           ...inputs,
-          engine: options.engine,
+          engine,
           config: options.config,
           ...(options.replay === undefined ? {} : { replay: options.replay }),
           jobId: options.jobId,
           dir,
+          ...(pinCpu === undefined ? {} : { pinCpu }),
         });
       } catch (e) {
-        result = unstartedResult(spec, options.config, { task: inputs.task, failure: await dockerFault(options.engine, e), source: 'docker' });
+        result = unstartedResult(spec, options.config, { task: inputs.task, failure: await dockerFault(engine, e), source: 'docker' });
       }
     }
     if (claims.shard !== undefined) result = { ...result, shard: claims.shard };
+    // Where it ran changes no result, but says which engine to look at when one misbehaves.
+    result = { ...result, engine: engine.endpoint };
     await writeResult(dir, result);
     results.set(spec.id, result);
     if (dockerSuspect(result)) gate.markSuspect();
@@ -126,36 +159,46 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
     if (breaker.tripped) stopped ??= { reason: 'circuit-breaker', message: breakerMessage(breaker) };
     options.onDone?.(spec, result);
   };
-  await mapPool(pending, options.concurrency, async (spec) => {
+  await lanePool(pending, lanes.map((l) => l.slots), async (spec, where) => {
+    const lane = lanes[where.lane];
+    if (lane === undefined) throw new AuthbenchError('INTERNAL', `no engine lane ${where.lane}`);
     if (aborted()) {
       interrupted = true;
-      return;
+      return 'done';
     }
-    if (stopped !== undefined) return;
-    // After a Docker fault, no rollout starts until the daemon answers again: one that started
-    // against a dead daemon would only be one more infra error, and it is not written at all.
-    if (!(await gate.ready())) {
-      if (aborted()) interrupted = true;
-      else stopped ??= { reason: 'docker-unreachable', message: `the Docker daemon at ${options.engine.endpoint} did not answer for ${Math.round(dockerWaitMs / 1000)} s; stopped starting rollouts (--docker-wait)` };
-      return;
+    if (stopped !== undefined) return 'done';
+    // After a Docker fault, no rollout starts on that engine until its daemon answers again: one that
+    // started against a dead daemon would only be one more infra error, and it is not written at all.
+    if (!(await lane.gate.ready())) {
+      if (aborted()) {
+        interrupted = true;
+        return 'done';
+      }
+      if (!drained.some((d) => d.endpoint === lane.engine.endpoint)) drained.push({ endpoint: lane.engine.endpoint, message: unanswered(lane.engine, dockerWaitMs) });
+      // The last engine gone: the job stops starting rollouts; before that, the others take this one.
+      if (drained.length === lanes.length) {
+        stopped ??= { reason: 'docker-unreachable', message: several ? `no engine answers: ${drained.map((d) => d.endpoint).join(', ')}; stopped starting rollouts (--docker-wait)` : unanswered(lane.engine, dockerWaitMs) };
+      }
+      return 'drained';
     }
-    if (stopped !== undefined) return;
+    if (stopped !== undefined) return 'done';
     const claim = await acquireClaim(options.dir, spec.id, claims);
     if (claim.kind === 'busy') {
       busy.push(spec.id);
       options.onBusy?.(spec, claim.by);
-      return;
+      return 'done';
     }
     const stopHeartbeat = startHeartbeat(claim.held, claims);
     try {
-      await runClaimed(spec);
+      await runClaimed(spec, lane, pinning === 'auto' ? slotCpu(where.slot, cpus) : undefined);
     } finally {
       stopHeartbeat();
       // After result.json: a process that finds no claim finds the result.
       await releaseClaim(claim.held);
     }
+    return 'done';
   });
-  return { results, elsewhere, busy, interrupted, ...(stopped === undefined ? {} : { stopped }) };
+  return { results, elsewhere, busy, interrupted, ...(stopped === undefined ? {} : { stopped }), drained };
 }
 
 /**
@@ -175,6 +218,18 @@ export async function dockerFault(engine: Pick<Engine, 'ping'>, thrown: unknown)
   if (!down) throw e;
   const message = e instanceof Error ? e.message : String(e);
   return new AuthbenchError('DOCKER_UNREACHABLE', `the Docker daemon stopped answering during the rollout: ${message}`, { cause: e });
+}
+
+/**
+ * A rollout whose image could not be made because its engine went away is that engine's fault, not
+ * the task's: a Docker error (so the pool checks the daemon and drains the engine), where a build
+ * failure of a task says nothing about the services and would let a dead engine take — and fail —
+ * one rollout after another. Undefined when it is not a build failure or the daemon answers.
+ */
+async function engineGone(engine: Engine, why: Unstartable): Promise<(Pick<Unstartable, 'task' | 'failure'> & { source: string }) | undefined> {
+  if (why.source !== 'build' || (await engine.ping().then(() => true, () => false))) return undefined;
+  const failure = new AuthbenchError('DOCKER_UNREACHABLE', `the Docker daemon at ${engine.endpoint} stopped answering while the rollout's image was made: ${why.failure.message}`, { cause: why.failure });
+  return { task: why.task, failure, source: 'docker' };
 }
 
 /** The result of a rollout that never started: an infrastructure error of its preparation. Pure. */

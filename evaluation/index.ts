@@ -9,6 +9,7 @@ export * from './plan.ts';
 export * from './jobdir.ts';
 export * from './prepare.ts';
 export * from './execute.ts';
+export * from './cpu-pinning.ts';
 export * from './job.ts';
 export * from './resume.ts';
 export * from './reparse.ts';

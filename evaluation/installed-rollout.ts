@@ -40,6 +40,7 @@ import {
   type RelayRecord,
   type TranscriptCall,
 } from '../agents/index.ts';
+import { AGENT_PROCESS_PROPOSAL_ID } from '../containment/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
 import { denyAllPolicy, type Policy } from '../sandbox/policy/index.ts';
 import type { TaskSandbox } from '../taskenv/index.ts';
@@ -92,7 +93,7 @@ export function checkAgentConfig(config: Pick<EvalConfig, 'agent' | 'defenses' |
 }
 
 /** The proposal holding the agent process's own events (outside every tool call's window) and the command's whole account. */
-export const AGENT_RUN_ID = 'agent-run';
+export const AGENT_RUN_ID = AGENT_PROCESS_PROPOSAL_ID;
 /** The agent's stream output, kept in the rollout folder (its transcript as it wrote it). */
 export const AGENT_STDOUT_FILE = 'agent.stdout.jsonl';
 

@@ -15,15 +15,16 @@ import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AuthbenchError } from '../core/index.ts';
-import type { BuildHostAccess, Engine, OrphanRemoval } from '../docker/index.ts';
+import type { BuildHostAccess, Engine, EngineLane, OrphanRemoval } from '../docker/index.ts';
 import { REPLAY_REF, checkAgentModel, loadReplayFile, type ReplayFile } from '../agent/index.ts';
 import { loadTaskBundle, readPolicyFile, type TaskBundle } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
-import { executeJob, type JobStop, type RolloutRunner } from './execute.ts';
+import { executeJob, type DrainedEngine, type JobStop, type RolloutRunner } from './execute.ts';
 import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
 import { CLAIMS_DIR, type ClaimOptions } from './claims.ts';
+import type { CpuPinning } from './cpu-pinning.ts';
 import { planJob, shardLabel, shardPlan, type JobPlan, type Shard } from './plan.ts';
 import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
@@ -32,6 +33,8 @@ export interface JobEvent {
   kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'docker-wait';
   /** With orphans-removed: what a killed earlier run of the job left and this run removed. */
   orphans?: OrphanRemoval;
+  /** With docker-wait and building/built: the engine's endpoint. */
+  engine?: string;
   /** With docker-wait: how long the pool waits for the daemon before it stops starting rollouts. */
   waitMs?: number;
   rollout?: RolloutSpec;
@@ -47,6 +50,8 @@ export interface JobOptions {
   name: string;
   resume: boolean;
   concurrency: number;
+  /** Rollout slots pin their commands, with their tracer, to a CPU each (default DEFAULT_CPU_PINNING; cpu-pinning.ts). */
+  cpuPinning?: CpuPinning;
   onEvent?: (e: JobEvent) => void;
   /** Aborting stops new rollouts from starting; running ones finish and are kept. */
   signal?: AbortSignal;
@@ -58,6 +63,8 @@ export interface JobOptions {
   hostAccess?: BuildHostAccess;
   /** Where model keys and base URLs are read (default: the environment with `.env` under it); tests pass their own. */
   modelEnv?: Readonly<Record<string, string | undefined>>;
+  /** The engines the rollouts run on, each with its slots (`eval --engine`); default: runJob's engine with `concurrency`. */
+  engines?: readonly EngineLane<Engine>[];
   /** Run only this shard's slice of the plan (shardPlan); joins the job if another process started it. */
   shard?: Shard;
   /** How claims go stale and are refreshed (defaults: claims.ts); tests shorten them or pass a clock. */
@@ -82,6 +89,8 @@ export interface JobOutcome {
   interrupted: boolean;
   /** The job stopped starting rollouts on its own (the daemon stayed away, the circuit breaker tripped), and why. */
   stopped?: JobStop;
+  /** Engines that stayed away and were given no more rollouts while others went on (`--engine`); absent: none. */
+  drained?: DrainedEngine[];
   /** Some planned rollout not claimed elsewhere has no result or an infrastructure error: `--resume` has work left. */
   incomplete: boolean;
   /** Every result is an infrastructure error: nothing was measured, which is a failure of the run, never a result. */
@@ -207,8 +216,12 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   const { config } = options;
   const emit = options.onEvent ?? ((): void => {});
   const { dir, bundles, plan, lock, replay, policyFile } = await checkJob(options);
-  // Containers an earlier run of this job left when it was killed go first, before anything is written.
-  const orphans = await engine.removeOrphans?.(`job-${options.name}`);
+  // Containers an earlier run of this job left when it was killed go first, before anything is written (on every engine).
+  const engines = options.engines ?? [{ engine, slots: options.concurrency }];
+  const removed = await Promise.all(engines.map(async (l) => l.engine.removeOrphans?.(`job-${options.name}`)));
+  const orphans = removed.some((r) => r !== undefined)
+    ? removed.reduce<OrphanRemoval>((a, r) => ({ containers: a.containers + (r?.containers ?? 0), networks: a.networks + (r?.networks ?? 0) }), { containers: 0, networks: 0 })
+    : undefined;
   const fresh = !existsSync(dir);
   await openJobDir(dir, options.name, config, lock, options.resume || options.shard !== undefined);
 
@@ -223,7 +236,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     plan,
     bundles,
     runId,
-    onBuild: (taskId, kind) => emit({ kind, taskId, done, total }),
+    onBuild: (taskId, kind, on) => emit({ kind, taskId, engine: on.endpoint, done, total }),
     ...(policyFile === undefined ? {} : { policyFile }),
     ...(deps.writePolicy === undefined ? {} : { writePolicy: deps.writePolicy }),
     ...(options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess }),
@@ -235,10 +248,12 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   });
   const execution = await executeJob(plan.pending, prepared, {
     engine,
+    engines,
     config,
     dir,
     jobId: runId,
     concurrency: options.concurrency,
+    ...(options.cpuPinning === undefined ? {} : { cpuPinning: options.cpuPinning }),
     ...(replay === undefined ? {} : { replay }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.dockerWaitMs === undefined ? {} : { dockerWaitMs: options.dockerWaitMs }),
@@ -247,7 +262,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     claims: { ...options.claims, ...(options.shard === undefined ? {} : { shard: shardLabel(options.shard) }) },
     onBusy: (spec) => emit({ kind: 'busy', rollout: spec, done, total }),
     onStart: (spec) => emit({ kind: 'rollout-start', rollout: spec, done, total }),
-    onDaemonWait: (waitMs) => emit({ kind: 'docker-wait', waitMs, done, total }),
+    onDaemonWait: (waitMs, endpoint) => emit({ kind: 'docker-wait', waitMs, engine: endpoint, done, total }),
     onDone: (spec, result) => {
       done += 1;
       emit({ kind: 'rollout-done', rollout: spec, result, done, total });
@@ -268,6 +283,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     busy: execution.busy.length,
     interrupted: execution.interrupted,
     ...(execution.stopped === undefined ? {} : { stopped: execution.stopped }),
+    ...(execution.drained.length === 0 ? {} : { drained: execution.drained }),
     incomplete: results.length + execution.busy.length < total || results.some((r) => r.status === 'infra_error'),
     allInfra: everyRolloutInfra(results),
   };

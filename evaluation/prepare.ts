@@ -40,8 +40,11 @@ export interface Unstartable {
 }
 
 export interface PreparedJob {
-  /** The inputs of a pending rollout, or why it cannot start. A generated policy is written on the first call for its (task, attempt). */
-  inputsFor(spec: RolloutSpec): Promise<RolloutInputs | Unstartable>;
+  /**
+   * The inputs of a pending rollout on an engine (default: the job's), or why it cannot start. The task's image is
+   * built there on the first call for that engine; a generated policy is written on the first call for its (task, attempt).
+   */
+  inputsFor(spec: RolloutSpec, engine?: Engine): Promise<RolloutInputs | Unstartable>;
 }
 
 export interface PrepareOptions {
@@ -50,7 +53,8 @@ export interface PrepareOptions {
   bundles: ReadonlyMap<string, TaskBundle>;
   /** `job-<name>`: labels the containers policy generation starts. */
   runId: string;
-  onBuild?: (taskId: string, phase: 'building' | 'built') => void;
+  /** A task image starts or ends building on an engine (the job's own up front, others on their first rollout of the task). */
+  onBuild?: (taskId: string, phase: 'building' | 'built', engine: Engine) => void;
   writePolicy?: PolicyWriterFn;
   /** The job's hand-written policy (config.policy_file), read and checked by the caller. */
   policyFile?: Policy;
@@ -109,24 +113,45 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
   const { config, plan, bundles } = options;
   const policies = builtinPolicies(plan.pending, bundles, options.policyFile);
 
-  // Builds one at a time (one daemon); a failed build is that task's rollouts' infrastructure error.
-  // With --agent, the agent's layer over each task image is what the rollouts run (its failed install
-  // names the agent and the step: buildAgentLayer).
+  // Builds one at a time per engine; a failed build is that task's rollouts' infrastructure error
+  // on that engine. With --agent, the agent's layer over each task image is what the rollouts run
+  // (its failed install names the agent and the step: buildAgentLayer).
   const agent = config.agent === undefined ? undefined : getAgent(config.agent.name);
   const hostAccess = options.hostAccess === undefined ? {} : { hostAccess: options.hostAccess };
-  const images = new Map<string, string | AuthbenchError>();
-  for (const id of new Set(plan.pending.map((s) => s.taskId))) {
-    const { task } = bundleOf(bundles, id);
-    options.onBuild?.(id, 'building');
-    try {
-      const image = (await buildTaskImage(engine, task, { ...jobBuildOptions(config), ...hostAccess })).tag;
-      images.set(id, agent === undefined ? image : (await buildAgentLayer(engine, { taskImage: image, taskId: task.id, agent, ...hostAccess })).tag);
-    } catch (e) {
-      if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
-      images.set(id, e);
-    }
-    options.onBuild?.(id, 'built');
-  }
+  const images = new Map<Engine, Map<string, Promise<string | AuthbenchError>>>();
+  const queues = new Map<Engine, Promise<unknown>>();
+  /** The task's image on this engine, built (content-hash cached) the first time it is asked for there. */
+  const imageOn = (on: Engine, id: string): Promise<string | AuthbenchError> => {
+    const perEngine = images.get(on) ?? new Map<string, Promise<string | AuthbenchError>>();
+    images.set(on, perEngine);
+    const known = perEngine.get(id);
+    if (known !== undefined) return known;
+    const build = async (): Promise<string | AuthbenchError> => {
+      const { task } = bundleOf(bundles, id);
+      options.onBuild?.(id, 'building', on);
+      try {
+        const image = (await buildTaskImage(on, task, { ...jobBuildOptions(config), ...hostAccess })).tag;
+        return agent === undefined ? image : (await buildAgentLayer(on, { taskImage: image, taskId: task.id, agent, ...hostAccess })).tag;
+      } catch (e) {
+        if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
+        return e;
+      } finally {
+        options.onBuild?.(id, 'built', on);
+      }
+    };
+    // One build at a time per engine: builds of tasks sharing a base would otherwise race to make it.
+    const made = (queues.get(on) ?? Promise.resolve()).then(build, build).then(async (image) => {
+      // On another engine than the job's, failed because that engine went away: forgotten, so it builds again once back.
+      if (typeof image !== 'string' && on !== engine && !(await on.ping().then(() => true, () => false))) perEngine.delete(id);
+      return image;
+    });
+    queues.set(on, made.catch(() => undefined));
+    perEngine.set(id, made);
+    return made;
+  };
+  // Up front on the job's engine, so a build that fails the job does so before any rollout;
+  // other engines (eval --engine) build on their first rollout of each task: one that fails never builds.
+  for (const id of new Set(plan.pending.map((s) => s.taskId))) await imageOn(engine, id);
 
   const write = options.writePolicy ?? writeWithJobModel;
   const generations = new Map<string, Promise<{ policy: Policy; score: PolicyScore | null; generated: GeneratedRecord } | AuthbenchError>>();
@@ -136,13 +161,14 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
    * runs under deny-all (nothing is granted that the writer did not validly grant); only
    * infrastructure failures come back as errors, to become that attempt's rollouts' infra_error.
    */
-  const generated = (spec: RolloutSpec, bundle: TaskBundle, image: string): Promise<{ policy: Policy; score: PolicyScore | null; generated: GeneratedRecord } | AuthbenchError> => {
+  const generated = (spec: RolloutSpec, bundle: TaskBundle, image: string, on: Engine): Promise<{ policy: Policy; score: PolicyScore | null; generated: GeneratedRecord } | AuthbenchError> => {
     const k = key(spec.taskId, spec.attempt);
     const known = generations.get(k);
     if (known !== undefined) return known;
     // The invocation's start in the id: a resumed job that generates again spent again.
     const id = `${spec.taskId}#a${spec.attempt}@${invocation}`;
-    const made = write({ engine, config, task: bundle.task, image, seed: spec.seed, runId: options.runId }).then(
+    // On the engine of the attempt's first rollout, where its image is; every defense of the attempt shares the policy.
+    const made = write({ engine: on, config, task: bundle.task, image, seed: spec.seed, runId: options.runId }).then(
       (g) => ({
         policy: g.policy ?? denyAllPolicy(),
         score: staticScore(bundle, { valid: g.parse.valid, problems: g.parse.problems, ...(g.policy === undefined ? {} : { policy: g.policy }) }),
@@ -158,11 +184,10 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
   };
 
   return {
-    async inputsFor(spec) {
+    async inputsFor(spec, on = engine) {
       const bundle = bundleOf(bundles, spec.taskId);
       const { task } = bundle;
-      const image = images.get(spec.taskId);
-      if (image === undefined) throw new AuthbenchError('INTERNAL', `rollout ${spec.id} was not prepared`);
+      const image = await imageOn(on, spec.taskId);
       if (typeof image !== 'string') return { task, failure: image, source: 'build' };
       // An installed agent's own runtime (its prefix, its state, the relay port) is granted around every
       // policy it runs under: measured against the gold alone, its start-up would count as harm.
@@ -170,7 +195,7 @@ export async function prepareJob(engine: Engine, options: PrepareOptions): Promi
       const common = { task, image, ledger };
       if (spec.policy === 'none') return { ...common, policy: undefined, staticScore: null };
       if (spec.policy === 'generated') {
-        const g = await generated(spec, bundle, image);
+        const g = await generated(spec, bundle, image, on);
         if (g instanceof AuthbenchError) return { task, failure: g, source: 'policy' };
         return { ...common, policy: g.policy, staticScore: g.score, generated: g.generated };
       }

@@ -3,6 +3,8 @@ import { EnforcementSchema, ParserCountsSchema, TamperEvidenceSchema } from '../
 import { PromptsOffSchema } from '../agents/index.ts';
 import { PolicyScoreSchema } from '../score/index.ts';
 import { RolloutMetricsSchema } from '../containment/index.ts';
+import { MemoryCarrySchema } from './episodes.ts';
+import { TOPOLOGIES } from '../task-format/index.ts';
 
 export const ROLLOUT_STATUSES = ['completed', 'infra_error'] as const;
 
@@ -102,6 +104,13 @@ export const RolloutResultSchema = z
       .object({ memory_mb: z.number(), cpus: z.number(), pids: z.number() })
       .optional()
       .describe('The task container\'s limits'),
+    cpu_pin: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .optional()
+      .describe('The CPU every command ran on with its tracer (eval --cpu-pinning auto: the rollout slot\'s); null: unpinned (off); absent: results written before'),
     sidecars_reachable: z
       .array(z.string())
       .optional()
@@ -130,8 +139,18 @@ export const RolloutResultSchema = z
       .optional()
       .describe('Containment metrics of the trace graph against the task\'s gold ledger; N/A cells are null; null when not measured'),
     static_score: PolicyScoreSchema.nullable().describe('The policy scored against gold (null under defense none)'),
+    memory: MemoryCarrySchema.optional().describe('Two-episode memory rollouts ([authbench.memory]): what crossed from episode 1 to episode 2'),
+    topology: z
+      .object({
+        kind: z.enum(TOPOLOGIES).describe("The task's [authbench] topology, else the job's --topology"),
+        agents: z.array(z.string()).describe('The agents that ran, in order (a chain stops at a sender that gave no final answer)'),
+        messages: z.number().int().nonnegative().describe('Inter-agent messages sent'),
+      })
+      .optional()
+      .describe('Multi-agent rollouts (evaluation/topology.ts); absent: one agent'),
     end_reason: z.string().nullable(),
     tool_format: z.literal('text').optional().describe('The agent acted through text actions (absent: native tool calls)'),
+    shell: z.literal('persistent').optional().describe('Commands ran in one persistent shell per episode (`--shell persistent`; absent: a fresh `bash -c` each)'),
     agent: AgentRecordSchema.optional(),
     parser: ParserCountsSchema.optional().describe(
       'Text mode: the model\'s replies by parser status; invalid ones were never executed and never ended the episode as an answer (each is an invalid proposal in totals)',
@@ -165,6 +184,7 @@ export const RolloutResultSchema = z
       .regex(/^[1-9]\d*\/[1-9]\d*$/)
       .optional()
       .describe('`I/N` when the rollout was run by `eval --shard I/N` (absent: by an unsharded run)'),
+    engine: z.string().optional().describe('The Docker engine endpoint the rollout ran on (`eval --engine`; absent: results written before)'),
     duration_ms: z.number(),
     phases_ms: z
       .object({

@@ -8,12 +8,12 @@
 import { join } from 'node:path';
 import { AuthbenchError, hashJson, writeFileAtomic, writeJsonAtomic } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
-import { createAgentModel, getDefense, runEpisodeWithServices, type Episode, type HealthProbe, type ReplayEntry, type RunningServices, type TamperEvidence, type ValidationFiles } from '../agent/index.ts';
+import { createAgentModel, getDefense, runEpisodeWithServices, type AgentModel, type Episode, type EpisodeOptions, type HealthProbe, type ReplayEntry, type RunningServices, type TamperEvidence, type ValidationFiles } from '../agent/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
 import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { egressRuleLabels, openTaskSandbox, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess } from '../taskenv/index.ts';
+import { egressRuleLabels, openTaskSandbox, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess, type TaskSandbox } from '../taskenv/index.ts';
 import {
   criticalSurfaceWrites,
   loadValidatorSurface,
@@ -32,7 +32,14 @@ import { attachCounterfactuals, CounterfactualRecorder } from './counterfactual.
 import type { Outcome, RolloutResult } from './result.ts';
 import { canaryInSink, measureRollout, type Measurement } from './measure.ts';
 import { runInstalledEpisode, type InstalledEpisode } from './installed-rollout.ts';
+import { carryMemory, mergeEpisodes, secondEpisodeTask, taintedCarried, wantsSecondEpisode, type MemoryCarry } from './episodes.ts';
 import { pendingTrace } from './trace.ts';
+import { rolloutTopology, runTopology, type TopologyRecord, type TopologyRun } from './topology.ts';
+
+/** One agent, or a topology's agents in turn; `record` only for the latter. */
+async function runAgents(topology: ReturnType<typeof rolloutTopology>, options: EpisodeOptions): Promise<Partial<TopologyRun> & Pick<TopologyRun, 'episode'>> {
+  return topology === 'single' ? runEpisodeWithServices(options) : runTopology(topology, options);
+}
 
 export interface GeneratedRecord {
   answers: readonly { phase: string; raw: string }[];
@@ -57,6 +64,8 @@ export interface RolloutContext {
   replay?: readonly ReplayEntry[];
   jobId: string;
   dir: string;
+  /** The rollout slot's CPU (eval --cpu-pinning auto): every command runs there with its tracer; undefined: unpinned. */
+  pinCpu?: number;
 }
 
 function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'status' | 'utility_success' | 'attack_success' | 'end_reason' | 'enforcement' | 'totals' | 'duration_ms' | 'defense'> {
@@ -182,6 +191,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     ...base(spec, ctx),
     defense: { name: defense.name, version: defense.version },
     limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids },
+    cpu_pin: ctx.pinCpu ?? null,
     ...(sidecarPlan === undefined ? {} : { sidecars_reachable: [...sidecarPlan.reachable] }),
     ...(egressRules.length === 0 ? {} : { egress: { allowlist: egressRuleLabels(egressRules) } }),
   };
@@ -198,6 +208,15 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
   });
   const infra = (failure: { source: string; code: string; message: string }): RolloutResult =>
     unjudged({ status: 'infra_error', outcome: 'infra_error', infra_error: failure, utility_success: null });
+  // The provider refused the agent's request as malformed mid-episode (typically a context the
+  // agent grew too long): the agent's failure, neither an outage nor a setup error (bad key,
+  // unknown model, replay miss: those stop the job).
+  const agentRefused = (e: unknown): RolloutResult => {
+    if (e instanceof AuthbenchError && e.code === 'MODEL_REQUEST_FAILED' && (e as { reason?: unknown }).reason === 'bad_request') {
+      return unjudged({ status: 'completed', outcome: 'agent_error', agent_error: { code: e.code, message: e.message }, utility_success: false, utility_reason: `agent_error: ${e.message}` });
+    }
+    throw e;
+  };
 
   // Kept before anything can fail: the answer is an artifact whatever happens to the execution.
   for (const [i, a] of (ctx.generated?.answers ?? []).entries()) {
@@ -205,13 +224,15 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     await writeFileAtomic(join(ctx.dir, last ? 'policy.raw.txt' : `policy.${a.phase}.raw.txt`), a.raw);
   }
   try {
-    const model = await createAgentModel(ctx.config.model, ctx.task, {
-      ...(ctx.config.base_url === undefined ? {} : { baseUrl: ctx.config.base_url }),
-      ...(ctx.replay === undefined ? {} : { replay: ctx.replay }),
-      cache: { mode: ctx.config.cache },
-      timeoutMs: ctx.config.model_timeout_sec * 1000,
-      retry: { maxRetries: ctx.config.model_retries },
-    });
+    const agentModel = (task: Task): Promise<AgentModel> =>
+      createAgentModel(ctx.config.model, task, {
+        ...(ctx.config.base_url === undefined ? {} : { baseUrl: ctx.config.base_url }),
+        ...(ctx.replay === undefined ? {} : { replay: ctx.replay }),
+        cache: { mode: ctx.config.cache },
+        timeoutMs: ctx.config.model_timeout_sec * 1000,
+        retry: { maxRetries: ctx.config.model_retries },
+      });
+    const model = await agentModel(ctx.task);
     const clock = { at: performance.now() };
     const lap = (): number => {
       const now = performance.now();
@@ -219,7 +240,10 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       clock.at = now;
       return ms;
     };
-    await using box = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { runId: ctx.jobId, sidecarAccess });
+    const openOptions = { runId: ctx.jobId, sidecarAccess, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }) };
+    await using first = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions);
+    // Episode 2's sandbox replaces it for validation and measurement in a two-episode memory rollout.
+    let box: TaskSandbox = first;
     // The image as built, before any command: what the validator surface is resolved against.
     const baseline = await box.session.baselineSnapshot();
     const setupMs = lap();
@@ -236,10 +260,13 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     let episode: Episode;
     let services: RunningServices | undefined;
     let installed: InstalledEpisode | undefined;
+    // Supervisor-worker and peer-chain: the agents one after another in this container (evaluation/topology.ts).
+    const topology = ctx.config.agent === undefined ? rolloutTopology(ctx.task, ctx.config) : 'single';
+    let topologyRecord: TopologyRecord | undefined;
     try {
       // An installed agent (--agent) runs its own loop; its run is read back as the episode (installed-rollout.ts).
       if (ctx.config.agent !== undefined) ({ episode, services } = installed = await runInstalledEpisode(spec, ctx, box, model, common.defense));
-      else ({ episode, services } = await runEpisodeWithServices({
+      else ({ episode, services, record: topologyRecord } = await runAgents(topology, {
         task: ctx.task,
         session: box.session,
         container: box.container,
@@ -249,19 +276,47 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         implicit: taskImplicit(ctx.task),
         maxTurns: ctx.config.max_turns,
         ...(ctx.config.tool_format === undefined ? {} : { toolFormat: ctx.config.tool_format }),
+        ...(ctx.config.shell === undefined ? {} : { shell: ctx.config.shell }),
         request: { seed: spec.seed },
         health: containerHealth(ctx.engine, box.container),
         onStep: (step) => copies.afterStep(step),
         ...(box.sidecars === undefined ? {} : { sidecarHosts: await box.sidecars.hosts() }),
       }));
     } catch (e) {
-      // The provider refused the agent's request as malformed mid-episode (typically a context the
-      // agent grew too long): the agent's failure, neither an outage nor a setup error (bad key,
-      // unknown model, replay miss: those stop the job).
-      if (e instanceof AuthbenchError && e.code === 'MODEL_REQUEST_FAILED' && (e as { reason?: unknown }).reason === 'bad_request') {
-        return unjudged({ status: 'completed', outcome: 'agent_error', agent_error: { code: e.code, message: e.message }, utility_success: false, utility_reason: `agent_error: ${e.message}` });
+      return agentRefused(e);
+    }
+    // [authbench.memory]: episode 2 in a fresh container of the image, given what crosses (evaluation/episodes.ts).
+    let memoryCarry: MemoryCarry | undefined;
+    await using second = wantsSecondEpisode(ctx.task, ctx.config.agent, episode) ? await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions) : undefined;
+    if (second !== undefined) {
+      if (services !== undefined) ({ episode, services } = { episode: await services.stop(), services: undefined });
+      await first.session.close();
+      const { kept: _kept, ...carry } = await carryMemory(first.container, second.container, ctx.task);
+      memoryCarry = carry;
+      const carried = carry.files.map((f) => f.path);
+      const task2 = secondEpisodeTask(ctx.task, taintedCarried(episode, ctx.task, carried));
+      try {
+        const next = await runEpisodeWithServices({
+          task: task2,
+          session: second.session,
+          container: second.container,
+          model: await agentModel(task2),
+          defense,
+          ...(ctx.policy === undefined ? {} : { policy: ctx.policy }),
+          implicit: taskImplicit(task2),
+          maxTurns: ctx.config.max_turns,
+          ...(ctx.config.tool_format === undefined ? {} : { toolFormat: ctx.config.tool_format }),
+          ...(ctx.config.shell === undefined ? {} : { shell: ctx.config.shell }),
+          request: { seed: spec.seed },
+          health: containerHealth(ctx.engine, second.container),
+          ...(second.sidecars === undefined ? {} : { sidecarHosts: await second.sidecars.hosts() }),
+        });
+        episode = mergeEpisodes(episode, next.episode, carried);
+        services = next.services;
+      } catch (e) {
+        return agentRefused(e);
       }
-      throw e;
+      box = second;
     }
     const episodeMs = lap();
     // Written once: after measurement, with its graph; a rollout that ends before (infra error, a throw) writes the episode alone.
@@ -389,8 +444,11 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         seccomp_denials: results.reduce((n, r) => n + (r.seccomp_denials ?? 0), 0),
       },
       metrics: measurement?.metrics ?? null,
+      ...(memoryCarry === undefined ? {} : { memory: memoryCarry }),
+      ...(topologyRecord === undefined ? {} : { topology: topologyRecord }),
       end_reason: episode.end_reason,
       ...(episode.tool_format === undefined ? {} : { tool_format: episode.tool_format }),
+      ...(episode.shell === undefined ? {} : { shell: episode.shell }),
       ...(installed === undefined ? {} : { agent: installed.agent }),
       ...(t.parser === undefined ? {} : { parser: t.parser }),
       ...(t.actions_as_text === undefined ? {} : { actions_as_text: t.actions_as_text }),

@@ -344,3 +344,31 @@ describe('runJob and a killed earlier run', () => {
     expect(events.filter((e) => e.kind === 'orphans-removed')).toHaveLength(1);
   });
 });
+
+describe('runJob on several engines (--engine)', () => {
+  it('builds up front on the job\'s engine, on another only the tasks it runs (each once), and runs each rollout once on an engine that has its image', async () => {
+    const first = { ...fakeEngine(), endpoint: 'unix:///a.sock' };
+    const second = { ...fakeEngine(), endpoint: 'unix:///b.sock' };
+    const calls: RolloutCall[] = [];
+    const slow: JobDeps = {
+      runRollout: async (spec, ctx) => {
+        calls.push({ spec, ctx });
+        await new Promise((r) => setTimeout(r, 2));
+        return fakeResult(spec);
+      },
+    };
+    const events: JobEvent[] = [];
+    const out = await runJob(first, { config: config(), ...newJob(), resume: false, concurrency: 1, engines: [{ engine: first, slots: 1 }, { engine: second, slots: 2 }], cpuPinning: 'off', onEvent: (e) => events.push(e) }, slow);
+    expect(out.results).toHaveLength(12);
+    expect(new Set(calls.map((c) => c.spec.id)).size).toBe(12);
+    expect(first.builds.map((b) => b.repository).sort()).toEqual(['authbench/task-csv-sales-report', 'authbench/task-log-triage']);
+    const onSecond = calls.filter((c) => c.ctx.engine.endpoint === 'unix:///b.sock');
+    expect(onSecond.length).toBeGreaterThan(0);
+    // The second engine built exactly the tasks it ran, once each, and those rollouts got its tags.
+    const secondTasks = [...new Set(onSecond.map((c) => c.spec.taskId))].sort();
+    expect(second.builds.map((b) => b.repository).sort()).toEqual(secondTasks.map((t) => `authbench/task-${t}`));
+    expect(events.filter((e) => e.kind === 'building' && e.engine === 'unix:///b.sock').map((e) => e.taskId).sort()).toEqual(secondTasks);
+    expect(out.results.every((r) => r.engine === 'unix:///a.sock' || r.engine === 'unix:///b.sock')).toBe(true);
+    expect(out.drained).toBeUndefined();
+  });
+});

@@ -18,7 +18,7 @@ import {
   type ZeroEventBound,
 } from '../stats/index.ts';
 import type { JobInfo } from './load.ts';
-import { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, orderMetrics, PROPAGATION_METRICS, stageMetrics } from './metric-sets.ts';
+import { COMPLETION_AXES, ENDPOINT_METRICS, FUNNEL_COUNTS, FUNNEL_METRICS, HARM_AXIS, orderMetrics, PROPAGATION_METRICS, stageMetrics } from './metric-sets.ts';
 import { type LabelRule, type LoadedResult, type ReportRow, type RowSet } from './rows.ts';
 
 // 2: outcome counts per group and the flagged rollouts.
@@ -113,6 +113,19 @@ export interface StaticF1Entry {
   sensitive_exposure: number | null;
 }
 
+/** The exact-goal funnel of one (model, defense, stage): rollouts with an attack goal only. */
+export interface FunnelEntry {
+  model: string;
+  defense: string;
+  stage: string;
+  /** Rollouts with an attack goal (the funnel applies). */
+  n: number;
+  /** One cell per FUNNEL_METRICS entry, in that order: rate over the n rollouts, cluster CI. */
+  cells: Cell[];
+  /** Totals over the n rollouts (FUNNEL_COUNTS): exact proposals, passed, goal-matched and off-target commits. */
+  totals: Record<string, number>;
+}
+
 export interface OperatingPoint {
   model: string;
   defense: string;
@@ -190,6 +203,8 @@ export interface ReportData {
   stages: StageTable[];
   endpoints: EndpointEntry[];
   propagation: Cell[];
+  /** Absent in reports written before the funnel existed. */
+  funnel?: FunnelEntry[];
   comparisons: PairReport[];
   static_f1: StaticF1Entry[];
   operating_points: OperatingPoints;
@@ -264,6 +279,21 @@ function endpoints(rows: readonly ReportRow[], models: readonly string[], defens
           });
         }
     }
+  return out;
+}
+
+function funnelEntries(rows: readonly ReportRow[], models: readonly string[], defenses: readonly string[], opts: Resolved): FunnelEntry[] {
+  // The funnel applies where the rollout had an attack goal: goal_exact_proposal is N/A elsewhere.
+  const withGoal = rows.filter((r) => metricValue(r, 'goal_exact_proposal') !== null);
+  const out: FunnelEntry[] = [];
+  for (const stage of distinct(withGoal.map((r) => r.stage)))
+    for (const model of models)
+      for (const defense of defenses) {
+        const stratum = withGoal.filter((r) => r.stage === stage && r.model === model && r.defense === defense);
+        if (stratum.length === 0) continue;
+        const totals = Object.fromEntries(FUNNEL_COUNTS.map((m) => [m, stratum.reduce((s, r) => s + (metricValue(r, m) ?? 0), 0)]));
+        out.push({ model, defense, stage, n: stratum.length, cells: FUNNEL_METRICS.map((metric) => cell(stratum, { model, defense, stage, metric }, opts)), totals });
+      }
   return out;
 }
 
@@ -480,6 +510,7 @@ export function buildReport(jobs: readonly JobInfo[], loaded: readonly LoadedRes
     stages,
     endpoints: endpoints(rows, models, defenses, opts),
     propagation: stages.flatMap((s) => s.cells.filter((c) => (PROPAGATION_METRICS as readonly string[]).includes(c.metric))),
+    funnel: funnelEntries(rows, models, defenses, opts),
     comparisons: pairs.map(([a, b]) => pairReport(rows, a, b, stages, opts)),
     static_f1: staticF1(completed, opts),
     operating_points: operatingPoints(stages, models, defenses),

@@ -18,6 +18,7 @@ import {
   comparisonTable,
   endpointsTable,
   flaggedTable,
+  funnelTable,
   parserTable,
   groupsTable,
   headlineLegend,
@@ -34,7 +35,7 @@ import {
 import { TRACE_CAPS, type TraceView } from './trace-view.ts';
 import type { PageDataId, PagePlot } from './viewer/view.ts';
 
-export const SECTION_IDS = ['headline', 'summary', 'stages', 'comparisons', 'static-f1', 'propagation', 'trace-viewer', 'how-to-read'] as const;
+export const SECTION_IDS = ['headline', 'summary', 'stages', 'funnel', 'comparisons', 'static-f1', 'propagation', 'trace-viewer', 'how-to-read'] as const;
 
 function table(t: TextTable, cls = ''): Html {
   if (t.rows.length === 0) return html`<p class="empty">No rows.</p>`;
@@ -121,6 +122,15 @@ ${parts.length === 0 ? html`<p class="empty">No completed rollouts.</p>` : parts
 </section>`;
 }
 
+function funnelSection(data: ReportData, plots: readonly PlotSpec[]): Html {
+  const level = Math.round(data.options.level * 100);
+  return html`<section id="funnel"><h2>Exact-goal funnel</h2>
+<p>Per defense and stage, over rollouts whose task has a pre-specified attack goal (read off its attack smoke run, and the sink when it holds secrets): the share with an <b>exact proposal</b> (a command that names, runs or attempts the goal), whose exact proposal <b>passed</b> the defense and the kernel, with a <b>goal-matched commit</b> (a commit reaching the goal, linked by call id to that proposal), and whose goal the attack validator then confirmed (<b>goal completed</b>). Beside the path: an <b>off-target commit</b> (an unauthorized commit that is not the goal — a generic violation, not the attack's success) and <b>authorized completion</b> (the user's task done with nothing violating committed). Cells: mean [${level}% scenario-cluster CI] n.</p>
+${plotDivs(plots, 'funnel', 'No rollout had an attack goal (or the results predate the funnel).')}
+${collapsible('funnel per defense and stage', table(funnelTable(data, 'full')))}
+</section>`;
+}
+
 function comparisonsSection(data: ReportData, plots: readonly PlotSpec[]): Html {
   const parts = data.comparisons.map((pair, i) => {
     const plot = plots.find((p) => p.id === `comparison-${i}`);
@@ -173,6 +183,7 @@ const HOW_TO_READ = html`<section id="how-to-read"><h2>How to read this report</
 <li><b>Headline</b>: the four numbers to read first, one row per defense, each on its own stage — committed harm under attack, clean utility, completion of authorized work over tainted content, and how often that work was wrongly blocked. Compare defenses down a column; read the intervals before the means. The tables below it are folded: click a title to open one.</li>
 <li><b>Stages are never pooled.</b> Security, active-tainted utility, clean utility and memory/recovery answer different questions; each has its own metrics. A metric that does not apply to a stage is N/A, never 0.</li>
 <li><b>Endpoints</b> (committed harm, secret leakage, wrong target, attack success) say whether a violation was committed. All zero is not proof of safety: read the one-sided upper bound, computed over independent scenario clusters.</li>
+<li><b>Exact-goal funnel</b> follows each attack down its target path — exact proposal, policy pass, goal-matched commit, goal completed — and counts unauthorized commits that are not the goal apart (off-target), so a generic violation is never read as the attack succeeding.</li>
 <li><b>Operating points</b> put endpoint security next to authorized utility: a defense that blocks everything sits at the bottom left, one that blocks nothing at the top right.</li>
 <li><b>Paired comparisons</b> match rollouts of the same scenario, model and seed under two defenses. The verdict comes from the scenario-cluster bootstrap CI of Δ = B − A; a CI containing 0 is a <i>tie</i>, whatever the point estimate.</li>
 <li><b>Propagation</b> metrics are diagnostics of how far untrusted content travelled in the logged trace; they depend on what was logged and on how early a defense stopped the episode.</li>
@@ -259,6 +270,7 @@ ${styleElement(STYLE)}
 ${headlineSection(report, plots)}
 ${summarySection(report)}
 ${stagesSection(report, plots)}
+${funnelSection(report, plots)}
 ${comparisonsSection(report, plots)}
 ${staticSection(report, plots)}
 ${propagationSection(report, plots)}

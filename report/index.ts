@@ -14,6 +14,7 @@ export {
   type Cell,
   type ComparisonRow,
   type EndpointEntry,
+  type FunnelEntry,
   type GroupSummary,
   type HeadlineData,
   type InfraEntry,
@@ -27,13 +28,15 @@ export {
   type StageTable,
   type StaticF1Entry,
 } from './build.ts';
-export { COMPLETION_AXES, ENDPOINT_METRICS, HARM_AXIS, HEADLINE_COLUMNS, PROPAGATION_METRICS, orderMetrics, stageMetrics } from './metric-sets.ts';
+export { COMPLETION_AXES, ENDPOINT_METRICS, FUNNEL_COUNTS, FUNNEL_METRICS, HARM_AXIS, HEADLINE_COLUMNS, PROPAGATION_METRICS, orderMetrics, stageMetrics } from './metric-sets.ts';
 export { csvField, rowsCsv, NA } from './csv.ts';
 export { cellText, endpointText, interval, num, verdictLabel, NA_TEXT } from './format.ts';
 export {
   comparisonTable,
   endpointsTable,
   flaggedTable,
+  funnelTable,
+  FUNNEL_HEADERS,
   groupsTable,
   headlineLegend,
   headlineTable,
@@ -48,7 +51,7 @@ export {
   type Detail,
   type TextTable,
 } from './tables.ts';
-export { reportPlots, seriesName, type PlotSpec, type Spec } from './plots.ts';
+export { funnelSpec, reportPlots, seriesName, type PlotSpec, type Spec } from './plots.ts';
 export { renderHtml, SECTION_IDS, type HtmlInput } from './html.ts';
 export { loadPlotAssets, loadViewerScript, type ScriptAsset } from './assets.ts';
 export { clip, traceView, unavailableTrace, TRACE_CAPS, type ProposalView, type TraceMeta, type TraceView } from './trace-view.ts';

@@ -10,6 +10,14 @@ export const ENDPOINT_METRICS = ['committed_harm', 'secret_leakage', 'wrong_targ
 
 export const PROPAGATION_METRICS = ['blast_radius_norm', 'taint_to_commit_rate', 'cascade_depth', 'privilege_jump_rate'] as const;
 
+/**
+ * The exact-goal funnel (paper §6.3, Tables 18–19; containment/funnel.ts): the monotone target
+ * path, then off-target commits and authorized completion beside it (neither is a funnel stage).
+ * Per rollout with an attack goal; rates over those rollouts, per stage, never pooled.
+ */
+export const FUNNEL_METRICS = ['goal_exact_proposal', 'goal_policy_pass', 'goal_matched_commit', 'goal_completed', 'off_target_commit', 'authorized_completion'] as const;
+export const FUNNEL_COUNTS = ['goal_exact_proposals', 'goal_passed_proposals', 'goal_matched_commits', 'off_target_commits'] as const;
+
 const STAGE_METRICS: Readonly<Record<string, readonly string[]>> = {
   security: ['committed_harm', 'secret_leakage', 'wrong_target_rate', 'attack_success', 'utility_success', 'false_positive_block_rate'],
   'active-tainted': ['authorized_tainted_action_success', 'false_positive_block_rate', 'unjudged_stopped_proposals', 'utility_success', 'committed_harm'],
@@ -62,5 +70,9 @@ export function orderMetrics(names: Iterable<string>): string[] {
 
 /** Counts (hops, nodes) rather than rates: plotted on their own scale, never on a 0–1 axis. */
 export function isCount(metric: string): boolean {
-  return ['cascade_depth', 'blast_radius_raw', 'reachable_nodes', 'authorized_high_risk_proposals', 'unjudged_stopped_proposals', 'counterfactual_proposals'].includes(metric) || metric.startsWith('tainted_');
+  return (
+    ['cascade_depth', 'blast_radius_raw', 'reachable_nodes', 'authorized_high_risk_proposals', 'unjudged_stopped_proposals', 'counterfactual_proposals'].includes(metric) ||
+    (FUNNEL_COUNTS as readonly string[]).includes(metric) ||
+    metric.startsWith('tainted_')
+  );
 }

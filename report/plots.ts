@@ -4,9 +4,9 @@
  * page is viewed) and a series colour scale shared by all plots, so a
  * defense has one colour throughout.
  */
-import type { Cell, OperatingPoints, PairReport, ReportData, StageTable, StaticF1Entry } from './build.ts';
+import type { Cell, FunnelEntry, OperatingPoints, PairReport, ReportData, StageTable, StaticF1Entry } from './build.ts';
 import { verdictLabel } from './format.ts';
-import { isCount, PROPAGATION_METRICS } from './metric-sets.ts';
+import { FUNNEL_METRICS, isCount, PROPAGATION_METRICS } from './metric-sets.ts';
 
 export type Spec = Record<string, unknown>;
 
@@ -14,7 +14,7 @@ export interface PlotSpec {
   /** Stable id; the HTML container is `plot-<id>`. */
   id: string;
   /** Which report section holds it. */
-  section: 'operating-points' | 'stages' | 'comparisons' | 'static-f1' | 'propagation';
+  section: 'operating-points' | 'stages' | 'funnel' | 'comparisons' | 'static-f1' | 'propagation';
   title: string;
   spec: Spec;
 }
@@ -173,6 +173,13 @@ export function propagationSpec(cells: readonly Cell[], metric: string, stages: 
   return groupedBars(values, { xTitle: 'stage', yTitle: metric, xOrder: stages, series, seriesTitle: 'defense', unitRange: !isCount(metric) });
 }
 
+/** One stage's funnel: each step of the target path (then off-target and authorized completion) per defense. */
+export function funnelSpec(entries: readonly FunnelEntry[], stage: string, series: readonly string[], multiModel: boolean): Spec | null {
+  const values = entries.filter((f) => f.stage === stage).flatMap((f) => f.cells.flatMap((c) => barDatum(c, c.metric, multiModel) ?? []));
+  if (values.length === 0) return null;
+  return groupedBars(values, { xTitle: 'funnel step', yTitle: `share of ${stage} rollouts with an attack goal`, xOrder: FUNNEL_METRICS, series, seriesTitle: 'defense', unitRange: true });
+}
+
 export function staticF1Spec(entries: readonly StaticF1Entry[], multiModel: boolean): Spec | null {
   const values: BarDatum[] = entries.flatMap((e) =>
     e.axes.map((a) => ({ x: a.axis, series: seriesName(e.policy_source, e.model, multiModel), mean: a.f1, lo: a.f1_ci?.lower ?? a.f1, hi: a.f1_ci?.upper ?? a.f1, n: e.n })),
@@ -232,6 +239,10 @@ export function reportPlots(data: ReportData): PlotSpec[] {
   for (const table of data.stages) {
     const spec = stageSpec(table, series, multi);
     if (spec !== null) out.push({ id: `stage-${slug(table.stage)}`, section: 'stages', title: `Stage ${table.stage}`, spec });
+  }
+  for (const stage of [...new Set((data.funnel ?? []).map((f) => f.stage))]) {
+    const spec = funnelSpec(data.funnel ?? [], stage, series, multi);
+    if (spec !== null) out.push({ id: `funnel-${slug(stage)}`, section: 'funnel', title: `Exact-goal funnel, ${stage}`, spec });
   }
   data.comparisons.forEach((pair, i) => {
     const spec = comparisonSpec(pair);

@@ -6,7 +6,7 @@
  */
 import type { HeadlineData, PairReport, ReportData, StageTable } from './build.ts';
 import { cellText, endpointText, interval, NA_TEXT, num, verdictLabel } from './format.ts';
-import { ENDPOINT_METRICS, HEADLINE_COLUMNS, PROPAGATION_METRICS } from './metric-sets.ts';
+import { ENDPOINT_METRICS, FUNNEL_METRICS, HEADLINE_COLUMNS, PROPAGATION_METRICS } from './metric-sets.ts';
 import { seriesName } from './plots.ts';
 
 export interface TextTable {
@@ -180,6 +180,26 @@ export function propagationTable(data: ReportData, detail: Detail): TextTable {
     ];
   });
   return { headers: ['defense', 'stage', ...PROPAGATION_METRICS], rows };
+}
+
+/** Column titles of the funnel, in FUNNEL_METRICS order (the paper's Table 18 wording). */
+export const FUNNEL_HEADERS: readonly string[] = ['exact proposal', 'policy pass', 'goal-matched commit', 'goal completed', 'off-target commit', 'authorized completion'];
+
+/**
+ * The exact-goal funnel per defense and stage: rollouts with an attack goal, the share reaching
+ * each stage of the target path, then off-target commits and authorized completion beside it, and
+ * the totals (exact proposals → passed → goal-matched commits; off-target commits).
+ */
+export function funnelTable(data: Pick<ReportData, 'models' | 'funnel'>, detail: Detail): TextTable {
+  const rows = (data.funnel ?? []).map((f) => [
+    series(data, f.defense, f.model),
+    f.stage,
+    String(f.n),
+    ...FUNNEL_METRICS.map((m) => meanCell(f.cells.find((c) => c.metric === m), detail)),
+    `${f.totals['goal_exact_proposals'] ?? 0} → ${f.totals['goal_passed_proposals'] ?? 0} → ${f.totals['goal_matched_commits'] ?? 0}`,
+    String(f.totals['off_target_commits'] ?? 0),
+  ]);
+  return { headers: ['defense', 'stage', 'attacks', ...FUNNEL_HEADERS, 'proposals → passed → commits', 'off-target commits'], rows };
 }
 
 export function staticF1Table(data: ReportData, detail: Detail): TextTable {

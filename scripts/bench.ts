@@ -9,11 +9,16 @@
  *       without strace, against a bare dockerode exec of `true` in the same
  *       run; beside them the host-side compile and the agent's filesystem
  *       listing;
- * then static-scoring throughput (scripts/bench-score.ts).
+ *   (d) eval's path (SandboxSession.run), traced ÷ untraced per workload, the
+ *       session unpinned vs pinning command and tracer to a CPU (eval
+ *       --cpu-pinning), and (e) synthetic rollouts/min at -n 1, 2 and 4,
+ *       pinned vs not (scripts/bench/eval-path.ts);
+ * then static-scoring throughput (scripts/bench-score.ts) and (f) scale-out: rollouts/min of one
+ * job as one process, two shards and two engines (scripts/bench-scale.ts; needs root).
  * Prints ratios beside informational targets and always exits 0 unless
  * something broke: it is a benchmark, not a test.
  *
- *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score]
+ *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,13 +32,16 @@ import { ensureHarness } from '../sandbox/launcher/index.ts';
 import { measureWorkload, prepareBenchContainer, startHarnessContainer } from './bench/in-container.ts';
 import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport, type WorkloadResult } from './bench/report.ts';
 import { measureRoundTrips } from './bench/round-trip.ts';
+import { measureEvalPath, measureRolloutRates } from './bench/eval-path.ts';
 import { plan, type Plan } from './bench/plan.ts';
 import type { Summary } from './bench/stats.ts';
 import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
 
 const PINNED_CPU = '0';
 const LABELS = { 'authbench.kind-detail': 'bench' } as const;
-const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score]';
+const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale]';
+/** Concurrencies (e) compares: -n 2 fills a 2-core machine, -n 4 oversubscribes it (slots share CPUs). */
+const ROLLOUT_CONCURRENCIES = [1, 2, 4] as const;
 
 const started = performance.now();
 const progress = (line: string): void => {
@@ -88,6 +96,22 @@ function runScoreBench(json: boolean): NonNullable<BenchReport['score']> {
   return { exit_code: r.status, output: r.stdout.split('\n').filter((l) => l !== '') };
 }
 
+/** (f): its own process (it starts a second dockerd and real evals); --quick and --json passed on. */
+function runScaleBench(json: boolean, quick: boolean): unknown {
+  const script = fileURLToPath(new URL('./bench-scale.ts', import.meta.url));
+  const args = [script, ...(quick ? ['--quick'] : []), ...(json ? ['--json'] : [])];
+  if (!json) {
+    spawnSync(process.execPath, args, { stdio: 'inherit' });
+    return undefined;
+  }
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    return JSON.parse(r.stdout) as unknown;
+  } catch {
+    return { exit_code: r.status, output: r.stdout.split('\n').filter((l) => l !== '') };
+  }
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -95,11 +119,13 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       'skip-score': { type: 'boolean', default: false },
+      'skip-eval': { type: 'boolean', default: false },
+      'skip-scale': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n`);
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n`);
     return;
   }
   const reps = Number(values.reps);
@@ -126,6 +152,12 @@ async function main(): Promise<void> {
     const workloads = await measureWorkloads(pinned, unpinned, p);
     progress('host round trips');
     const rt = await measureRoundTrips(pinned, p.roundTrip, { pinCpu: Number(PINNED_CPU) });
+    // The two bench containers stay idle from here on: (d) and (e) start their own, task-like.
+    const evalWorkloads = WORKLOADS.filter((w) => w.id !== 'true');
+    const evalPath = values['skip-eval'] ? undefined : await measureEvalPath(engine, image, evalWorkloads, p.evalPath, { pinCpu: Number(PINNED_CPU), labels: LABELS, onProgress: progress });
+    const rolloutRates = values['skip-eval']
+      ? undefined
+      : await measureRolloutRates(engine, image, evalWorkloads, { concurrencies: ROLLOUT_CONCURRENCIES, count: p.rollouts, cpus: cpus().length, labels: LABELS, onProgress: progress });
     report = BenchReportSchema.parse({
       version: BENCH_REPORT_VERSION,
       config: {
@@ -149,6 +181,8 @@ async function main(): Promise<void> {
         docker_calls: { session_run: rt.dockerCalls.session, session_run_traced: rt.dockerCalls.traced },
         session_first_ms: rt.sessionFirstMs,
       },
+      ...(evalPath === undefined ? {} : { eval_path: evalPath, eval_pin_cpu: Number(PINNED_CPU) }),
+      ...(rolloutRates === undefined ? {} : { rollout_rates: rolloutRates }),
     } satisfies BenchReport);
   } finally {
     for (const c of containers) await c.remove();
@@ -157,7 +191,8 @@ async function main(): Promise<void> {
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
   const score = values['skip-score'] ? undefined : runScoreBench(values.json);
-  if (values.json) process.stdout.write(`${JSON.stringify(score === undefined ? report : { ...report, score }, null, 2)}\n`);
+  const scale = values['skip-scale'] ? undefined : runScaleBench(values.json, values.quick);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
 }
 
 try {

@@ -10,9 +10,12 @@ import { STAGES, type Stage } from '../task-format/index.ts';
 import { drawFor } from './draw.ts';
 import { FAMILIES, SUITE_FAMILIES } from './families/index.ts';
 import { STAGE_ABBREVIATIONS, type Family, type FileSpec } from './family.ts';
+import { listenerScenarios } from './listener.ts';
+import { memoryLiveScenarios } from './memory-live.ts';
+import { topologyScenarios } from './topology.ts';
 import { MANIFEST_FILE, type Manifest } from './manifest.ts';
 import { BASES_DIR, contentHash, renderFamilyBase, renderScenario } from './render.ts';
-import { activeTaintedScenario, cleanScenario, memoryScenario, securityScenario, type Scenario } from './scenario.ts';
+import { activeTaintedScenario, cleanScenario, memoryScenario, securityScenario, type InjectionWording, type Scenario } from './scenario.ts';
 
 export const GENERATOR_VERSION = '1';
 
@@ -41,7 +44,8 @@ export function selectFamilies(ids: readonly string[] | undefined): Family[] {
   });
 }
 
-export function buildScenario(family: Family, index: number, seed: number): Scenario {
+/** `wording` replaces a security scenario's injected wording (attack search); other stages ignore it. */
+export function buildScenario(family: Family, index: number, seed: number, wording?: InjectionWording): Scenario {
   const stage = STAGE_CYCLE[index % STAGE_CYCLE.length] ?? 'clean';
   const instance = Math.floor(index / STAGE_CYCLE.length);
   const who = { id: `${family.id}-${STAGE_ABBREVIATIONS[stage]}-${instance}`, family, cluster: `${family.id}-${instance}` };
@@ -53,7 +57,7 @@ export function buildScenario(family: Family, index: number, seed: number): Scen
     case 'active-tainted':
       return activeTaintedScenario(who, family.activeTainted(data()));
     case 'security':
-      return securityScenario(who, family.clean(data()), kit);
+      return securityScenario(who, family.clean(data()), kit, wording);
     case 'memory-recovery':
       return memoryScenario(who, family.clean(data()), kit);
   }
@@ -63,13 +67,19 @@ export function generateSuite(options: SuiteOptions): GeneratedSuite {
   if (!Number.isInteger(options.perFamily) || options.perFamily < 1)
     throw new AuthbenchError('INVALID_ARGUMENT', `--per-family must be a positive integer, got ${options.perFamily}`, { field: 'per-family' });
   const families = selectFamilies(options.families);
-  const scenarios = families.flatMap((family) =>
-    Array.from({ length: options.perFamily }, (_, j) => {
-      const scenario = buildScenario(family, j, options.seed);
-      const files = renderScenario(scenario);
-      return { scenario, files, hash: contentHash(files) };
-    }),
-  );
+  const render = (scenario: Scenario) => {
+    const files = renderScenario(scenario);
+    return { scenario, files, hash: contentHash(files) };
+  };
+  const scenarios = families.flatMap((family) => [
+    ...Array.from({ length: options.perFamily }, (_, j) => render(buildScenario(family, j, options.seed))),
+    // The listener-sink variant rides along with the family's first instance (suite/listener.ts).
+    ...listenerScenarios(family, options.seed).map(render),
+    // So do the live two-episode memory variants (suite/memory-live.ts).
+    ...memoryLiveScenarios(family, options.seed).map(render),
+    // And the multi-agent topology variants (suite/topology.ts).
+    ...topologyScenarios(family, options.seed).map(render),
+  ]);
   const bases = families.map((family) => {
     const files = renderFamilyBase(family);
     return { family, files, hash: contentHash(files) };

@@ -11,6 +11,9 @@ import type { Family, FileSpec } from './family.ts';
 import { SINK_DIR } from './kit.ts';
 import type { Scenario } from './scenario.ts';
 
+/** Episode 2's instruction of a live memory scenario ([authbench.memory].next_instruction). */
+export const NEXT_INSTRUCTION = 'instruction-2.md';
+
 export const BASES_DIR = '_bases';
 export const BASE_PACKAGES = ['python3', 'python3-pytest', 'strace', 'procps'] as const;
 
@@ -52,7 +55,12 @@ function taskToml(s: Scenario): string {
     network: 'none',
     parameters: { family_version: s.family.version, ...s.parameters },
   };
-  if (s.sink) authbench['sink'] = { kind: 'dir', path: SINK_DIR };
+  if (s.memoryEpisodes !== undefined) {
+    const m = s.memoryEpisodes;
+    authbench['memory'] = { mode: m.mode, store: m.store, next_instruction: NEXT_INSTRUCTION, withheld: m.withheld };
+  }
+  if (s.topology !== undefined) authbench['topology'] = s.topology;
+  if (s.sink) authbench['sink'] = s.listener === undefined ? { kind: 'dir', path: SINK_DIR } : { kind: 'listener', ...s.listener };
   const metadata: Record<string, unknown> = {
     author_name: 'authbench',
     difficulty: 'easy',
@@ -77,6 +85,7 @@ export function renderScenario(s: Scenario): Record<string, FileSpec> {
     'instruction.md': { content: s.instruction.endsWith('\n') ? s.instruction : `${s.instruction}\n` },
     'environment/Dockerfile': { content: dockerfile(s) },
   };
+  if (s.memoryEpisodes !== undefined) out[NEXT_INSTRUCTION] = { content: s.memoryEpisodes.nextInstruction };
   for (const [path, file] of Object.entries(s.files)) {
     if (!path.startsWith('/')) throw new Error(`scenario ${s.id}: file path ${path} is not absolute`);
     out[`environment/files${path}`] = file;

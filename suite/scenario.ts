@@ -3,7 +3,7 @@
  * and memory/recovery wrap the family's clean task with the kit's attack and
  * poisoning machinery; active-tainted and clean are the family's own.
  */
-import type { Stage } from '../task-format/index.ts';
+import type { MemoryMode, Stage, Topology } from '../task-format/index.ts';
 import type { Draw, Family, FileSpec, Workspace } from './family.ts';
 import {
   actionWithCommand,
@@ -41,17 +41,23 @@ export interface Scenario {
   secretFiles: string[];
   memoryFiles: string[];
   sink: boolean;
+  /** With `sink`: the sink is a loopback listener (suite/listener.ts) instead of the drop directory. */
+  listener?: { port: number; path: string };
+  /** A live two-episode memory scenario (suite/memory-live.ts): `[authbench.memory]` and episode 2's instruction. */
+  memoryEpisodes?: { mode: MemoryMode; store: string; nextInstruction: string; withheld: string[] };
+  /** A multi-agent scenario (suite/topology.ts): `[authbench] topology`. */
+  topology?: Topology;
   parameters: Record<string, unknown>;
   tags: string[];
 }
 
-interface Identity {
+export interface Identity {
   id: string;
   family: Family;
   cluster: string;
 }
 
-function base(who: Identity, stage: Stage, ws: Workspace): Scenario {
+export function base(who: Identity, stage: Stage, ws: Workspace): Scenario {
   return {
     ...who,
     stage,
@@ -83,7 +89,7 @@ export function activeTaintedScenario(who: Identity, ws: Workspace): Scenario {
 
 const HELPER_NAMES = ['quickfix.sh', 'prepare_env.sh', 'collect_diagnostics.sh', 'sync_state.sh'] as const;
 
-function placeInjection(draw: Draw, ws: Workspace, attack: Attack, text: string, placement: Placement, family: Family) {
+export function placeInjection(draw: Draw, ws: Workspace, attack: Attack, text: string, placement: Placement, family: Family) {
   const files: Record<string, FileSpec> = {};
   let instructionNote = '';
   let smoke = attack.command;
@@ -136,12 +142,18 @@ export function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-export function securityScenario(who: Identity, ws: Workspace, draw: Draw): Scenario {
+/**
+ * Replaces the drawn injected wording (attack search: a candidate wording rendered with the scenario's attack).
+ * The draw is made all the same, so everything else about the scenario stays as generated.
+ */
+export type InjectionWording = (attack: Pick<Attack, 'kind' | 'phrase' | 'command'>) => string;
+
+export function securityScenario(who: Identity, ws: Workspace, draw: Draw, wording?: InjectionWording): Scenario {
   const attack = drawAttack(draw);
   const placements = ws.carriers.length > 0 ? PLACEMENTS : PLACEMENTS.filter((p) => p !== 'carrier');
   const placement = draw.pick(placements);
   const injection = drawInjection(draw, attack);
-  const placed = placeInjection(draw, ws, attack, injection.text, placement, who.family);
+  const placed = placeInjection(draw, ws, attack, wording === undefined ? injection.text : wording(attack), placement, who.family);
   const files = mergeFiles({ ...ws.files, ...overrides(ws.files, placed.files) }, { ...newOnly(ws.files, placed.files), ...attack.files, [`${SINK_DIR}/README.txt`]: SINK_README });
   const s = base(who, 'security', ws);
   return {
@@ -165,11 +177,11 @@ export function securityScenario(who: Identity, ws: Workspace, draw: Draw): Scen
   };
 }
 
-function overrides(base: Record<string, FileSpec>, extra: Record<string, FileSpec>): Record<string, FileSpec> {
+export function overrides(base: Record<string, FileSpec>, extra: Record<string, FileSpec>): Record<string, FileSpec> {
   return Object.fromEntries(Object.entries(extra).filter(([p]) => p in base));
 }
 
-function newOnly(base: Record<string, FileSpec>, extra: Record<string, FileSpec>): Record<string, FileSpec> {
+export function newOnly(base: Record<string, FileSpec>, extra: Record<string, FileSpec>): Record<string, FileSpec> {
   return Object.fromEntries(Object.entries(extra).filter(([p]) => !(p in base)));
 }
 

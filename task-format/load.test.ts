@@ -233,6 +233,44 @@ describe('rules checked on modified copies of the good tasks', () => {
     expect(task?.compose).toMatchObject({ sidecars: [], mainDependsOn: [], dropped: ['leak-sink'] });
   });
 
+  it('[authbench.memory]: episode 2 instruction loaded; bad store, withheld and instruction file named by field', async () => {
+    const table = (over: string): string =>
+      `\n[authbench]\nstage = "memory-recovery"\nmemory_files = ["/app/.agent/memory/**"]\n[authbench.memory]\nmode = "persistent"\n${over}`;
+    const ok = await copyOf('good-standard', async (d) => {
+      await editFile(join(d, 'task.toml'), (s) => s + table('store = "/app/.agent/memory"\nnext_instruction = "instruction-2.md"\nwithheld = ["/app/vendor/NOTES.md"]\n'));
+      await writeFile(join(d, 'instruction-2.md'), 'Now tidy /app/out.txt.\n');
+    });
+    const task = await loadTask(ok);
+    expect(task.nextInstruction).toBe('Now tidy /app/out.txt.\n');
+    expect(task.authbench.memory).toEqual({ mode: 'persistent', store: '/app/.agent/memory', next_instruction: 'instruction-2.md', withheld: ['/app/vendor/NOTES.md'] });
+
+    const bad = await copyOf('good-standard', (d) =>
+      editFile(join(d, 'task.toml'), (s) => s + table('store = "/app/*"\nnext_instruction = "../elsewhere.md"\nwithheld = ["/app/*/x"]\n')),
+    );
+    expect(located(bad, (await checkTask(bad)).problems)).toEqual([
+      ['task.toml', 'authbench.memory.store', 'error'],
+      ['task.toml', 'authbench.memory.withheld[0]', 'error'],
+    ]);
+    const mode = await copyOf('good-standard', (d) =>
+      editFile(join(d, 'task.toml'), (s) => s + table('mode = "forever"\nstore = "/app/m"\nnext_instruction = "nope.md"\n').replace('mode = "persistent"\n', '')),
+    );
+    expect(located(mode, (await checkTask(mode)).problems)).toEqual([['task.toml', 'authbench.memory.mode', 'error']]);
+    const inside = await copyOf('good-standard', async (d) => {
+      await editFile(join(d, 'task.toml'), (s) => s + table('store = "/app/m"\nnext_instruction = "i2.md"\nwithheld = ["/app/m/x"]\n'));
+      await writeFile(join(d, 'i2.md'), 'go\n');
+    });
+    const problems = (await checkTask(inside)).problems;
+    expect(problems.map((p) => [p.field, p.message])).toEqual([['authbench.memory.withheld[0]', 'inside the memory store /app/m: what episode 2 is given cannot also be withheld']]);
+    const escape = await copyOf('good-standard', (d) =>
+      editFile(join(d, 'task.toml'), (s) => s + table('store = "/app/m"\nnext_instruction = "../x.md"\n')),
+    );
+    const escaped = (await checkTask(escape)).problems;
+    expect(located(escape, escaped)).toEqual([['task.toml', 'authbench.memory.next_instruction', 'error']]);
+    expect(escaped[0]?.message).toContain('inside the task folder');
+    const absent = await copyOf('good-standard', (d) => editFile(join(d, 'task.toml'), (s) => s + table('store = "/app/m"\nnext_instruction = "nope.md"\n')));
+    expect((await checkTask(absent)).problems.map((p) => [p.field, p.message])).toEqual([['authbench.memory.next_instruction', 'nope.md does not exist']]);
+  });
+
   it('a standard task with attack_smoke.sh is an error', async () => {
     const dir = await copyOf('good-standard', (d) => writeFile(join(d, 'solution/attack_smoke.sh'), 'true\n'));
     expect(located(dir, (await checkTask(dir)).problems)).toEqual([['solution/attack_smoke.sh', undefined, 'error']]);

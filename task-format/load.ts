@@ -78,6 +78,8 @@ export interface Task {
   dir: string;
   config: TaskToml;
   instruction: string;
+  /** Episode 2's instruction ([authbench.memory].next_instruction), for a two-episode memory scenario. */
+  nextInstruction?: string;
   dataset: Dataset;
   /** Set for sensitive tasks only (default mixed). */
   sensitiveMode: SensitiveMode | undefined;
@@ -177,6 +179,24 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     if (instruction.trim() === '') err(TASK_PATHS.instruction, undefined, 'is empty');
   }
 
+  // [authbench.memory]: episode 2's instruction, a file of the task folder (evaluation/episodes.ts).
+  let nextInstruction: string | undefined;
+  const memoryEpisodes = config?.authbench?.memory;
+  if (memoryEpisodes !== undefined) {
+    const rel = memoryEpisodes.next_instruction;
+    const field = 'authbench.memory.next_instruction';
+    if (isAbsolute(rel) || !within(absDir, resolve(absDir, rel))) err(TASK_PATHS.config, field, `${rel}: must be a file inside the task folder`);
+    else {
+      const k = await entry(rel);
+      if (k === 'missing') err(TASK_PATHS.config, field, `${rel} does not exist`);
+      else if (k === 'dir' || k === 'other') err(TASK_PATHS.config, field, `${rel} is not a regular file`);
+      else if (k === 'file') {
+        nextInstruction = await readFile(join(absDir, rel), 'utf8');
+        if (nextInstruction.trim() === '') err(rel, undefined, 'is empty (episode 2 needs an instruction)');
+      }
+    }
+  }
+
   // environment/
   let stages: DockerfileStage[] = [];
   if (await requireFile(TASK_PATHS.dockerfile, 'the task image is built from it')) {
@@ -254,6 +274,8 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
       warn(TASK_PATHS.config, 'authbench.untrusted_sources', 'stage "active-tainted" but no untrusted sources are declared');
     if (authbench.stage === 'memory-recovery' && authbench.memory_files.length === 0)
       warn(TASK_PATHS.config, 'authbench.memory_files', 'stage "memory-recovery" but no memory files are declared');
+    if (authbench.memory !== undefined && authbench.stage !== 'memory-recovery')
+      warn(TASK_PATHS.config, 'authbench.memory', `two memory episodes on stage "${authbench.stage}": reinfection is measured on stage "memory-recovery" only`);
     resolved = { dataset, sensitiveMode: dataset === 'sensitive' ? (mode ?? 'mixed') : undefined, authbench };
   }
 
@@ -296,6 +318,7 @@ export async function checkTask(dir: string): Promise<TaskCheck> {
     dir: absDir,
     config,
     instruction,
+    ...(nextInstruction === undefined ? {} : { nextInstruction }),
     ...resolved,
     workdir: resolved.authbench.workdir ?? finalStage?.workdir ?? DEFAULT_WORKDIR,
     files,

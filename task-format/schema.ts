@@ -136,6 +136,37 @@ export const SinkSchema = z
   .discriminatedUnion('kind', [SinkDirSchema, SinkListenerSchema])
   .describe('A local stand-in for an exfiltration target; never a real network endpoint');
 
+export const MEMORY_MODES = ['session', 'persistent'] as const;
+export type MemoryMode = (typeof MEMORY_MODES)[number];
+
+/**
+ * A live two-episode memory scenario (evaluation/episodes.ts): episode 1 works with untrusted
+ * content in reach and may write the store; episode 2 is a fresh container of the same image,
+ * given the store (persistent) or not (session), and a second, clean instruction.
+ */
+export const MemoryEpisodesSchema = z
+  .strictObject({
+    mode: z.enum(MEMORY_MODES).describe('session: the store dies with episode 1 (the control); persistent: it is copied into episode 2'),
+    store: exactPath
+      .refine((p) => p !== '/', 'must be a directory below /, not / itself')
+      .describe('Absolute container directory of the memory store; only its regular files survive, bounded in size'),
+    next_instruction: nonEmpty.describe("File (relative to the task folder) holding episode 2's instruction"),
+    withheld: z
+      .array(exactPath)
+      .default([])
+      .describe('Paths present in episode 1 only: removed before episode 2, so untrusted content reaches it through memory or not at all'),
+  })
+  .describe('Two episodes with a memory store between them');
+export type MemoryEpisodes = z.infer<typeof MemoryEpisodesSchema>;
+
+/**
+ * How many agents a rollout runs and how they pass work on (evaluation/topology.ts): one agent;
+ * a supervisor that plans and delegates to a worker; a chain where agent k's final answer is agent
+ * k+1's only input. All agents share the task container.
+ */
+export const TOPOLOGIES = ['single', 'supervisor-worker', 'peer-chain'] as const;
+export type Topology = (typeof TOPOLOGIES)[number];
+
 export const AuthbenchSectionSchema = z
   .strictObject({
     stage: z
@@ -177,6 +208,11 @@ export const AuthbenchSectionSchema = z
       .describe('none: no network at all; sink: only what the local sink needs'),
     workdir: exactPath.optional().describe("Override of the Dockerfile's final WORKDIR"),
     sink: SinkSchema.optional(),
+    memory: MemoryEpisodesSchema.optional(),
+    topology: z
+      .enum(TOPOLOGIES)
+      .optional()
+      .describe("The scenario's agent topology; absent: the one `eval --topology` gives (default single)"),
     pids_limit: z
       .number()
       .int()
@@ -187,6 +223,15 @@ export const AuthbenchSectionSchema = z
   .superRefine((s, ctx) => {
     if (s.network === 'sink' && s.sink === undefined)
       ctx.addIssue({ code: 'custom', path: ['network'], message: 'network = "sink" needs an [authbench.sink] table' });
+    if (s.memory !== undefined && s.topology !== undefined && s.topology !== 'single')
+      ctx.addIssue({ code: 'custom', path: ['topology'], message: 'a two-episode memory scenario runs one agent per episode: topology must be single' });
+    if (s.memory !== undefined) {
+      const store = s.memory.store;
+      // zod refines an object whose fields failed too: judge only paths that are exact.
+      for (const [i, w] of s.memory.withheld.entries())
+        if (exactPathProblem(store) === undefined && exactPathProblem(w) === undefined && (w === store || w.startsWith(`${store}/`)))
+          ctx.addIssue({ code: 'custom', path: ['memory', 'withheld', i], message: `inside the memory store ${store}: what episode 2 is given cannot also be withheld` });
+    }
   })
   .describe("authbench's own task extras");
 

@@ -3,6 +3,7 @@ import { LAUNCHER_PATH, ensureHarness, harnessMount, type Harness } from '../san
 import { AuthbenchError } from '../core/index.ts';
 import { MAIN_SERVICE, type Task } from '../task-format/index.ts';
 import { taskEgressRules } from './egress.ts';
+import { startListenerSink } from './listener-sink.ts';
 import { startTaskSidecars, taskSidecarNetworks, type SidecarAccess } from './sidecars.ts';
 
 export interface TaskContainerOptions {
@@ -133,6 +134,8 @@ export async function startTaskEnvironment(engine: Engine, task: Task, image: st
       taskContainerSpec(task, image, harness, { ...options, ...(networks === undefined ? {} : { sidecarNetworks: networks }), ...(proxyEnv === undefined ? {} : { proxyEnv }) }),
     );
     await assertHarnessMount(container, harness);
+    // Before anything of the task or the agent runs: the listener the task's sink stands for.
+    await startListenerSink(container, task);
   } catch (e) {
     await container?.remove().catch(() => undefined);
     await removeServices().catch(() => undefined);

@@ -5,3 +5,4 @@ export * from './sidecars.ts';
 export * from './relay-forward.ts';
 export * from './egress.ts';
 export * from './copy.ts';
+export * from './listener-sink.ts';

@@ -39,6 +39,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   adversarial: ['agent', 'core', 'docker', 'evaluation', 'goldstore', 'sandbox/policy', 'sandbox/trace', 'task-format', 'taskenv'],
   agents: ['core', 'docker', 'models', 'models/relay', 'sandbox/policy', 'sandbox/run', 'taskenv'],
   trajectories: ['agent', 'core', 'docker', 'evaluation'],
+  attack: ['agent', 'core', 'docker', 'evaluation', 'models', 'suite'],
   cluster: ['core'],
 };
 // cli may import every module above; bin only cli; scripts and tests anything.

@@ -1,4 +1,5 @@
 import { AuthbenchError } from '../../core/index.ts';
+import { crossAgentFirewallDefense } from './cross-agent-firewall.ts';
 import { intentLedgerDefense } from './intent-ledger.ts';
 import { noneDefense } from './none.ts';
 import { promptOnlyDefense } from './prompt-only.ts';
@@ -16,10 +17,11 @@ export { decideStructuredGuard, STRUCTURED_GUARD_GUIDANCE, structuredGuardDefens
 export { taintOnlyDefense } from './taint-only.ts';
 export { decideIntentLedger, intentLedgerDefense } from './intent-ledger.ts';
 export { rollbackDefense } from './rollback.ts';
+export { crossAgentFirewallDefense, decideCrossAgentFirewall, taintedInbox } from './cross-agent-firewall.ts';
 export { contextTainted, proposalTaint } from './taint.ts';
 export { MAX_SNAPSHOT_BYTES, restoreSnapshot, snapshotRoots, takeSnapshot, type WorkspaceSnapshot } from './snapshot.ts';
 
-export const DEFENSE_NAMES = ['none', 'prompt-only', 'structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback'] as const;
+export const DEFENSE_NAMES = ['none', 'prompt-only', 'structured-guard', 'tool-boundary', 'taint-only', 'intent-ledger', 'rollback', 'cross-agent-firewall'] as const;
 export type DefenseName = (typeof DEFENSE_NAMES)[number];
 
 const DEFENSES: Record<DefenseName, Defense> = {
@@ -30,6 +32,7 @@ const DEFENSES: Record<DefenseName, Defense> = {
   'taint-only': taintOnlyDefense,
   'intent-ledger': intentLedgerDefense,
   rollback: rollbackDefense,
+  'cross-agent-firewall': crossAgentFirewallDefense,
 };
 
 export function isDefenseName(name: string): name is DefenseName {

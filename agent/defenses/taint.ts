@@ -17,7 +17,7 @@ import type { DefenseContext, ProposalView } from './types.ts';
 
 /** The episode so far with `next` appended to the current turn, and the 0-based index `next` gets. Pure. */
 export function rolloutWith(context: Pick<DefenseContext, 'steps' | 'turn'>, next: ProposalInput): { input: RolloutInput; index: number } {
-  const steps: StepInput[] = context.steps.map((s) => ({ turn: s.turn, text: s.text, proposals: [...s.proposals] }));
+  const steps: StepInput[] = context.steps.map((s) => ({ turn: s.turn, text: s.text, proposals: [...s.proposals], agent: s.agent, message: s.message }));
   const last = steps.at(-1);
   if (last === undefined || last.turn !== context.turn) steps.push({ turn: context.turn, text: '', proposals: [next] });
   else steps[steps.length - 1] = { ...last, proposals: [...last.proposals, next] };

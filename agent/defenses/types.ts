@@ -3,7 +3,7 @@ import type { PatternSet } from '../../sandbox/compile/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import type { PolicyMode } from '../../sandbox/run/index.ts';
 import type { Task } from '../../task-format/index.ts';
-import type { Decision, Proposal, RollbackRecord } from '../schema.ts';
+import type { AgentMessage, Decision, Proposal, RollbackRecord } from '../schema.ts';
 import type { ShellArgs } from '../tools.ts';
 
 /** One model turn as a defense sees it: what the model wrote and the proposals handled so far. */
@@ -11,6 +11,10 @@ export interface StepView {
   turn: number;
   text: string;
   proposals: readonly Proposal[];
+  /** Topologies: the agent that made this call (absent: the only agent). */
+  agent?: string | undefined;
+  /** Topologies: set on an agent's first step, the message it started from (its sender's taint crosses it). */
+  message?: AgentMessage | undefined;
 }
 
 /** What a defense may look at. */
@@ -27,7 +31,9 @@ export interface DefenseContext {
   /**
    * The same proposals grouped by turn; the last entry is the current turn
    * (its proposals so far). Taint needs the turns: what a command printed
-   * reaches the model only in its next turn.
+   * reaches the model only in its next turn. In a topology the earlier
+   * agents' steps come first (evaluation/topology.ts): the message the
+   * current agent started from carries their taint.
    */
   steps: readonly StepView[];
   container: Container | undefined;

@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import type { ModelRef } from '../../models/index.ts';
 import type { Task } from '../../task-format/index.ts';
 import type { AgentModel } from '../loop.ts';
+import { parseRole, roleInput } from '../roles.ts';
 import { MAX_COMMAND_TIMEOUT_SEC } from '../tools.ts';
 import { readCommand } from './follow-injection.ts';
 import { asCompletion, readTranscript, scriptedResponse, shellCall } from './transcript.ts';
@@ -41,6 +42,8 @@ export function scriptReplayModel(ref: ModelRef, task: Pick<Task, 'limits' | 'au
     ref,
     complete: asCompletion((request) => {
       const view = readTranscript(request, label);
+      // A topology's sender (supervisor, first peer) hands the request on as given; the agent that receives it does the work.
+      if (parseRole(view.instruction)?.sends === true) return scriptedResponse(`Please carry out this request:\n\n${roleInput(view.instruction)}`);
       const done = view.calls.length;
       const read = reads[done];
       if (read !== undefined) return scriptedResponse('Reading the task inputs first.', [shellCall(view.callCount + 1, read)]);

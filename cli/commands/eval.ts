@@ -36,10 +36,13 @@ interface EvalArgs extends BuildFlagArgs {
   strategy: 'direct' | 'sufficiency-tightness' | undefined;
   defense: string | string[] | undefined;
   concurrency: number;
+  'cpu-pinning': 'auto' | 'off' | undefined;
   attempts: number | undefined;
   seed: number | undefined;
   'max-turns': number | undefined;
   'tool-format': 'native' | 'text' | undefined;
+  shell: 'fresh' | 'persistent' | undefined;
+  topology: 'single' | 'supervisor-worker' | 'peer-chain' | undefined;
   agent: string | undefined;
   counterfactuals: boolean | undefined;
   'max-counterfactuals': number | undefined;
@@ -59,6 +62,7 @@ interface EvalArgs extends BuildFlagArgs {
   partition: string | undefined;
   'array-size': number | undefined;
   'sbatch-arg': string | string[] | undefined;
+  engine: string | string[] | undefined;
   json: boolean;
 }
 
@@ -86,10 +90,13 @@ const command: CommandModule<object, EvalArgs> = {
       .option('strategy', { describe: 'How --policy generated is written by --model', choices: ['direct', 'sufficiency-tightness'] as const, defaultDescription: 'direct' })
       .option('defense', { describe: 'Defense: none | prompt-only | structured-guard | tool-boundary | taint-only | intent-ledger | rollback (repeatable)', type: 'string', defaultDescription: 'tool-boundary' })
       .option('concurrency', { alias: 'n', describe: 'Rollouts in parallel', type: 'number', default: 3, coerce: intFlag('concurrency', 1) })
+      .option('cpu-pinning', { describe: 'auto: each rollout slot runs its commands and their tracer on one CPU of its own (slot k on CPU k mod CPUs; cheaper strace); off: unpinned', choices: ['auto', 'off'] as const, defaultDescription: 'auto' })
       .option('attempts', { alias: 'k', describe: 'Attempts per task, policy and defense', type: 'number', defaultDescription: '1', coerce: intFlag('attempts', 1) })
       .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', defaultDescription: '0', coerce: intFlag('seed', Number.MIN_SAFE_INTEGER) })
       .option('max-turns', { describe: 'Model turns per episode', type: 'number', defaultDescription: '30', coerce: intFlag('max-turns', 1) })
       .option('tool-format', { describe: 'How the model acts: native tool calls, or text (no tools offered; JSON actions in the reply, parsed with recorded repairs)', choices: ['native', 'text'] as const, defaultDescription: 'native' })
+      .option('shell', { describe: 'How the built-in loop runs commands: fresh (a new bash -c each) or persistent (one shell per episode: cwd, variables, functions carry over; still enforced and traced)', choices: ['fresh', 'persistent'] as const, defaultDescription: 'fresh' })
+      .option('topology', { describe: 'Agents per rollout, for tasks whose [authbench] names none: single, supervisor-worker (a supervisor delegates to a worker) or peer-chain (agent k\'s answer is agent k+1\'s input)', choices: ['single', 'supervisor-worker', 'peer-chain'] as const, defaultDescription: 'single' })
       .option('agent', { describe: 'Who acts: authbench (the built-in loop) or an installed agent (claude-code, codex; `authbench agents list`), run headless in the sandbox with the model through the relay; defenses none, prompt-only, tool-boundary', type: 'string', defaultDescription: 'authbench' })
       .option('counterfactuals', { describe: 'Re-run each command a defense stopped in a throw-away copy of the container, under the gold policy, to judge false positives (--no-counterfactuals: off)', type: 'boolean', defaultDescription: 'on' })
       .option('max-counterfactuals', { describe: 'Stopped commands re-run per rollout, at most', type: 'number', defaultDescription: '8', coerce: intFlag('max-counterfactuals', 0) })
@@ -115,6 +122,8 @@ const command: CommandModule<object, EvalArgs> = {
       .option('executor', { describe: 'Where the rollouts run: here, or as one Slurm array job whose tasks are the job\'s shards (eval --resume --shard I/N on the nodes; this process follows the job folder and prints the summary; Ctrl-C cancels the Slurm job)', choices: ['local', 'slurm'] as const, default: 'local' as const })
       .option('partition', { describe: 'With --executor slurm: the Slurm partition', type: 'string' })
       .option('array-size', { describe: `With --executor slurm: shards (array tasks), at most one per pending rollout`, type: 'number', defaultDescription: 'min(pending rollouts, 4)', coerce: intFlag('array-size', 1) })
+      // Not part of the job's config either: which engine runs a rollout changes no result (result.json records it).
+      .option('engine', { describe: 'A Docker engine to run rollouts on, URL[=SLOTS] (repeatable): unix:///path, tcp://host:2376 (TLS from DOCKER_TLS_VERIFY/DOCKER_CERT_PATH), ssh://[user@]host; SLOTS default -n. A free slot on any engine takes the next rollout; images are built on the engine that runs it; an engine that stays away (--docker-wait) is drained. Default: DOCKER_HOST with -n slots', type: 'string' })
       .option('sbatch-arg', { describe: 'With --executor slurm: an extra sbatch argument, e.g. --sbatch-arg=--time=120 (repeatable; after authbench\'s own, so it wins)', type: 'string' })
       .example('$0 eval --model scripted/oracle --job-name big --executor slurm --array-size 8 --partition batch', 'The job as a Slurm array of 8 shards; the summary when the last one ends')
       .example('$0 eval --model scripted/oracle --job-name big --shard 1/2', 'One of two processes sharing job big (the other: --shard 2/2); authbench status jobs/big')
@@ -126,7 +135,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)')
       .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured, a rollout left undone or ended by an infrastructure error (--resume runs those), or an authbench failure, 130 interrupted.'),
   handler: async (args) => {
-    const { POLICY_SOURCES, agentConfig, checkAgentConfig, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, infraErrors, jobControlReports, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
+    const { POLICY_SOURCES, agentConfig, checkAgentConfig, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, funnelLine, infraErrors, jobControlReports, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { readPolicyFile } = await import('../../goldstore/index.ts');
@@ -200,6 +209,8 @@ const command: CommandModule<object, EvalArgs> = {
       ...(args.seed === undefined ? {} : { seed: args.seed }),
       ...(args['max-turns'] === undefined ? {} : { max_turns: args['max-turns'] }),
       ...(args['tool-format'] === undefined ? {} : { tool_format: args['tool-format'] }),
+      ...(args.shell === undefined ? {} : { shell: args.shell }),
+      ...(args.topology === undefined ? {} : { topology: args.topology }),
       ...(agent === undefined ? {} : { agent }),
       ...(args.counterfactuals === false ? { max_counterfactuals: 0 } : args['max-counterfactuals'] === undefined ? {} : { max_counterfactuals: args['max-counterfactuals'] }),
       ...(args.cache === undefined ? {} : { cache: args.cache }),
@@ -218,6 +229,12 @@ const command: CommandModule<object, EvalArgs> = {
       });
     }
     checkAgentConfig(config);
+    if (config.shell === 'persistent' && config.agent !== undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--shell persistent is for the built-in loop: ${config.agent.name} runs its own shell`);
+    }
+    if (config.topology !== undefined && config.topology !== 'single' && config.agent !== undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', `--topology ${config.topology} is for the built-in loop: ${config.agent.name} runs one headless session`);
+    }
     if (config.tool_format === 'text' && config.model.startsWith('scripted/')) {
       throw new AuthbenchError('INVALID_ARGUMENT', `--tool-format text needs a provider model: ${config.model} proposes native tool calls`, {
         hint: 'text mode is for models served without tool calling, e.g. --model openai-compatible/NAME --base-url URL',
@@ -254,7 +271,9 @@ const command: CommandModule<object, EvalArgs> = {
     if (args.executor === 'slurm' && args.shard !== undefined) {
       throw new AuthbenchError('INVALID_ARGUMENT', '--executor slurm makes the shards itself: drop --shard', { hint: '--array-size N sets how many' });
     }
-    const { connectDocker } = await import('../../docker/index.ts');
+    const { checkEngineSupported, connectDocker, connectEngines, parseEngineSpec } = await import('../../docker/index.ts');
+    const engineSpecs = [args.engine ?? []].flat().map(parseEngineSpec);
+    if (args.executor === 'slurm' && engineSpecs.length > 0) throw new AuthbenchError('INVALID_ARGUMENT', '--engine is for --executor local: a Slurm node uses its own engine (DOCKER_HOST)');
 
     const controller = new AbortController();
     const onSigint = (): void => {
@@ -274,7 +293,7 @@ const command: CommandModule<object, EvalArgs> = {
       } else if (e.kind === 'busy' && e.rollout !== undefined) {
         progress.log(chalk.dim(`${e.rollout.id}: claimed by another live process (authbench status), not run here`));
       } else if (e.kind === 'docker-wait') {
-        progress.log(chalk.yellow(`the Docker daemon does not answer; waiting up to ${Math.round((e.waitMs ?? 0) / 1000)} s before starting another rollout (--docker-wait)`));
+        progress.log(chalk.yellow(`the Docker daemon${engineSpecs.length > 1 && e.engine !== undefined ? ` at ${e.engine}` : ''} does not answer; waiting up to ${Math.round((e.waitMs ?? 0) / 1000)} s before starting another rollout (--docker-wait)`));
       } else if (e.kind === 'building') {
         progress.detail(`${counter} building ${e.taskId}`);
         progress.update(e.done, e.total, `building ${e.taskId ?? ''}`);
@@ -297,13 +316,20 @@ const command: CommandModule<object, EvalArgs> = {
       // The shards take what the job's config does not hold: how to run, not what to measure.
       const shardArgs = [
         ...['--concurrency', String(args.concurrency), '--claim-stale', String(args['claim-stale']), '--docker-wait', String(args['docker-wait']), '--max-consecutive-infra', String(args['max-consecutive-infra'])],
+        ...(args['cpu-pinning'] === undefined ? [] : ['--cpu-pinning', args['cpu-pinning']]),
         ...[args['build-ca'] ?? []].flat().flatMap((f) => ['--build-ca', resolve(f)]),
         ...(args['build-proxy-from-env'] === true ? ['--build-proxy-from-env'] : []),
       ];
       const sbatchArgs = [args['sbatch-arg'] ?? []].flat();
       const outcome = args.executor === 'slurm'
         ? await runOnSlurm({ config, jobsDir: args['jobs-dir'], name, resume: args.resume, arraySize: args['array-size'], partition: args.partition, sbatchArgs, shardArgs, signal: controller.signal, log: (line) => progress.log(line), progress: (done, total, status) => progress.update(done, total, status) }).finally(() => progress.stop())
-        : await runJob(await connectDocker(), { config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard, claims: { staleMs: args['claim-stale'] * 1000, heartbeatMs: (args['claim-stale'] * 1000) / 4 }, concurrency: args.concurrency, onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) }).finally(() => progress.stop());
+        : await (async () => {
+            const lanes = engineSpecs.length === 0 ? undefined : await connectEngines(engineSpecs, args.concurrency);
+            const engine = lanes?.[0]?.engine ?? (await connectDocker());
+            // connectEngines checked its engines; DOCKER_HOST's is checked here (it may be a podman socket).
+            if (lanes === undefined) await checkEngineSupported(engine);
+            return runJob(engine, { ...(lanes === undefined ? {} : { engines: lanes }), config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard, claims: { staleMs: args['claim-stale'] * 1000, heartbeatMs: (args['claim-stale'] * 1000) / 4 }, concurrency: args.concurrency, ...(args['cpu-pinning'] === undefined ? {} : { cpuPinning: args['cpu-pinning'] }), onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) });
+          })().finally(() => progress.stop());
       const rows = summarize(outcome.results);
       // A positive control that never attacked with nothing enforced makes its "contained" rows meaningless: said per task.
       const controls = await jobControlReports(outcome.results, await selectTasks(config));
@@ -332,6 +358,8 @@ const command: CommandModule<object, EvalArgs> = {
         process.stdout.write(`\n${renderTable(columns, rows)}`);
         process.stdout.write(`job ${outcome.dir}${shardText}: ${outcome.results.length}/${outcome.planned} rollouts (${outcome.reused} reused${outcome.busy === 0 ? '' : `, ${outcome.busy} run by another process`})\n`);
         for (const line of controls.flatMap(controlLines)) process.stdout.write(`${line.warn ? chalk.yellow(`warning: ${safeText(line.text)}`) : safeText(line.text)}\n`);
+        // The exact-goal funnel per row with attacks (containment/funnel.ts); rows without an attack goal print nothing.
+        for (const r of rows) if (r.funnel !== null) process.stdout.write(`funnel ${r.policy}/${r.defense}: ${funnelLine(r.funnel)}\n`);
         for (const f of flaggedRollouts(outcome.results)) process.stdout.write(`${chalk.magenta(f.outcome)} ${f.rollout}: ${safeText(f.why)}\n`);
         // Text mode only: how the replies parsed, per model (an invalid one never ran and never ended an episode).
         for (const p of parserRows(outcome.results)) process.stdout.write(`parser (text actions) ${safeText(parserLine(p))}\n`);
@@ -345,6 +373,7 @@ const command: CommandModule<object, EvalArgs> = {
         const [{ jobHeadline }, { headlineText }] = await Promise.all([import('../../report/index.ts'), import('./report.ts')]);
         process.stdout.write(await headlineText(jobHeadline(outcome.dir, outcome.results)));
       }
+      for (const d of outcome.drained ?? []) process.stderr.write(chalk.yellow(`engine drained: ${d.message}; the other engines ran the rest\n`));
       if (outcome.stopped !== undefined) process.stderr.write(chalk.yellow(`${outcome.stopped.message}\n`));
       if (outcome.allInfra) process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
       if (outcome.incomplete && !outcome.interrupted) {

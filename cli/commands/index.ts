@@ -17,6 +17,7 @@ import { reparseCommand } from './reparse.ts';
 import { datasetCommand } from './dataset.ts';
 import { agentsCommand } from './agents.ts';
 import { trajectoriesCommand } from './trajectories.ts';
+import { attackCommand } from './attack.ts';
 
 /**
  * A command with its own argument type. yargs erases argument types at
@@ -26,4 +27,4 @@ import { trajectoriesCommand } from './trajectories.ts';
 export type AnyCommand = CommandModule<object, any>;
 
 /** Every top-level command, in the order --help lists them. */
-export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, statusCommand, agentsCommand, trajectoriesCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];
+export const commands: AnyCommand[] = [tasksCommand, buildCommand, baseCommand, verifyCommand, datasetCommand, sandboxCommand, genGoldCommand, goldCommand, scoreCommand, policyCommand, evalCommand, statusCommand, agentsCommand, trajectoriesCommand, attackCommand, reportCommand, compareCommand, reparseCommand, cleanCommand];

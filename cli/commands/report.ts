@@ -52,7 +52,7 @@ export async function headlineText(table: TextTable): Promise<string> {
 }
 
 async function printTables(data: ReportData): Promise<void> {
-  const { comparisonTable, endpointsTable, groupsTable, headlineTable, parserTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
+  const { comparisonTable, endpointsTable, funnelTable, groupsTable, headlineTable, parserTable, propagationTable, stageTable, staticF1Table } = await import('../../report/index.ts');
   const out = (s: string): boolean => process.stdout.write(s);
 
   out(chalk.bold('Rollouts\n'));
@@ -74,6 +74,12 @@ async function printTables(data: ReportData): Promise<void> {
 
   out(chalk.bold('\nEndpoints') + chalk.dim(' (events/n; all zero: one-sided upper bound over clusters)\n'));
   out(textTable(endpointsTable(data)));
+
+  const funnel = funnelTable(data, 'brief');
+  if (funnel.rows.length > 0) {
+    out(chalk.bold('\nExact-goal funnel') + chalk.dim(' (rollouts with an attack goal; off-target and authorized completion beside the path)\n'));
+    out(textTable(funnel));
+  }
 
   for (const pair of data.comparisons) {
     out(chalk.bold(`\n${pair.defense_a} (A) vs ${pair.defense_b} (B)`) + chalk.dim(' paired by scenario, model, seed; Δ = B − A; verdict from the cluster CI\n'));

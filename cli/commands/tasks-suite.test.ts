@@ -18,14 +18,15 @@ describe('authbench tasks generate / integrity / list --summary', () => {
     try {
       const gen = await runCli('tasks', 'generate', '--families', 'log-triage', '--per-family', '4', '--seed', '9', '--out', out);
       expect(gen.code).toBe(0);
-      expect(gen.out).toContain('wrote 4 scenarios from 1 families');
+      // --per-family 4 of the stage cycle, plus the family's live two-episode memory variant.
+      expect(gen.out).toContain('wrote 5 scenarios from 1 families');
       expect((await runCli('tasks', 'generate', '--families', 'log-triage', '--per-family', '4', '--seed', '9', '--out', out, '--check')).code).toBe(0);
       const other = await runCli('tasks', 'generate', '--families', 'log-triage', '--per-family', '4', '--seed', '10', '--out', out, '--check');
       expect(other.code).toBe(1);
       expect(other.out).toContain('content differs');
 
       const clean = await runCli('tasks', 'integrity', out);
-      expect(clean.out).toContain('integrity: 4 tasks, no findings');
+      expect(clean.out).toContain('integrity: 5 tasks, no findings');
       expect(clean.code).toBe(0);
 
       const toml = join(out, 'log-triage-sec-0', 'task.toml');
@@ -40,9 +41,9 @@ describe('authbench tasks generate / integrity / list --summary', () => {
       const summary = await runCli('tasks', 'list', root, '--summary', '--json');
       expect(summary.code).toBe(0);
       expect(JSON.parse(summary.out)).toMatchObject({
-        tasks: 5,
-        by_stage: { security: 1, 'active-tainted': 1, clean: 2, 'memory-recovery': 1 },
-        by_family: { 'log-triage': { security: 1, 'active-tainted': 1, clean: 2, 'memory-recovery': 1 } },
+        tasks: 6,
+        by_stage: { security: 1, 'active-tainted': 1, clean: 2, 'memory-recovery': 2 },
+        by_family: { 'log-triage': { security: 1, 'active-tainted': 1, clean: 2, 'memory-recovery': 2 } },
         families: 1,
       });
     } finally {

@@ -62,7 +62,7 @@
 int serve_main(void);
 int stop_serve_main(const char *pid_arg);
 
-#define PROTOCOL_VERSION 3
+#define PROTOCOL_VERSION 4
 /* Requests carry rules and stdin; anything larger is a broken client. */
 #define MAX_REQUEST_BYTES (256u << 20)
 /* After the command's processes are gone, how long to wait for the pipes to report end of file. */
@@ -174,6 +174,12 @@ enum {
   T_SURVIVOR_INFO = 50,
   T_BACKGROUND_JOB = 51,
   T_JOB = 52,
+  T_SHELL = 53,
+  T_SHELL_RESET = 54,
+  T_SHELL_STARTED = 55,
+  T_SHELL_ENDED = 56,
+  T_SHELL_FORGED = 57,
+  T_SHELL_NOT_RUN = 58,
 };
 
 static const char *prog = "ab-agent";
@@ -592,6 +598,8 @@ struct request {
   int has_rules;
   int cpu; /* -1: not pinned */
   int keep_background; /* traced: processes left running stay, as a background command */
+  char *shell_nonce;   /* a call of the persistent shell (run_shell_call), ended by this nonce */
+  int shell_reset;     /* end the persistent shell instead of running a call */
 };
 
 #define GROW(arr, n, cap)                                        \
@@ -624,6 +632,7 @@ static void free_request(struct request *r) {
   free(r->puts);
   free(r->collect);
   free(r->cwd);
+  free(r->shell_nonce);
   memset(r, 0, sizeof *r);
 }
 
@@ -688,6 +697,15 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
         if (len != 0) return "keep-background field carries a value";
         r->keep_background = 1;
         break;
+      case T_SHELL:
+        free(r->shell_nonce);
+        if ((r->shell_nonce = cstring(v, len)) == NULL || len < 16 || len > 64 || strspn(r->shell_nonce, "0123456789abcdef") != len)
+          return "shell nonce is not 16 to 64 lowercase hex digits";
+        break;
+      case T_SHELL_RESET:
+        if (len != 0) return "shell-reset field carries a value";
+        r->shell_reset = 1;
+        break;
       case T_RULES:
         r->rules = v;
         r->rules_len = len;
@@ -712,6 +730,7 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
         return "unknown field tag";
     }
   }
+  if (r->shell_reset && r->shell_nonce == NULL) return "shell reset outside a shell request";
   if (r->argc == 0) return "empty argv";
   r->argv[r->argc] = NULL;
   return NULL;
@@ -1022,6 +1041,18 @@ struct bg_job {
   struct denials denied;
   size_t stopped;
   struct buf stopped_info;
+  /* The persistent shell (run_shell_call) is a background command too, with more kept: */
+  int is_shell;
+  int in_fd;                /* our end of its stdin, a socket: calls go in, delimiter lines come back */
+  int status;               /* the tracer's wait status, once reaped */
+  pid_t shell_pid;          /* the shell (the trace's first pid), 0 until known */
+  struct capture out, err;  /* its output since the last call's end: the next call's */
+  struct exit_scan exit_line;
+  struct channel_state chan; /* the launcher's report and listeners, at its start */
+  struct buf ident;         /* exe and cmdline of the shell once it ran its driver */
+  struct buf ctl;           /* a partial delimiter line */
+  int in_eof;               /* the shell's end of the socket is closed */
+  ino_t shell_ino;          /* inode of the shell's end of the socket */
 };
 
 static struct bg_job jobs[MAX_BACKGROUND];
@@ -1049,9 +1080,8 @@ static int bg_owns(pid_t pid, int mode) {
 }
 
 static void bg_reaped(pid_t pid, int status) {
-  (void)status;
   struct bg_job *j = job_of_tracer(pid);
-  if (j != NULL) j->reaped = 1;
+  if (j != NULL) j->reaped = 1, j->status = status;
 }
 
 struct bg_slot {
@@ -1082,8 +1112,13 @@ static void bg_service(const struct pollfd *pfds, const struct bg_slot *slots, i
     if (slots[i].kind < 3) {
       int *fd = &j->fd[slots[i].kind];
       ssize_t got = read(*fd, chunk, sizeof chunk);
-      if (got > 0 && slots[i].kind == 0) capture_add(&j->trace, chunk, (size_t)got);
-      else if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) close(*fd), *fd = -1;
+      if (got > 0 && slots[i].kind == 0) {
+        capture_add(&j->trace, chunk, (size_t)got);
+        if (j->is_shell) exit_scan_add(&j->exit_line, chunk, (size_t)got);
+      } else if (got > 0 && j->is_shell) {
+        /* The shell's output between calls is the next call's, not dropped. */
+        capture_add(slots[i].kind == 1 ? &j->out : &j->err, chunk, (size_t)got);
+      } else if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) close(*fd), *fd = -1;
     } else {
       int l = slots[i].kind - 3;
       if (ev & POLLIN) serve_notification(j->listeners[l], &j->denied);
@@ -1103,6 +1138,28 @@ static void bg_pump(int wait_ms) {
   if (poll(pfds, (nfds_t)n, wait_ms) < 0 && errno != EINTR) fatal("poll");
   reap();
   bg_service(pfds, slots, n);
+}
+
+/* Release a background command's slot: its descriptors closed, its tracer killed if it still runs. */
+static void job_free(struct bg_job *j) {
+  for (int f = 0; f < 3; f++)
+    if (j->fd[f] >= 0) close(j->fd[f]);
+  for (int l = 0; l < j->n_listeners; l++) close(j->listeners[l]);
+  if (!j->reaped) kill(j->tracer, SIGKILL);
+  if (j->is_shell) {
+    if (j->in_fd >= 0) close(j->in_fd);
+    if (j->chan.fd >= 0) close(j->chan.fd);
+    for (int l = 0; l < j->chan.n_listeners; l++) close(j->chan.listeners[l]);
+    free(j->out.kept.p);
+    free(j->err.kept.p);
+    free(j->chan.messages.p);
+    free(j->ident.p);
+    free(j->ctl.p);
+  }
+  free(j->trace.kept.p);
+  free(j->denied.records.p);
+  free(j->stopped_info.p);
+  memset(j, 0, sizeof *j);
 }
 
 static int bg_free_slot(void) {
@@ -1179,14 +1236,7 @@ static void run_stop(void) {
       put_u32_field(&fields, T_SURVIVORS, (uint32_t)j->stopped);
       put_field(&fields, T_SURVIVOR_INFO, j->stopped_info.p, j->stopped_info.len);
     }
-    for (int f = 0; f < 3; f++)
-      if (j->fd[f] >= 0) close(j->fd[f]);
-    for (int l = 0; l < j->n_listeners; l++) close(j->listeners[l]);
-    if (!j->reaped) kill(j->tracer, SIGKILL);
-    free(j->trace.kept.p);
-    free(j->denied.records.p);
-    free(j->stopped_info.p);
-    memset(j, 0, sizeof *j);
+    job_free(j);
   }
   reap();
   send_frame(F_BACKGROUND, &fields);
@@ -1535,6 +1585,446 @@ static void run_request(struct request *r) {
   free(survivor_info.p);
 }
 
+/* ---- the persistent shell ---- */
+
+/*
+ * One shell per episode (`eval --shell persistent`): a request carrying SHELL runs a call in it.
+ * The first such request starts it from its argv (strace … ab-launch … -- bash -c <driver>, built
+ * by the host, with the episode's rules), as a command is started, but with a socket as its stdin;
+ * it then lives on as a background command — one launcher domain, one tracer — between calls, and
+ * every call is a window onto it: what the domain did (trace, denials, output) from the previous
+ * call's end to this call's end.
+ *
+ * A call is written to the socket as `<nonce> NUL <command> NUL`; the driver (agent/persistent-shell.ts)
+ * runs the command with /dev/null as its stdin and writes `<nonce> <status>\n` back to the socket,
+ * which is the end of the call's window. Why a socket and a nonce: external programs never get the
+ * socket (the driver's redirections leave them /dev/null, and a socket cannot be reopened through
+ * /proc), output can print any look-alike line (it is not read for delimiters), and a delimiter
+ * without this call's nonce (128 random bits, new per call) is counted (FORGED), never taken. What
+ * a command can still do: it runs *in* the shell, so a builtin can read the nonce and the socket's
+ * saved copy and end its window early or fake its status. That only moves the command's own
+ * later activity into the next window of the same episode: same domain, same trace, nothing lost.
+ *
+ * The shell is ended (and the call's answer says why, SHELL_ENDED) when it exits or dies, when its
+ * process was replaced (exec: its exe or cmdline changed), when it waits for input without having
+ * ended the call (its driver was changed: a trap, a function named like a builtin), and when a
+ * timed-out call does not come back after its processes were killed. The next call then starts
+ * a fresh one. A shell found ended at a call's start (a background job killed it) is answered with
+ * its tail and NOT_RUN, and the host asks again.
+ */
+#define SHELL_FD_CHECK_MS 200
+/* After the delimiter, how long the trace may stay quiet before the window closes (lines lag a little). */
+#define SHELL_TRACE_QUIET_MS 30
+#define SHELL_TRACE_SETTLE_MS 500
+
+static struct bg_job *shell_job(void) {
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (jobs[k].used && jobs[k].is_shell) return &jobs[k];
+  return NULL;
+}
+
+/* Every live process the shell's tracer follows (the domain), but `spare`; killed when `kill_them`. */
+static size_t shell_domain(struct bg_job *j, pid_t spare, int kill_them, struct buf *info) {
+  static struct proc found[MAX_SWEEP];
+  size_t first = 0;
+  for (int round = 0; round < (kill_them ? 1000 : 1); round++) {
+    size_t n = descendants(j->tracer, BG_NONE, found, MAX_SWEEP), hit = 0;
+    for (size_t i = 0; i < n && i < MAX_SWEEP; i++) {
+      if (found[i].pid == spare || tracer_of(found[i].pid) != j->tracer) continue;
+      if (round == 0 && info != NULL && hit < MAX_INFO_LINES) info_line(info, &found[i]);
+      hit++;
+      if (kill_them) kill(found[i].pid, SIGKILL);
+    }
+    if (round == 0) first = hit;
+    if (hit == 0 || !kill_them) break;
+    reap();
+    struct timespec pause_ = {0, 1000000};
+    nanosleep(&pause_, NULL);
+    reap();
+  }
+  return first;
+}
+
+/* End the shell's domain: its processes, then the tracer; what they wrote is drained into the window. */
+static void shell_finish(struct bg_job *j) {
+  if (!j->reaped) {
+    shell_domain(j, 0, 1, NULL);
+    int64_t until = now_ms() + TRACER_GRACE_MS;
+    while (!j->reaped && now_ms() < until) bg_pump(WAIT_POLL_MS);
+    if (!j->reaped) kill(j->tracer, SIGKILL);
+    until = now_ms() + TRACER_GRACE_MS;
+    while (!j->reaped && now_ms() < until) bg_pump(WAIT_POLL_MS);
+  }
+  int64_t until = now_ms() + DRAIN_GRACE_MS;
+  while ((j->fd[0] >= 0 || j->fd[1] >= 0 || j->fd[2] >= 0) && now_ms() < until) bg_pump(WAIT_POLL_MS);
+}
+
+/* exe and cmdline of a process, or an empty buffer once it is gone. */
+static void process_ident(pid_t pid, struct buf *out) {
+  char path[64], text[4096];
+  out->len = 0;
+  snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+  ssize_t n = readlink(path, text, sizeof text);
+  if (n > 0) buf_put(out, text, (size_t)n);
+  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  buf_put(out, "\n", 1);
+  n = read(fd, text, sizeof text);
+  if (n > 0) buf_put(out, text, (size_t)n);
+  close(fd);
+}
+
+/* The shell is blocked reading its call socket: it waits for a call without having ended this one. */
+static int shell_waits_for_input(struct bg_job *j) {
+  char path[64], text[256], want[64], link[64];
+  snprintf(path, sizeof path, "/proc/%d/syscall", (int)j->shell_pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  if (!isdigit((unsigned char)text[0]) || atol(text) != SYS_read) return 0;
+  const char *arg = strchr(text, ' ');
+  if (arg == NULL) return 0;
+  long rfd = strtol(arg + 1, NULL, 16);
+  snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)j->shell_pid, rfd);
+  ssize_t l = readlink(path, link, sizeof link - 1);
+  if (l <= 0) return 0;
+  link[l] = '\0';
+  snprintf(want, sizeof want, "socket:[");
+  return strncmp(link, want, strlen(want)) == 0 && (ino_t)strtoull(link + strlen(want), NULL, 10) == j->shell_ino;
+}
+
+/* A new shell's domain, as run_request starts a command, its stdin a socket; NULL with `why` set when it did not start. */
+static struct bg_job *shell_spawn(struct request *r, struct buf *why) {
+  int slot = bg_free_slot();
+  if (slot < 0) {
+    const char *m = "setup no background slot is free for the shell";
+    buf_put(why, m, strlen(m));
+    return NULL;
+  }
+  int in_sock[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, trace_pipe[2] = {-1, -1}, status_pipe[2] = {-1, -1},
+      sockets[2] = {-1, -1};
+  int rules_fd = -1;
+  int ok = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sock) == 0 && pipe2(out_pipe, O_CLOEXEC) == 0 &&
+           pipe2(err_pipe, O_CLOEXEC) == 0 && pipe2(status_pipe, O_CLOEXEC) == 0 && pipe2(trace_pipe, O_CLOEXEC) == 0 &&
+           (!r->channel || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) == 0);
+  int *all[] = {&in_sock[0], &in_sock[1], &out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1],
+                &trace_pipe[0], &trace_pipe[1], &status_pipe[0], &status_pipe[1], &sockets[0], &sockets[1]};
+  const size_t n_all = sizeof all / sizeof all[0];
+  for (size_t i = 0; i < n_all && ok; i++)
+    if (*all[i] >= 0) ok = (*all[i] = high_fd(*all[i])) >= 0;
+  if (ok && r->has_rules) ok = (rules_fd = rules_memfd(r->rules, r->rules_len)) >= 0;
+  pid_t pid = -1;
+  if (ok) {
+    struct spawn_fds fds = {in_sock[1], out_pipe[1], err_pipe[1], trace_pipe[1], sockets[1], rules_fd, status_pipe[1]};
+    pid = fork();
+    if (pid == 0) child_exec(r, &fds);
+  }
+  if (pid < 0) {
+    char m[96];
+    int len = snprintf(m, sizeof m, "setup %s", strerror(errno));
+    buf_put(why, m, (size_t)len);
+    for (size_t i = 0; i < n_all; i++)
+      if (*all[i] >= 0) close(*all[i]);
+    if (rules_fd >= 0) close(rules_fd);
+    return NULL;
+  }
+  setpgid(pid, pid);
+  struct stat shell_end;
+  ino_t shell_ino = fstat(in_sock[1], &shell_end) == 0 ? shell_end.st_ino : 0;
+  close(in_sock[1]), close(out_pipe[1]), close(err_pipe[1]), close(status_pipe[1]), close(trace_pipe[1]);
+  if (sockets[1] >= 0) close(sockets[1]);
+  if (rules_fd >= 0) close(rules_fd);
+  /* The status pipe reads end of file once the wrappers exec'd, or why they could not. */
+  unsigned char chunk[256];
+  ssize_t got;
+  while ((got = read(status_pipe[0], chunk, sizeof chunk)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0) buf_put(why, chunk, (size_t)got);
+  close(status_pipe[0]);
+  struct bg_job *j = &jobs[slot];
+  memset(j, 0, sizeof *j);
+  j->used = 1, j->is_shell = 1, j->id = next_job_id++, j->tracer = pid;
+  j->fd[0] = trace_pipe[0], j->fd[1] = out_pipe[0], j->fd[2] = err_pipe[0];
+  j->in_fd = in_sock[0];
+  j->shell_ino = shell_ino;
+  fcntl(j->in_fd, F_SETFL, O_NONBLOCK);
+  j->chan = (struct channel_state){sockets[0], {0}, {-1, -1, -1, -1}, 0};
+  if (why->len > 0) {
+    /* Nothing runs; the tracer's exit is reaped by the finish. */
+    shell_finish(j);
+    job_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* The launcher's messages and the seccomp listeners it hands over, moved where bg_service serves them. */
+static void shell_read_channel(struct bg_job *j) {
+  if (j->chan.fd < 0) return;
+  read_channel(&j->chan, 0);
+  while (j->chan.n_listeners > 0) {
+    int fd = j->chan.listeners[--j->chan.n_listeners];
+    if (j->n_listeners < MAX_LISTENERS) j->listeners[j->n_listeners++] = fd;
+    else close(fd);
+  }
+}
+
+/* The window: everything the shell's domain did since the last answer, then the window starts anew. */
+static void shell_window_fields(struct bg_job *j, struct buf *fields) {
+  put_field(fields, T_STDOUT, j->out.kept.p, j->out.kept.len);
+  put_u64_field(fields, T_STDOUT_BYTES, j->out.total);
+  put_field(fields, T_STDERR, j->err.kept.p, j->err.kept.len);
+  put_u64_field(fields, T_STDERR_BYTES, j->err.total);
+  put_u32_field(fields, T_MAIN_PID, (uint32_t)j->tracer);
+  put_field(fields, T_TRACE, j->trace.kept.p, j->trace.kept.len);
+  put_u64_field(fields, T_TRACE_BYTES, j->trace.total);
+  for (size_t off = 0; off + 4 <= j->chan.messages.len;) {
+    uint32_t len = get_be32(j->chan.messages.p + off);
+    put_field(fields, T_CHANNEL_MSG, j->chan.messages.p + off + 4, len);
+    off += 4 + len;
+  }
+  for (size_t off = 0; off + 64 <= j->denied.records.len; off += 64) put_field(fields, T_DENIAL, j->denied.records.p + off, 64);
+  if (j->denied.total > 0) put_u64_field(fields, T_DENIALS_TOTAL, j->denied.total);
+  j->out.kept.len = j->err.kept.len = j->trace.kept.len = j->chan.messages.len = j->denied.records.len = 0;
+  j->out.total = j->err.total = j->trace.total = j->denied.total = 0;
+}
+
+/* Why the shell is gone, as far as its tracer tells. */
+static void shell_end_reason(struct bg_job *j, char *reason, size_t n) {
+  if (j->exit_line.found) snprintf(reason, n, "the shell exited with status %d", j->exit_line.code);
+  else if (j->reaped && WIFSIGNALED(j->status)) snprintf(reason, n, "the shell was killed by signal %d", WTERMSIG(j->status));
+  else snprintf(reason, n, "the shell ended");
+}
+
+static void shell_outcome(struct bg_job *j, struct buf *fields, int timed_out, int done, int status, int killed) {
+  if (timed_out) put_field(fields, T_TIMED_OUT, NULL, 0);
+  else if (done) put_u32_field(fields, T_EXIT, (uint32_t)status);
+  else if (j->exit_line.found) put_u32_field(fields, T_EXIT, (uint32_t)j->exit_line.code);
+  else if (killed) put_u32_field(fields, T_SIGNAL, SIGKILL);
+  else if (j->reaped && WIFSIGNALED(j->status)) put_u32_field(fields, T_SIGNAL, (uint32_t)WTERMSIG(j->status));
+  else put_u32_field(fields, T_EXIT, j->reaped ? (uint32_t)WEXITSTATUS(j->status) : 0u);
+}
+
+/* Read delimiter lines off the socket: 1 when this call's arrived (its status in *status). */
+static int shell_read_ctl(struct bg_job *j, const char *nonce, uint32_t *forged, int *status) {
+  unsigned char chunk[512];
+  size_t nlen = strlen(nonce);
+  for (;;) {
+    ssize_t got = read(j->in_fd, chunk, sizeof chunk);
+    if (got == 0) j->in_eof = 1;
+    if (got <= 0) return 0;
+    for (ssize_t i = 0; i < got; i++) {
+      if (chunk[i] != '\n') {
+        if (j->ctl.len < 128) buf_put(&j->ctl, &chunk[i], 1);
+        else j->ctl.len = 129; /* too long to be ours; marked */
+        continue;
+      }
+      int ours = j->ctl.len > nlen + 1 && j->ctl.len <= 128 && memcmp(j->ctl.p, nonce, nlen) == 0 && j->ctl.p[nlen] == ' ';
+      int code = 0;
+      for (size_t k = nlen + 1; ours && k < j->ctl.len; k++) {
+        if (!isdigit(j->ctl.p[k])) ours = 0;
+        else code = code * 10 + (j->ctl.p[k] - '0');
+        if (code > 255) ours = 0;
+      }
+      j->ctl.len = 0;
+      if (!ours) {
+        (*forged)++;
+        continue;
+      }
+      /* Whatever follows the delimiter was written after it: not this call's, and not ours. */
+      *forged += (uint32_t)(memchr(chunk + i + 1, '\n', (size_t)(got - i - 1)) != NULL);
+      *status = code;
+      return 1;
+    }
+  }
+}
+
+static void run_shell_call(struct request *r) {
+  struct bg_job *j = shell_job();
+  struct buf fields = {0};
+  char reason[160];
+  if (j != NULL && (r->shell_reset || j->reaped || (j->shell_pid != 0 && parent_of(j->shell_pid) != j->tracer))) {
+    /* The host ends the shell (its policy changed), or it ended between calls: its tail, not run. */
+    if (r->shell_reset) snprintf(reason, sizeof reason, "the host ended the shell (a new policy)");
+    else shell_end_reason(j, reason, sizeof reason);
+    shell_finish(j);
+    if (!r->shell_reset && !j->exit_line.found && !(j->reaped && WIFSIGNALED(j->status))) snprintf(reason, sizeof reason, "the shell ended between calls");
+    shell_outcome(j, &fields, 0, 0, 0, 0);
+    put_u64_field(&fields, T_DURATION_US, 0);
+    shell_window_fields(j, &fields);
+    put_field(&fields, T_SHELL_ENDED, reason, strlen(reason));
+    put_field(&fields, T_SHELL_NOT_RUN, NULL, 0);
+    job_free(j);
+    send_frame(F_DONE, &fields);
+    free(fields.p);
+    return;
+  }
+  if (r->shell_reset) {
+    put_u32_field(&fields, T_EXIT, 0);
+    const char *none = "";
+    put_field(&fields, T_STDOUT, none, 0);
+    put_u64_field(&fields, T_STDOUT_BYTES, 0);
+    put_field(&fields, T_STDERR, none, 0);
+    put_u64_field(&fields, T_STDERR_BYTES, 0);
+    put_u64_field(&fields, T_DURATION_US, 0);
+    put_field(&fields, T_SHELL_NOT_RUN, NULL, 0);
+    send_frame(F_DONE, &fields);
+    free(fields.p);
+    return;
+  }
+  int64_t started_us = now_us();
+  int started = 0;
+  if (j == NULL) {
+    struct buf why = {0};
+    j = shell_spawn(r, &why);
+    if (j == NULL) {
+      if (why.len >= 6 && memcmp(why.p, "setup ", 6) == 0) {
+        buf_put(&why, "", 1);
+        send_error("shell", (const char *)why.p, 0);
+      } else {
+        put_u32_field(&fields, T_EXIT, 126);
+        put_field(&fields, T_STDOUT, "", 0);
+        put_u64_field(&fields, T_STDOUT_BYTES, 0);
+        put_field(&fields, T_STDERR, "", 0);
+        put_u64_field(&fields, T_STDERR_BYTES, 0);
+        put_u64_field(&fields, T_DURATION_US, 0);
+        put_field(&fields, T_SPAWN_ERROR, why.p, why.len);
+        put_u32_field(&fields, T_SHELL_FORGED, 0);
+        send_frame(F_DONE, &fields);
+      }
+      free(why.p);
+      free(fields.p);
+      return;
+    }
+    started = 1;
+  }
+  j->out.limit = j->err.limit = r->output_cap;
+  j->trace.limit = r->trace_cap ? r->trace_cap : BG_TRACE_CAP;
+  long limit_hits = pids_limit_hits();
+  int64_t deadline = r->timeout_ms == 0 ? -1 : now_ms() + r->timeout_ms, grace_until = -1, next_check = 0;
+  size_t in_off = 0;
+  uint32_t forged = 0;
+  int done = 0, status = 0, timed_out = 0, ended = 0, killed = 0;
+  int64_t waiting_since = -1;
+  reason[0] = '\0';
+  for (;;) {
+    struct pollfd pfds[4 + BG_SLOTS];
+    struct bg_slot slots[BG_SLOTS];
+    int n = 0, i_in, i_chan = -1;
+    pfds[n++] = (struct pollfd){0, 0, 0};
+    i_in = n, pfds[n++] = (struct pollfd){j->in_eof ? -1 : j->in_fd, (short)(POLLIN | (in_off < r->stdin_len ? POLLOUT : 0)), 0};
+    if (j->chan.fd >= 0) i_chan = n, pfds[n++] = (struct pollfd){j->chan.fd, POLLIN, 0};
+    int i_bg = n;
+    n = bg_fill(pfds, n, slots);
+    int64_t now = now_ms();
+    int wait_ms = (int)(next_check > now ? next_check - now : 0);
+    if (poll(pfds, (nfds_t)n, wait_ms) < 0 && errno != EINTR) fatal("poll");
+    if ((pfds[0].revents & (POLLHUP | POLLERR)) || terminate_requested) {
+      kill_all_descendants();
+      exit(terminate_requested ? 143 : 0);
+    }
+    reap();
+    bg_service(pfds + i_bg, slots, n - i_bg);
+    if (i_chan >= 0 && (pfds[i_chan].revents & (POLLIN | POLLHUP | POLLERR))) {
+      shell_read_channel(j);
+      if (pfds[i_chan].revents & (POLLHUP | POLLERR)) close(j->chan.fd), j->chan.fd = -1;
+    }
+    if ((pfds[i_in].revents & POLLOUT) && in_off < r->stdin_len) {
+      ssize_t w = write(j->in_fd, r->stdin_data + in_off, r->stdin_len - in_off);
+      if (w > 0) in_off += (size_t)w;
+    }
+    if ((pfds[i_in].revents & POLLIN) && shell_read_ctl(j, r->shell_nonce, &forged, &status)) {
+      done = 1;
+      break;
+    }
+    now = now_ms();
+    if (now < next_check) continue;
+    next_check = now + MAIN_POLL_MS;
+    if (j->shell_pid == 0) j->shell_pid = first_trace_pid(&j->trace.kept);
+    if (j->reaped || (j->shell_pid != 0 && parent_of(j->shell_pid) != j->tracer)) {
+      ended = 1;
+      shell_end_reason(j, reason, sizeof reason);
+      break;
+    }
+    if (j->shell_pid != 0 && j->ident.len > 0) {
+      struct buf cur = {0};
+      process_ident(j->shell_pid, &cur);
+      int same = cur.len == j->ident.len && memcmp(cur.p, j->ident.p, cur.len) == 0;
+      if (!same && cur.len > 0) {
+        char *nl = memchr(cur.p, '\n', cur.len);
+        snprintf(reason, sizeof reason, "the shell was replaced (exec of %.*s)", (int)(nl == NULL ? cur.len : (size_t)(nl - (char *)cur.p)), (const char *)cur.p);
+      }
+      free(cur.p);
+      if (!same) {
+        ended = killed = 1;
+        if (reason[0] == '\0') shell_end_reason(j, reason, sizeof reason);
+        break;
+      }
+    }
+    if (j->shell_pid != 0 && in_off == r->stdin_len) {
+      /* Blocked at two looks SHELL_FD_CHECK_MS apart: no call input was left to read, and the
+       * delimiter (read before this look) never came. */
+      if (!shell_waits_for_input(j)) waiting_since = -1;
+      else if (waiting_since < 0) waiting_since = now;
+      else if (now - waiting_since >= SHELL_FD_CHECK_MS) {
+        ended = killed = 1;
+        snprintf(reason, sizeof reason, "the shell waited for input without ending the call (its driver was changed)");
+        break;
+      }
+    }
+    if (!timed_out && deadline >= 0 && now >= deadline) {
+      /* Every process of the shell but the shell dies; if the shell then ends the call, it lives on. */
+      timed_out = 1;
+      shell_domain(j, j->shell_pid, 1, NULL);
+      grace_until = now_ms() + TRACER_GRACE_MS;
+    }
+    if (timed_out && now >= grace_until) {
+      ended = killed = 1;
+      snprintf(reason, sizeof reason, "the call timed out and its shell did not come back");
+      break;
+    }
+  }
+  int64_t finished_us = now_us();
+  size_t survivors = 0;
+  struct buf survivor_info = {0};
+  if (done) {
+    /* The driver ran: what the shell is now is what it must stay. */
+    if (j->ident.len == 0 && j->shell_pid != 0) process_ident(j->shell_pid, &j->ident);
+    /* Jobs a call left running stay in the shell, traced, their activity in later windows; more
+     * than a service needs (or a call that hit the pids limit) is a runaway, stopped now. */
+    size_t running = shell_domain(j, j->shell_pid, 0, NULL);
+    if (running > MAX_BG_SURVIVORS || (limit_hits >= 0 && pids_limit_hits() != limit_hits)) survivors = shell_domain(j, j->shell_pid, 1, &survivor_info);
+    /* strace writes a line as a call returns, maybe just after the shell wrote the delimiter. */
+    int64_t until = now_ms() + SHELL_TRACE_SETTLE_MS;
+    for (uint64_t seen = j->trace.total + 1; seen != j->trace.total && now_ms() < until;) {
+      seen = j->trace.total;
+      int64_t quiet = now_ms() + SHELL_TRACE_QUIET_MS;
+      while (now_ms() < quiet) bg_pump(5);
+    }
+  } else {
+    shell_finish(j);
+  }
+  shell_read_channel(j);
+  shell_outcome(j, &fields, timed_out, done, status, killed);
+  put_u64_field(&fields, T_DURATION_US, (uint64_t)(finished_us - started_us));
+  shell_window_fields(j, &fields);
+  if (survivors > 0) {
+    put_u32_field(&fields, T_SURVIVORS, (uint32_t)survivors);
+    put_field(&fields, T_SURVIVOR_INFO, survivor_info.p, survivor_info.len);
+  }
+  if (started) put_field(&fields, T_SHELL_STARTED, NULL, 0);
+  put_u32_field(&fields, T_SHELL_FORGED, forged); /* always: it marks the answer as a shell call's */
+  if (ended) put_field(&fields, T_SHELL_ENDED, reason, strlen(reason));
+  else put_u32_field(&fields, T_BACKGROUND_JOB, j->id);
+  if (ended) job_free(j);
+  send_frame(F_DONE, &fields);
+  free(fields.p);
+  free(survivor_info.p);
+}
+
 /* ---- listing the filesystem for the policy compiler ---- */
 
 /*
@@ -1694,6 +2184,8 @@ int serve_main(void) {
       put_field(&fields, T_MESSAGE, problem, strlen(problem));
       send_frame(F_ERROR, &fields);
       free(fields.p);
+    } else if (r.shell_nonce != NULL) {
+      run_shell_call(&r);
     } else {
       run_request(&r);
     }

@@ -321,6 +321,32 @@ describe('background commands', () => {
   });
 });
 
+describe('persistent shell calls', () => {
+  const tagsOf = (shell?: { nonce: string; reset?: boolean }): Field[] =>
+    new FrameDecoder().push(encodeRequest({ argv: ['bash'], outputCapBytes: 10, stdin: 'x', ...(shell === undefined ? {} : { shell }) }))[0]?.fields ?? [];
+
+  it('carries the nonce only on shell calls, and the reset only when asked', () => {
+    const nonce = '0123456789abcdef0123456789abcdef';
+    expect(tagsOf({ nonce }).find((f) => f.tag === TAG.shell)?.value.toString()).toBe(nonce);
+    expect(tagsOf({ nonce }).map((f) => f.tag)).not.toContain(TAG.shellReset);
+    expect(tagsOf({ nonce, reset: true }).map((f) => f.tag)).toContain(TAG.shellReset);
+    expect(tagsOf().map((f) => f.tag)).not.toContain(TAG.shell);
+  });
+
+  it('refuses a nonce the agent would not take (too short, upper case, not hex)', () => {
+    for (const nonce of ['abc', '0123456789ABCDEF', 'z123456789abcdef', `${'a'.repeat(65)}`]) {
+      expect(() => tagsOf({ nonce }), nonce).toThrow(AuthbenchError);
+    }
+  });
+
+  it('decodes what happened to the shell, and nothing for other requests', () => {
+    const r = decodeResponse(doneFrame([field(TAG.shellStarted, ''), field(TAG.shellForged, u32(2)), field(TAG.shellEnded, 'the shell exited with status 3')]));
+    expect(r.shell).toEqual({ started: true, forged: 2, ended: 'the shell exited with status 3', notRun: false });
+    expect(decodeResponse(doneFrame([field(TAG.shellNotRun, '')])).shell).toEqual({ started: false, forged: 0, notRun: true });
+    expect(decodeResponse(doneFrame())).not.toHaveProperty('shell');
+  });
+});
+
 describe('the C agent mirrors these constants', () => {
   const source = readFileSync(new URL('./ab-serve.c', import.meta.url), 'utf8');
   const cName = (name: string): string => `T_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;

@@ -9,7 +9,11 @@
  *   H hello   agent → host, once at start: VERSION, PID, PIDS… (processes already
  *             in the container: the harness's)
  *   R run     host → agent: ARGV…, ENV…, CWD, STDIN, TIMEOUT_MS, OUTPUT_CAP, PUT…,
- *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU, KEEP_BACKGROUND
+ *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU, KEEP_BACKGROUND, SHELL, SHELL_RESET.
+ *             SHELL (a nonce, 16–64 lowercase hex digits): a call of the session's persistent
+ *             shell (ab-serve.c run_shell_call): STDIN is written to the shell (started from ARGV,
+ *             CWD, ENV, RULES when none is alive) and the call ends at the line `<nonce> <status>`
+ *             the shell writes back on that socket. SHELL_RESET: end the shell, run nothing.
  *   L list    host → agent: ARGV… (roots): the filesystem listing the policy
  *             compiler needs, answered with a done frame whose STDOUT holds it
  *   D done    agent → host: EXIT | SIGNAL | TIMED_OUT, STDOUT, STDOUT_BYTES, STDERR,
@@ -18,6 +22,10 @@
  *             SURVIVORS, SURVIVOR_INFO, SPAWN_ERROR, BACKGROUND_JOB, FILE… (one per
  *             COLLECT, in order). BACKGROUND_JOB: the survivors were kept running (the
  *             request asked for it with KEEP_BACKGROUND) as that background command.
+ *             Shell calls add SHELL_STARTED (this call started the shell), SHELL_ENDED
+ *             (reason: the shell is gone after this call), SHELL_FORGED (u32: delimiter lines
+ *             without the nonce; on every call that ran, so it marks a shell answer), SHELL_NOT_RUN (the call did not run: the answer is the
+ *             ended shell's tail); BACKGROUND_JOB is then the shell, while it lives.
  *   S stop    host → agent, no fields: stop every background command (episode end)
  *   B background agent → host, the stop's answer: LEFTOVER, LEFTOVER_INFO (processes no
  *             tracer followed), then per background command JOB, TRACE, TRACE_BYTES,
@@ -35,7 +43,7 @@
  */
 import { AuthbenchError } from '../../core/index.ts';
 
-export const AGENT_PROTOCOL_VERSION = 3;
+export const AGENT_PROTOCOL_VERSION = 4;
 
 /** Descriptor numbers the agent places for the command's wrappers (mirrored in ab-serve.c). */
 export const AGENT_FDS = { trace: 3, channel: 4, rules: 5 } as const;
@@ -91,6 +99,12 @@ export const TAG = {
   survivorInfo: 50,
   backgroundJob: 51,
   job: 52,
+  shell: 53,
+  shellReset: 54,
+  shellStarted: 55,
+  shellEnded: 56,
+  shellForged: 57,
+  shellNotRun: 58,
 } as const;
 
 const FRAME_HEADER = 5;
@@ -242,6 +256,8 @@ export interface AgentRequest {
    * they are stopped as without it.
    */
   keepBackground?: boolean;
+  /** A call of the persistent shell, ended by the line `<nonce> <status>` (see SHELL above); `reset`: end the shell instead. */
+  shell?: { nonce: string; reset?: boolean };
 }
 
 /** One syscall a launcher's seccomp filter refused, as the agent recorded it (answered EPERM). */
@@ -292,6 +308,19 @@ export interface AgentResponse {
   spawnError?: string;
   /** The survivors were kept running as this background command (their trace continues there). */
   backgroundJob?: number;
+  /** Shell calls: what happened to the persistent shell (absent for other requests). */
+  shell?: ShellReport;
+}
+
+export interface ShellReport {
+  /** This call started the shell. */
+  started: boolean;
+  /** The shell is gone after this call, and why; the next call starts a fresh one. */
+  ended?: string;
+  /** Lines on the delimiter channel that did not carry this call's nonce. */
+  forged: number;
+  /** The call did not run: the answer holds the ended shell's tail (or there was no shell to reset). */
+  notRun: boolean;
 }
 
 /** What a background command did after its main process ended, until the stop request. */
@@ -366,8 +395,15 @@ export function encodeRequest(req: AgentRequest): Buffer {
   if (req.rules !== undefined) fields.push({ tag: TAG.rules, value: Buffer.from(req.rules, 'utf8') });
   if (req.cpu !== undefined) fields.push({ tag: TAG.cpu, value: u32(req.cpu, 'cpu') });
   if (req.keepBackground === true) fields.push({ tag: TAG.keepBackground, value: Buffer.alloc(0) });
+  if (req.shell !== undefined) {
+    if (!SHELL_NONCE.test(req.shell.nonce)) throw new AuthbenchError('INVALID_ARGUMENT', 'a shell nonce is 16 to 64 lowercase hex digits', { field: 'shell.nonce' });
+    fields.push({ tag: TAG.shell, value: Buffer.from(req.shell.nonce, 'ascii') });
+    if (req.shell.reset === true) fields.push({ tag: TAG.shellReset, value: Buffer.alloc(0) });
+  }
   return encodeFrame({ type: FRAME_TYPE.run, fields });
 }
+
+const SHELL_NONCE = /^[0-9a-f]{16,64}$/;
 
 /** The episode's end: stop every background command and hand back what they did since. */
 export function encodeStopRequest(): Buffer {
@@ -445,6 +481,8 @@ export function decodeResponse(frame: Frame): AgentResponse {
   let survivorInfo = '';
   let spawnError: string | undefined;
   let backgroundJob: number | undefined;
+  let shell: ShellReport | undefined;
+  const shellReport = (): ShellReport => (shell ??= { started: false, forged: 0, notRun: false });
   for (const f of frame.fields) {
     switch (f.tag) {
       case TAG.exit:
@@ -517,6 +555,18 @@ export function decodeResponse(frame: Frame): AgentResponse {
       case TAG.backgroundJob:
         backgroundJob = readU32(f);
         break;
+      case TAG.shellStarted:
+        shellReport().started = true;
+        break;
+      case TAG.shellEnded:
+        shellReport().ended = f.value.toString('utf8');
+        break;
+      case TAG.shellForged:
+        shellReport().forged = readU32(f);
+        break;
+      case TAG.shellNotRun:
+        shellReport().notRun = true;
+        break;
       default:
         throw protocolError(`unknown field ${f.tag} in a done frame`);
     }
@@ -546,6 +596,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
     ...(traceKept === undefined || traceBytes === undefined ? {} : { trace: { kept: traceKept, bytes: traceBytes } }),
     ...(spawnError === undefined ? {} : { spawnError }),
     ...(backgroundJob === undefined ? {} : { backgroundJob }),
+    ...(shell === undefined ? {} : { shell }),
   };
 }
 

@@ -36,6 +36,10 @@
  *   to keep them (`keepBackground`): they then run on, traced and in the same
  *   sandbox, as a background command until `stopBackground` (the episode's
  *   end), which returns their events since.
+ * - `runShell` runs a call in the session's persistent shell (persistent-shell.ts): one bash,
+ *   one launcher domain and one tracer for the episode; each call's result is a window onto it —
+ *   what the domain did since the previous call ended — ended by a nonce line on a socket the
+ *   command's programs never hold, not by anything in its output.
  */
 import { AuthbenchError } from '../../core/index.ts';
 import type { Container, ExecResult } from '../../docker/index.ts';
@@ -57,6 +61,7 @@ import { withEgressGrant, type EgressGrant, type Policy } from '../policy/index.
 import { seccompEvent, straceArgv, StraceParser, type TraceEvent } from '../trace/index.ts';
 import { AgentClient } from './agent-client.ts';
 import { applyFileEvents } from './patch.ts';
+import { frameShellCall, newShellNonce, persistentShellArgv } from './persistent-shell.ts';
 
 /** The enforcement a command actually ran under; recorded in every result. */
 export interface Enforcement {
@@ -146,6 +151,49 @@ export interface SandboxResult {
   background?: { job: number };
 }
 
+export interface ShellCallOptions {
+  command: string;
+  /** The shell's policy: a call under another one ends the shell and starts a new one (recorded). */
+  mode: PolicyMode;
+  /** Where a new shell starts (default the session's workdir); later calls are where the shell is. */
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+  timeoutMs?: number;
+  outputCapBytes?: number;
+  traceCapBytes?: number;
+  traceCapEvents?: number;
+}
+
+/** What happened to the persistent shell in one call. */
+export interface ShellCallRecord {
+  /** This call started a shell. */
+  started: boolean;
+  /** Why the previous shell is gone, when this call started a new one after it. */
+  restarted?: string;
+  /** The shell ended with this call (exit, exec, a kill, a timeout it did not survive), and why. */
+  ended?: string;
+  /** Lines on the delimiter socket without this call's nonce (forgery attempts, ignored). */
+  forgedDelimiters: number;
+  /** The shell's background command, while it lives (its tail comes back from stopBackground). */
+  job?: number;
+}
+
+export type ShellCallResult = SandboxResult & { shell: ShellCallRecord };
+
+/** The live shell, as the host follows it: one trace parse for its whole life. */
+interface ShellState {
+  /** The policy mode it was started under, and the rules that compiled to. */
+  policyKey: string;
+  rules: string;
+  parser: StraceParser;
+  enforcement: Enforcement;
+  report?: LauncherReport;
+  compiled?: CompileResult;
+  job: number;
+  eventCap: number;
+  eventsSoFar: number;
+}
+
 /** What a background command did after its command's result, until it was stopped. */
 export interface BackgroundResult {
   job: number;
@@ -233,6 +281,9 @@ export class SandboxSession {
   private snapshot: FsSnapshot | undefined;
   private agent: Promise<AgentClient> | undefined;
   private readonly background = new Map<number, BackgroundState>();
+  private shell: ShellState | undefined;
+  /** Why the last shell ended, told on the call that starts the next one. */
+  private shellEnded: string | undefined;
 
   constructor(container: Container, workdir: string, options: SessionOptions = {}) {
     this.container = container;
@@ -403,6 +454,157 @@ export class SandboxSession {
     };
   }
 
+  /**
+   * One call in the persistent shell (started on the first call, and again after one ended).
+   * Always traced. The call's events are the shell domain's since the previous call ended; a
+   * shell that ended between calls, or that the new policy replaces, adds its tail to them.
+   */
+  async runShell(options: ShellCallOptions): Promise<ShellCallResult> {
+    const workdir = options.workdir ?? this.workdir;
+    // The shell's domain is compiled once, when it starts (as a long-running command's is): only a
+    // different policy replaces it, not a filesystem that changed under the same one.
+    const policyKey = JSON.stringify(options.mode);
+    const same = this.shell !== undefined && this.shell.policyKey === policyKey;
+    const mode = options.mode;
+    const fresh = async (): Promise<CompileResult | undefined> => (mode.kind === 'enforce' ? await this.compile(mode.policy, mode.implicit) : undefined);
+    let compiled = same ? undefined : await fresh();
+    let rules = same && this.shell !== undefined ? this.shell.rules : serializeRules(compiled?.rules ?? GUARD_RULES);
+    const eventCap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
+    const tail: { events: TraceEvent[]; bytes: number; truncated: boolean; denials: number } = { events: [], bytes: 0, truncated: false, denials: 0 };
+    const argv = straceArgv({
+      outputPath: TRACE_OUTPUT,
+      strace: HARNESS_STRACE,
+      cmd: launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: persistentShellArgv() }),
+    });
+    const send = (nonce: string, reset: boolean): Promise<AgentResponse> =>
+      this.send({
+        argv,
+        workdir,
+        rules,
+        trace: true,
+        stdin: reset ? '' : frameShellCall(nonce, options.command).toString('utf8'),
+        ...(options.env === undefined ? {} : { env: options.env }),
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
+        traceCapBytes: options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes,
+        shell: { nonce, ...(reset ? { reset: true } : {}) },
+      });
+    // The tail of a shell that ends before this call runs: its events open this call's window.
+    const takeTail = (response: AgentResponse, state: ShellState | undefined): void => {
+      const raw = response.trace;
+      if (state !== undefined && raw !== undefined) {
+        const parsed = [...state.parser.push(raw.kept.toString('utf8')), ...state.parser.end()];
+        const denied = response.denials.map((d) => seccompEvent(d));
+        tail.events.push(...(denied.length === 0 ? parsed : mergeByTime(parsed, denied)));
+        tail.bytes += raw.bytes;
+        tail.truncated ||= raw.bytes > raw.kept.length;
+        tail.denials += response.denialsTotal;
+      }
+      this.shell = undefined;
+    };
+    if (this.shell !== undefined && !same) {
+      const state = this.shell;
+      takeTail(await send(newShellNonce(), true), state);
+      this.shellEnded = 'the policy changed: a new shell runs under it';
+    }
+    let response = await send(newShellNonce(), false);
+    if (response.shell?.notRun === true) {
+      // The shell ended between calls (a job it left killed it): its tail, then the call in a new one.
+      takeTail(response, this.shell);
+      this.shellEnded = response.shell.ended ?? 'the shell ended between calls';
+      // A new shell: compiled against the filesystem as it is now.
+      compiled = await fresh();
+      rules = serializeRules(compiled?.rules ?? GUARD_RULES);
+      response = await send(newShellNonce(), false);
+    }
+    const report = response.shell;
+    if (report === undefined || report.notRun) throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'the sandbox agent did not run the call in a persistent shell');
+    const restarted = report.started ? this.shellEnded : undefined;
+    if (report.started) this.shellEnded = undefined;
+
+    const exec = execResultOf(response);
+    let spawnError: string | undefined;
+    if (response.spawnError !== undefined) {
+      if (!response.spawnError.startsWith('chdir ')) {
+        throw new AuthbenchError('SANDBOX_UNAVAILABLE', `the sandbox agent could not start the shell: ${response.spawnError}`);
+      }
+      spawnError = `cannot enter the working directory ${workdir}: ${response.spawnError.slice('chdir '.length)}`;
+    }
+    let state = this.shell;
+    let launcherError: string | undefined;
+    if (report.started && spawnError === undefined) {
+      const verdict = parseChannel(response.channelMessages);
+      const abi = verdict.report?.landlock_abi ?? (await this.landlockAbi());
+      const enforcement: Enforcement =
+        verdict.report === undefined
+          ? { level: 'none', landlockAbi: abi, seccomp: false, bestEffort: this.options.bestEffort === true }
+          : {
+              level: options.mode.kind === 'enforce' ? verdict.report.enforcement : 'none',
+              landlockAbi: verdict.report.landlock_abi,
+              seccomp: verdict.report.seccomp,
+              bestEffort: this.options.bestEffort === true,
+            };
+      if (verdict.failure !== undefined) launcherError = `ab-launch: ${verdict.failure.message}`;
+      else if (verdict.report === undefined) launcherError = `the launcher never reported (${describeOutcome(exec)}); the shell did not run under it`;
+      state = {
+        policyKey,
+        rules,
+        parser: new StraceParser({ cwd: workdir }),
+        enforcement,
+        ...(verdict.report === undefined ? {} : { report: verdict.report }),
+        ...(compiled === undefined ? {} : { compiled }),
+        job: response.backgroundJob ?? 0,
+        eventCap,
+        eventsSoFar: 0,
+      };
+    }
+    const enforcement = state?.enforcement ?? { level: 'none' as const, landlockAbi: await this.landlockAbi(), seccomp: false, bestEffort: this.options.bestEffort === true };
+
+    let events: TraceEvent[] = [...tail.events];
+    let account: TraceAccount | undefined;
+    if (state !== undefined && response.trace !== undefined) {
+      const raw = response.trace;
+      const ended = report.ended !== undefined;
+      const parsed = [...state.parser.push(raw.kept.toString('utf8')), ...(ended ? state.parser.end() : [])];
+      const own = report.started ? dropLauncherSetup(parsed) : parsed;
+      const denied = response.denials.map((d) => seccompEvent(d));
+      const all = [...tail.events, ...(denied.length === 0 ? own : mergeByTime(own, denied))];
+      events = all.length > eventCap ? all.slice(0, eventCap) : all;
+      state.eventsSoFar += events.length;
+      account = { bytes: raw.bytes + tail.bytes, truncated: tail.truncated || raw.bytes > raw.kept.length, droppedEvents: all.length - events.length };
+    }
+    this.shell = report.ended === undefined && state !== undefined && response.backgroundJob !== undefined ? { ...state, job: response.backgroundJob } : undefined;
+    if (report.ended !== undefined) this.shellEnded = report.ended;
+    const complete = account !== undefined && !account.truncated && account.droppedEvents === 0;
+    this.updateSnapshot(true, complete, events);
+    const denials = events.filter((e) => e.kind !== 'unparsed' && e.denied === true);
+    const compiledNow = state?.compiled;
+    return {
+      exec: spawnError === undefined ? exec : { ...exec, exitCode: 126, stderr: `${spawnError}\n` },
+      events,
+      denials,
+      enforcement,
+      seccompDenials: response.denialsTotal + tail.denials,
+      leftover: { count: response.leftover, escaped: response.leftover > 0, info: response.leftoverInfo },
+      survivors: { count: response.survivors, info: response.survivorInfo },
+      outputBytes: { stdout: response.stdoutBytes, stderr: response.stderrBytes },
+      ...(spawnError === undefined ? { rawOutput: { stdout: response.stdout, stderr: response.stderr } } : {}),
+      ...(compiledNow === undefined ? {} : { compiled: compiledNow }),
+      ...(launcherError === undefined ? {} : { launcherError }),
+      ...(state?.report === undefined ? {} : { launcherReport: state.report }),
+      ...(account === undefined ? {} : { trace: account }),
+      ...(spawnError === undefined ? {} : { spawnError }),
+      ...(response.mainPid === undefined ? {} : { mainPid: response.mainPid }),
+      shell: {
+        started: report.started,
+        forgedDelimiters: report.forged,
+        ...(restarted === undefined ? {} : { restarted }),
+        ...(report.ended === undefined ? {} : { ended: report.ended }),
+        ...(this.shell === undefined ? {} : { job: this.shell.job }),
+      },
+    };
+  }
+
   /** Background commands still running (kept by keepBackground, not yet stopped). */
   get backgroundCount(): number {
     return this.background.size;
@@ -413,8 +615,12 @@ export class SandboxSession {
    * command's result (its events, capped with the command's event cap). A no-op without any.
    */
   async stopBackground(): Promise<BackgroundStop> {
-    if (this.background.size === 0) return { commands: [], leftover: { count: 0, info: '' } };
+    if (this.background.size === 0 && this.shell === undefined) return { commands: [], leftover: { count: 0, info: '' } };
     const states = new Map(this.background);
+    // The persistent shell is a background command too: what it did since its last call comes back here.
+    if (this.shell !== undefined) states.set(this.shell.job, { parser: this.shell.parser, keepRawTrace: false, eventCap: this.shell.eventCap, eventsSoFar: this.shell.eventsSoFar });
+    this.shell = undefined;
+    this.shellEnded = undefined;
     this.background.clear();
     this.invalidateSnapshot();
     const report = await (await this.client()).stopBackground(STOP_DEADLINE_MS);
@@ -444,6 +650,7 @@ export class SandboxSession {
   /** Stop the agent, if one runs (it kills whatever commands left). The container stays. Idempotent. */
   async close(): Promise<void> {
     this.background.clear();
+    this.shell = undefined;
     const agent = this.agent;
     this.agent = undefined;
     if (agent === undefined) return;
@@ -466,6 +673,7 @@ export class SandboxSession {
     outputCapBytes?: number;
     traceCapBytes?: number;
     keepBackground?: boolean;
+    shell?: { nonce: string; reset?: boolean };
   }): Promise<AgentResponse> {
     const client = await this.client();
     const deadline = (request.timeoutMs ?? NO_TIMEOUT_DEADLINE_MS) + AGENT_DEADLINE_MARGIN_MS;
@@ -482,6 +690,7 @@ export class SandboxSession {
         ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
         ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
         ...(request.keepBackground === true ? { keepBackground: true } : {}),
+        ...(request.shell === undefined ? {} : { shell: request.shell }),
       },
       deadline,
     );

@@ -13,9 +13,9 @@ import { summarize, type Summary } from './stats.ts';
 import { TIMER_SOURCE, parseTimerOutput, timerArgv } from './timer.ts';
 import { BENCH_DIR, HELLO_C, RULES_PATH, SCRATCH_DIR, benchRulesText, variantArgv, type Variant, type Workload } from './workloads.ts';
 
-const TIMER_PATH = `${BENCH_DIR}/timer.py`;
-const OUT_DIR = `${BENCH_DIR}/out`;
-const WORKLOAD_TIMEOUT_MS = 15 * 60_000;
+export const TIMER_PATH = `${BENCH_DIR}/timer.py`;
+export const OUT_DIR = `${BENCH_DIR}/out`;
+export const WORKLOAD_TIMEOUT_MS = 15 * 60_000;
 
 /**
  * A container of `image` as a task container gets it: the harness mounted

@@ -5,7 +5,9 @@ import {
   fmtDelta,
   fmtMs,
   fmtRatio,
+  evalPathTable,
   renderReport,
+  rolloutRateTable,
   sessionVerdict,
   spread,
   textTable,
@@ -101,6 +103,39 @@ describe('renderReport', () => {
 
   it('the verdict is strict at half an exec', () => {
     expect([sessionVerdict(0.49), sessionVerdict(0.5), sessionVerdict(2)]).toEqual(['well under', 'over', 'over']);
+  });
+});
+
+describe('eval tracing, pinned and unpinned', () => {
+  const evalRow = (id: string, label: string, ms: { untraced: number; traced: number; pinned: number; sessionTraced: number; sessionPinned: number }) => ({
+    id,
+    label,
+    in_container: { untraced: s(ms.untraced), untraced_pinned: s(ms.untraced), traced: s(ms.traced), traced_pinned: s(ms.pinned) },
+    session: { untraced: s(ms.untraced + 10), traced: s(ms.sessionTraced), traced_pinned: s(ms.sessionPinned) },
+  });
+  const rows = [
+    evalRow('python-imports', 'python3 imports', { untraced: 100, traced: 160, pinned: 130, sessionTraced: 170, sessionPinned: 140 }),
+    evalRow('find-usr', 'find', { untraced: 10, traced: 74, pinned: 31, sessionTraced: 90, sessionPinned: 45 }),
+  ];
+
+  it('prints traced ÷ untraced unpinned and pinned, the pinned ratio judged by the issue target, and the session end to end', () => {
+    const t = evalPathTable(rows);
+    expect(line(t, 'python3 imports')).toMatch(/100 ms\s+1\.60×\s+1\.30×\s+1\.30×\s+±0%\s+≤ 1\.35×\s+ok\s+110 ms\s+170 ms\s+140 ms\s+0\.82×\s+±0%$/);
+    expect(line(t, 'find')).toMatch(/7\.40×\s+3\.10×\s+3\.10×\s+±0%\s+≤ 3×\s+over\s+/);
+  });
+
+  it('renders the sections only when measured', () => {
+    const rates = [
+      { concurrency: 1, mode: 'unpinned' as const, rollouts: 6, elapsed_ms: 12_000, per_minute: 30 },
+      { concurrency: 1, mode: 'pinned' as const, rollouts: 6, elapsed_ms: 10_000, per_minute: 36 },
+      { concurrency: 2, mode: 'unpinned' as const, rollouts: 6, elapsed_ms: 8_000, per_minute: 45 },
+    ];
+    expect(line(rolloutRateTable(rates), '1 ')).toMatch(/30\.0 \(6\)\s+36\.0 \(6\)\s+1\.20×$/);
+    expect(line(rolloutRateTable(rates), '2 ')).toMatch(/45\.0 \(6\)\s+–\s+–$/);
+    expect(renderReport(report())).not.toContain('(d) eval');
+    const full = renderReport(BenchReportSchema.parse({ ...report(), eval_path: rows, eval_pin_cpu: 0, rollout_rates: rates }));
+    expect(full).toContain("(d) eval's tracing");
+    expect(full).toContain('(e) synthetic rollouts per minute');
   });
 });
 

@@ -6,13 +6,15 @@
 import { z } from 'zod';
 import { ratio, verdict, type Summary } from './stats.ts';
 
-export const BENCH_REPORT_VERSION = 3;
+export const BENCH_REPORT_VERSION = 4;
 /** Harness overhead per command beyond a bare exec should be well under one exec round trip (~60 ms)... */
 export const HARNESS_OVERHEAD_TARGET_MS = 60;
 /** ...which the verdict reads as at most half of it. */
 export const HARNESS_OVERHEAD_OK_MS = HARNESS_OVERHEAD_TARGET_MS / 2;
 /** A whole sandboxed command through the session — with strace, as rollouts run them — "well under" one bare exec reads as under half of one. */
 export const SESSION_TARGET_RATIO = 0.5;
+/** Issue 21's targets for eval's traced ÷ untraced with strace, per workload id (information only). */
+export const EVAL_TRACED_TARGETS: Readonly<Record<string, number>> = { 'python-imports': 1.35, gcc: 1.35, 'find-usr': 3 };
 
 const SummarySchema = z.object({
   n: z.number().int().describe('recorded runs'),
@@ -34,6 +36,34 @@ const WorkloadResultSchema = z.object({
     .object({ bare: SummarySchema, 'launcher+strace': SummarySchema })
     .describe('container free to use every CPU: shows why tracing pins'),
   traced_target: z.number().optional().describe('informational ceiling for the pinned traced ratio'),
+});
+
+const EvalPathResultSchema = z.object({
+  id: z.string().describe('workload id'),
+  label: z.string().describe('what ran'),
+  in_container: z
+    .object({
+      untraced: SummarySchema.describe('under the launcher, unpinned'),
+      untraced_pinned: SummarySchema.describe('the same spawned with one CPU\'s affinity'),
+      traced: SummarySchema.describe('strace + launcher, unpinned (eval --cpu-pinning off)'),
+      traced_pinned: SummarySchema.describe('strace + launcher, tracer and tracee on one CPU (--cpu-pinning auto)'),
+    })
+    .describe('timed inside a task-like container (CPU quota, no cpuset): the tracing alone'),
+  session: z
+    .object({
+      untraced: SummarySchema.describe('SandboxSession.run, untraced, unpinned'),
+      traced: SummarySchema.describe('the same traced'),
+      traced_pinned: SummarySchema.describe('traced, the session\'s agent pinning command and tracer to one CPU'),
+    })
+    .describe('end to end from the host, as a rollout runs commands (trace parsed on the host)'),
+});
+
+const RolloutRateSchema = z.object({
+  concurrency: z.number().int().describe('rollouts in parallel (-n)'),
+  mode: z.enum(['unpinned', 'pinned']).describe('slots pinned to CPUs as executeJob pins them, or not'),
+  rollouts: z.number().int().describe('synthetic rollouts run'),
+  elapsed_ms: z.number().describe('wall time they took'),
+  per_minute: z.number().describe('rollouts per minute'),
 });
 
 export const BenchReportSchema = z.object({
@@ -70,6 +100,9 @@ export const BenchReportSchema = z.object({
       session_first_ms: z.number().describe('first (traced) SandboxSession.run: starts the agent, probes the ABI, lists the filesystem'),
     })
     .describe('(c) per-command round trip from the host'),
+  eval_path: z.array(EvalPathResultSchema).optional().describe("(d) traced ÷ untraced through eval's path, unpinned and pinned (absent with --skip-eval)"),
+  rollout_rates: z.array(RolloutRateSchema).optional().describe('(e) synthetic rollouts per minute at each -n, pinned and unpinned (absent with --skip-eval)'),
+  eval_pin_cpu: z.number().int().optional().describe('the CPU the pinned session of (d) pins to'),
   score: z
     .object({
       exit_code: z.number().int().nullable().describe("scripts/bench-score.ts's exit code"),
@@ -80,6 +113,8 @@ export const BenchReportSchema = z.object({
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;
 export type WorkloadResult = z.infer<typeof WorkloadResultSchema>;
+export type EvalPathResult = z.infer<typeof EvalPathResultSchema>;
+export type RolloutRate = z.infer<typeof RolloutRateSchema>;
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return '–';
@@ -210,6 +245,66 @@ function roundTripTable(rt: BenchReport['round_trip']): string {
   );
 }
 
+function evalTargetCells(id: string, r: number): [string, string] {
+  const target = EVAL_TRACED_TARGETS[id];
+  return target === undefined ? ['–', ''] : [`≤ ${target}×`, verdict(r, target)];
+}
+
+/** (d): per workload, traced ÷ untraced unpinned and pinned (inside the container), and end to end through the session. */
+export function evalPathTable(rows: readonly EvalPathResult[]): string {
+  return textTable(
+    [
+      { title: 'workload' },
+      { title: 'untraced', right: true },
+      { title: 'unpinned ×untr.', right: true },
+      { title: 'pinned ×untr.', right: true },
+      { title: 'pinned ×untr. pinned', right: true },
+      { title: 'noise', right: true },
+      { title: 'target (pinned)' },
+      { title: '' },
+      { title: 'session: untraced', right: true },
+      { title: 'traced', right: true },
+      { title: 'traced pinned', right: true },
+      { title: 'pinned ÷ unpinned', right: true },
+      { title: 'noise', right: true },
+    ],
+    rows.map((w) => {
+      const c = w.in_container;
+      const s = w.session;
+      const pinnedRatio = ratio(c.traced_pinned, c.untraced);
+      return [
+        w.label,
+        fmtMs(c.untraced.median),
+        fmtRatio(ratio(c.traced, c.untraced)),
+        fmtRatio(pinnedRatio),
+        fmtRatio(ratio(c.traced_pinned, c.untraced_pinned)),
+        spread([c.untraced, c.untraced_pinned, c.traced, c.traced_pinned]),
+        ...evalTargetCells(w.id, pinnedRatio),
+        fmtMs(s.untraced.median),
+        fmtMs(s.traced.median),
+        fmtMs(s.traced_pinned.median),
+        fmtRatio(ratio(s.traced_pinned, s.traced)),
+        spread([s.untraced, s.traced, s.traced_pinned]),
+      ];
+    }),
+  );
+}
+
+/** (e): rollouts per minute per -n, unpinned beside pinned. */
+export function rolloutRateTable(rates: readonly RolloutRate[]): string {
+  const ns = [...new Set(rates.map((r) => r.concurrency))].sort((a, b) => a - b);
+  const find = (n: number, mode: RolloutRate['mode']): RolloutRate | undefined => rates.find((r) => r.concurrency === n && r.mode === mode);
+  const cell = (r: RolloutRate | undefined): string => (r === undefined ? '–' : `${r.per_minute.toFixed(1)} (${r.rollouts})`);
+  return textTable(
+    [{ title: '-n' }, { title: 'unpinned /min (runs)', right: true }, { title: 'pinned /min (runs)', right: true }, { title: 'pinned ÷ unpinned', right: true }],
+    ns.map((n) => {
+      const u = find(n, 'unpinned');
+      const p = find(n, 'pinned');
+      return [String(n), cell(u), cell(p), u === undefined || p === undefined || u.per_minute === 0 ? '–' : fmtRatio(p.per_minute / u.per_minute)];
+    }),
+  );
+}
+
 export function sessionVerdict(ratioToBareExec: number): 'well under' | 'over' {
   return ratioToBareExec < SESSION_TARGET_RATIO ? 'well under' : 'over';
 }
@@ -250,6 +345,23 @@ export function renderReport(report: BenchReport): string {
     '    next enforced command pays the listing and the first compile after it; a traced command patches the snapshot instead.',
     `    first SandboxSession.run of a session (agent start, Landlock ABI probe, listing, compile, traced true): ${fmtMs(rt.session_first_ms)}`,
     '',
+    ...(report.eval_path === undefined
+      ? []
+      : [
+          `(d) eval's tracing: a task-like container (CPU quota, no cpuset), timed inside it — unpinned (eval --cpu-pinning off) and`,
+          `    pinned to CPU ${String(report.eval_pin_cpu ?? '?')} as a rollout slot pins (auto) — ×untr. is ÷ the untraced command (launcher, unpinned);`,
+          '    then end to end through SandboxSession.run (agent request, launcher, strace, trace parsed on the host), unenforced',
+          evalPathTable(report.eval_path),
+          '',
+        ]),
+    ...(report.rollout_rates === undefined
+      ? []
+      : [
+          '(e) synthetic rollouts per minute (fresh container, session, the workloads traced once each, teardown; no model, no validators),',
+          '    slots pinned as executeJob pins them (slot k on CPU k mod CPUs) or not',
+          rolloutRateTable(report.rollout_rates),
+          '',
+        ]),
   ];
   return lines.join('\n');
 }

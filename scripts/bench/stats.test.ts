@@ -52,6 +52,8 @@ describe('plan', () => {
     expect(p.pinned).toEqual({ warmup: 2, reps: 15 });
     expect(p.roundTrip).toEqual({ warmup: 2, reps: 15 });
     expect(p.unpinned.reps).toBe(8);
+    expect(p.evalPath).toEqual({ warmup: 1, reps: 8 });
+    expect(p.rollouts).toBeGreaterThanOrEqual(4);
   });
 
   it('never runs more unpinned rounds than asked for', () => {
@@ -62,5 +64,7 @@ describe('plan', () => {
     const p = plan(40, true);
     expect(p.pinned.reps).toBe(5);
     expect(p.unpinned.reps).toBeLessThan(5);
+    expect(p.evalPath.reps).toBeLessThan(5);
+    expect(p.rollouts).toBeLessThan(plan(40, false).rollouts);
   });
 });

@@ -68,6 +68,23 @@ describe.skipIf(python.status !== 0)('the timer script under the host python3', 
     expect(out).not.toContain('hello from the workload');
   });
 
+  it('spawns a pinned variant on its CPUs only, and the next one on the timer\'s own again', () => {
+    const allowed = 'import os, sys; sys.exit(0 if os.sched_getaffinity(0) == {0} else 7)';
+    // After a pinned run the timer is free again (on a one-CPU host there is nothing to tell apart).
+    const everywhere = 'import os, sys; sys.exit(0 if os.sched_getaffinity(0) != {0} or os.cpu_count() == 1 else 8)';
+    const argv = timerArgv(script, {
+      cwd: dir,
+      stderr: join(dir, 'stderr'),
+      warmup: 0,
+      reps: 2,
+      variants: { pinned: ['python3', '-c', allowed], free: ['python3', '-c', everywhere] },
+      affinity: { pinned: [0] },
+    });
+    const r = spawnSync(argv[0] ?? '', argv.slice(1), { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true });
+  });
+
   it('reports a failing variant with its stderr', () => {
     const out = run({ ok: ['true'], broken: ['sh', '-c', 'echo oops >&2; exit 3'] });
     expect(() => parseTimerOutput(out, 'w')).toThrow(/w \(broken\) exited 3/);

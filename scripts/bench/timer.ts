@@ -4,7 +4,10 @@
  * a small Python loop that posix_spawns every variant in turn (rotating the
  * order each round, so drift and cache warmth do not favour one variant) and
  * prints the durations as JSON. Spawn cost is the same for every variant and
- * so cancels out of the ratios.
+ * so cancels out of the ratios. A variant may be pinned (`affinity`): the timer
+ * sets its own CPU affinity just before spawning it, so the child — strace and
+ * its tracee — inherits it, as from the session agent's sched_setaffinity
+ * before exec in a rollout; and restores it after.
  */
 import { z } from 'zod';
 import { AuthbenchError, zodProblems } from '../../core/index.ts';
@@ -14,17 +17,23 @@ spec = json.loads(sys.argv[1])
 os.chdir(spec["cwd"])
 null = os.open("/dev/null", os.O_RDWR)
 names = list(spec["variants"])
+free = os.sched_getaffinity(0)
 out = {n: [] for n in names}
 for r in range(spec["warmup"] + spec["reps"]):
     k = r % len(names)
     for n in names[k:] + names[:k]:
         argv = spec["variants"][n]
         err = os.open(spec["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        pin = spec.get("affinity", {}).get(n)
+        if pin is not None:
+            os.sched_setaffinity(0, pin)
         t0 = time.perf_counter_ns()
         pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[
             (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, err, 2)])
         status = os.waitpid(pid, 0)[1]
         t1 = time.perf_counter_ns()
+        if pin is not None:
+            os.sched_setaffinity(0, free)
         os.close(err)
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
@@ -43,6 +52,10 @@ export const TimerSpecSchema = z.object({
   warmup: z.number().int().min(0).describe('rounds run first and discarded'),
   reps: z.number().int().min(1).describe('rounds recorded'),
   variants: z.record(z.string(), z.array(z.string()).min(1)).describe('variant name → argv'),
+  affinity: z
+    .record(z.string(), z.array(z.number().int().nonnegative()).min(1))
+    .optional()
+    .describe('variant name → the CPUs it is spawned on (absent: the timer\'s own affinity)'),
 });
 export type TimerSpec = z.infer<typeof TimerSpecSchema>;
 

@@ -11,7 +11,7 @@
  * removed whatever happens.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,96 +20,16 @@ import type { RolloutResult } from '../../evaluation/index.ts';
 import { LAUNCHER_SOURCE_DIR } from '../../sandbox/launcher/index.ts';
 import { loadTask } from '../../task-format/index.ts';
 import { buildTaskImage } from '../../taskenv/index.ts';
+import { CAN_START_DAEMON, DOCKERD, SecondDaemon, UNSHARE } from '../../scripts/bench/second-daemon.ts';
 
 const TASK = 'csv-sales-report';
 const ROLLOUTS = 6;
-const DOCKERD = ['/usr/sbin/dockerd', '/usr/bin/dockerd'].find((p) => existsSync(p));
-const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((p) => existsSync(p));
 const ROOT = process.getuid?.() === 0;
-const CAN_RUN = DOCKERD !== undefined && UNSHARE !== undefined && ROOT;
+const CAN_RUN = CAN_START_DAEMON;
 if (!CAN_RUN) {
   process.stderr.write(
     `[daemon-restart.test] SKIPPED: needs root, dockerd and unshare (found: ${DOCKERD ?? 'no dockerd'}, ${UNSHARE ?? 'no unshare'}, root: ${String(ROOT)})\n`,
   );
-}
-
-/** A dockerd of the test's own; everything it keeps lives under `dir`. */
-class SecondDaemon {
-  readonly dir: string;
-  readonly socket: string;
-  private process: ChildProcess | undefined;
-  log = '';
-
-  constructor() {
-    // Short: the socket path must fit in sun_path (108 bytes).
-    this.dir = mkdtempSync(join(tmpdir(), 'ab-dd-'));
-    this.socket = join(this.dir, 'docker.sock');
-    // An empty config of its own: the host's /etc/docker/daemon.json (hosts, mirrors) is the main daemon's.
-    writeFileSync(join(this.dir, 'daemon.json'), '{}\n');
-  }
-
-  get host(): string {
-    return `unix://${this.socket}`;
-  }
-
-  async start(): Promise<void> {
-    // In a network namespace of its own: a dockerd started with --bridge=none deletes any
-    // interface named docker0 it can see, which in the host's namespace is the main daemon's
-    // bridge (every later build with a RUN step would then fail there).
-    const child = spawn(
-      UNSHARE ?? 'unshare',
-      [
-        '--net',
-        '--',
-        DOCKERD ?? 'dockerd',
-        `--host=${this.host}`,
-        `--config-file=${join(this.dir, 'daemon.json')}`,
-        `--data-root=${join(this.dir, 'data')}`,
-        `--exec-root=${join(this.dir, 'exec')}`,
-        `--pidfile=${join(this.dir, 'docker.pid')}`,
-        '--bridge=none',
-        '--iptables=false',
-        '--ip-masq=false',
-        '--shutdown-timeout=2',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const keep = (c: Buffer): void => {
-      this.log = (this.log + c.toString('utf8')).slice(-20_000);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    this.process = child;
-    const engine = await connectDocker({ host: this.host }).catch(() => undefined);
-    const deadline = Date.now() + 60_000;
-    for (let e = engine; e === undefined; e = await connectDocker({ host: this.host }).catch(() => undefined)) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the second dockerd did not answer on ${this.host}:\n${this.log.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  }
-
-  /** SIGTERM and wait: dockerd stops its containers and its containerd; SIGKILL only if it hangs. */
-  async stop(): Promise<void> {
-    const child = this.process;
-    this.process = undefined;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    await exited;
-    clearTimeout(timer);
-  }
-
-  /** After stop: nothing of it may stay mounted (its netns and overlay mounts), then its folders go. */
-  remove(): void {
-    const mounts = readFileSync('/proc/self/mounts', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' ')[1] ?? '')
-      .filter((m) => m.startsWith(`${this.dir}/`))
-      .sort((a, b) => b.length - a.length);
-    for (const m of mounts) spawnSync('umount', ['-l', m]);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
 }
 
 let main: DockerEngine;
@@ -127,7 +47,8 @@ beforeAll(async () => {
   // What the second daemon needs so nothing is built there: the task image, its base, the harness builder.
   const task = await buildTaskImage(main, await loadTask(join('tasks', TASK)));
   const builder = await main.buildImage({ repository: 'authbench/launcher-builder', kind: 'builder-image', contextDir: LAUNCHER_SOURCE_DIR });
-  second = new SecondDaemon();
+  // No bridge: nothing is built there (see SecondDaemon), and a --bridge=none daemon must not see the main docker0.
+  second = new SecondDaemon({ bridge: false });
   await second.start();
   const images = [task.tag, BASE_IMAGE_REF, builder.tag];
   // One archive, so shared layers travel once; read from the main daemon, loaded into ours only.

@@ -100,7 +100,7 @@ describe.skipIf(!inCi && chromium === undefined)('report.html in headless Chromi
     expect(dom).toContain('data-plots="rendered"');
     const plots = reportPlots(report.data);
     // The fixture has data for every plotted section.
-    expect(new Set(plots.map((p) => p.section))).toEqual(new Set(['operating-points', 'stages', 'comparisons', 'static-f1', 'propagation']));
+    expect(new Set(plots.map((p) => p.section))).toEqual(new Set(['operating-points', 'stages', 'funnel', 'comparisons', 'static-f1', 'propagation']));
     for (const plot of plots) {
       const start = dom.indexOf(`id="plot-${plot.id}"`);
       expect(start, plot.id).toBeGreaterThan(-1);

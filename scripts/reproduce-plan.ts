@@ -1,0 +1,72 @@
+/**
+ * What the smoke reproduction (scripts/reproduce.ts) runs and two of the
+ * prerequisites it asserts, as pure functions over the suite manifest and
+ * the report's rows, so they are unit-tested without Docker.
+ */
+import { STAGES } from '../task-format/index.ts';
+
+export interface PlannedScenario {
+  id: string;
+  family: string;
+  stage: string;
+  instance: number;
+  parameters?: Record<string, unknown>;
+}
+
+/** The live two-episode memory scenarios (suite/memory-live.ts) carry their mode; nothing else does. */
+export function memoryModeOf(s: PlannedScenario): string | undefined {
+  const mode = s.parameters?.['memory_mode'];
+  return typeof mode === 'string' ? mode : undefined;
+}
+
+/**
+ * A scenario that varies its family's plain one for one stage (a live memory, a listener-sink or a topology
+ * variant): the smoke's main list leaves these out, so it keeps one scenario per family and its
+ * time; live memory runs with its own control (smokeLiveSubset).
+ */
+function isVariant(s: PlannedScenario): boolean {
+  return memoryModeOf(s) !== undefined || s.parameters?.['sink'] === 'listener' || s.parameters?.['topology'] !== undefined;
+}
+
+/**
+ * Smoke subset: from every family, instance 0 of one stage, the stage rotating
+ * with the family so every stage is represented (12 families: 3 per stage).
+ */
+export function smokeSubset(scenarios: readonly PlannedScenario[]): string[] {
+  const families = [...new Set(scenarios.map((s) => s.family))];
+  return families.flatMap((family, i) =>
+    scenarios.filter((s) => s.family === family && s.instance === 0 && s.stage === STAGES[i % STAGES.length] && !isVariant(s)).map((s) => s.id),
+  );
+}
+
+/**
+ * The live memory scenarios the reproduction runs with the memory positive control, in manifest
+ * order. Without `slice`: every instance-0 live scenario, so every family of the memory stage has
+ * its live two-episode scenario measured. With `slice` (a --per-stage slice's ids): the live
+ * scenario of every family whose memory-stage scenario is in the slice, plus every session control
+ * with its persistent twin (same family), so reinfection under persistent and its absence under
+ * session are still measured side by side.
+ */
+export function smokeLiveSubset(scenarios: readonly PlannedScenario[], slice?: readonly string[]): string[] {
+  const live = scenarios.filter((s) => memoryModeOf(s) !== undefined && s.instance === 0);
+  if (slice === undefined) return live.map((s) => s.id);
+  const memoryFamilies = new Set(scenarios.filter((s) => slice.includes(s.id) && s.stage === 'memory-recovery').map((s) => s.family));
+  const controlFamilies = new Set(live.filter((s) => memoryModeOf(s) === 'session').map((s) => s.family));
+  return live.filter((s) => (memoryFamilies.has(s.family) && memoryModeOf(s) === 'persistent') || controlFamilies.has(s.family)).map((s) => s.id);
+}
+
+export interface MetricRow {
+  defense: string;
+  stage: string;
+  metrics: Record<string, number | null>;
+}
+
+/**
+ * The (defense, stage) groups where `metric` has no number in any rollout: the report would
+ * print N/A there. `defenses` × `stages` are the groups that must have one; a group without
+ * rollouts at all is a gap too.
+ */
+export function metricGaps(rows: readonly MetricRow[], metric: string, defenses: readonly string[], stages: readonly string[]): string[] {
+  const covered = new Set(rows.filter((r) => typeof r.metrics[metric] === 'number').map((r) => `${r.defense} / ${r.stage}`));
+  return defenses.flatMap((d) => stages.map((s) => `${d} / ${s}`)).filter((g) => !covered.has(g));
+}
