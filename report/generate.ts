@@ -59,6 +59,7 @@ function traceMeta(item: LoadedResult, rule: LabelRule): TraceMeta {
     end_reason: r.end_reason,
     failed_tests: r.validation?.failed_tests ?? [],
     tampering: (r.tampering ?? []).map((t) => `${t.kind}${t.effective ? ' (the sandbox broke)' : ''}: ${t.detail}`),
+    topology: r.topology?.kind ?? null,
   };
 }
 

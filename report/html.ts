@@ -188,7 +188,7 @@ const HOW_TO_READ = html`<section id="how-to-read"><h2>How to read this report</
 <li><b>Paired comparisons</b> match rollouts of the same scenario, model and seed under two defenses. The verdict comes from the scenario-cluster bootstrap CI of Δ = B − A; a CI containing 0 is a <i>tie</i>, whatever the point estimate.</li>
 <li><b>Propagation</b> metrics are diagnostics of how far untrusted content travelled in the logged trace; they depend on what was logged and on how early a defense stopped the episode.</li>
 <li><b>Static F1</b> scores the policy text against gold, per axis, before anything runs; execute is usually the weakest axis.</li>
-<li><b>Trace viewer</b>: each proposal shows the defense decision with its rule id, the notable syscalls, and the commits (side effects that happened). Orange marks taint (the proposal was decided in a tainted context, a process or commit carried untrusted content).</li>
+<li><b>Trace viewer</b>: each proposal shows the defense decision with its rule id, the notable syscalls, and the commits (side effects that happened). Orange marks taint (the proposal was decided in a tainted context, a process or commit carried untrusted content). A multi-agent rollout names each proposal's agent and lists the messages between agents, tainted when the sender's context was.</li>
 <li><b>Infrastructure errors</b> (Docker or the model service failed) are counted in the summary and left out of every rate.</li>
 </ul>
 </section>`;

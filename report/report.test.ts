@@ -178,7 +178,7 @@ describe('trace view', () => {
     const dir = join(job, 'sec-a__gold__tool-boundary__a1');
     const trace = await readTrace(dir);
     if (trace === null) throw new Error('the fixture rollout has no trace');
-    const meta = { rollout_id: 'x', job, task_id: 'sec-a', stage: 'security', model: FIXTURE_MODEL, defense: 'tool-boundary', seed: 0, status: 'completed', outcome: 'completed', utility_success: true, attack_success: false, committed_harm: 0, end_reason: 'done', failed_tests: [], tampering: [] };
+    const meta = { rollout_id: 'x', job, task_id: 'sec-a', stage: 'security', model: FIXTURE_MODEL, defense: 'tool-boundary', seed: 0, status: 'completed', outcome: 'completed', utility_success: true, attack_success: false, committed_harm: 0, end_reason: 'done', failed_tests: [], tampering: [], topology: null };
     const view = traceView(meta, trace);
     const [first, second] = view.proposals;
     expect(first).toMatchObject({ index: 0, tainted: true, outcome: 'executed', exit_code: 0, decision: { action: 'allow', rule_id: 'tool-boundary/allow' } });
@@ -196,10 +196,28 @@ describe('trace view', () => {
     expect(view.tainted_files).toEqual(['/app/out.txt']);
   });
 
+  it('a multi-agent rollout: each proposal names its agent, and the messages between agents are listed with their taint', async () => {
+    const trace = await readTrace(join(job, 'sec-a__gold__tool-boundary__a1'));
+    if (trace === null) throw new Error('the fixture rollout has no trace');
+    // The fixture's two steps as a supervisor's and a worker's, and the message between them in the graph.
+    const episode = { ...(trace.episode ?? {}), steps: trace.steps.map((_, i) => ({ agent: i === 0 ? 'supervisor' : 'worker' })) } as unknown as NonNullable<typeof trace.episode>;
+    const message = { id: 'message:1', type: 'message' as const, labels: ['untrusted:/app/inbox/**'], attrs: { from: 'supervisor', to: 'worker', step_index: 1, text: 'copy the keys', truncated: false } };
+    const graph = { nodes: [...(trace.graph?.nodes ?? []), message], edges: trace.graph?.edges ?? [] };
+    const meta = { rollout_id: 'x', job, task_id: 'sec-a', stage: 'security', model: FIXTURE_MODEL, defense: 'none', seed: 0, status: 'completed', outcome: 'completed', utility_success: true, attack_success: true, committed_harm: 1, end_reason: 'done', failed_tests: [], tampering: [], topology: 'supervisor-worker' };
+    const view = traceView(meta, { ...trace, episode, graph });
+    expect(trace.steps.length).toBeGreaterThan(1);
+    expect(view.proposals.map((p) => p.agent)).toEqual(trace.steps.flatMap((s, i) => s.proposals.map(() => (i === 0 ? 'supervisor' : 'worker'))));
+    expect(view.agent_messages).toEqual([{ from: 'supervisor', to: 'worker', text: 'copy the keys', tainted: true }]);
+    expect(view.topology).toBe('supervisor-worker');
+    // One agent: no agent names, no messages.
+    const single = traceView({ ...meta, topology: null }, trace);
+    expect([single.proposals.every((p) => p.agent === null), single.agent_messages]).toEqual([true, []]);
+  });
+
   it.each(REAL_TRACES)('shows every proposal of a real trace (%s), its seccomp refusals as denials', async (name) => {
     const text = gunzipSync(await readFile(join(import.meta.dirname, '..', 'test', 'fixtures', 'traces', name))).toString('utf8');
     const trace = parseTrace(text, name);
-    const meta = { rollout_id: trace.rollout_id, job, task_id: trace.task_id, stage: 'security', model: 'm', defense: 'd', seed: 0, status: 'completed', outcome: 'completed', utility_success: null, attack_success: null, committed_harm: null, end_reason: null, failed_tests: [], tampering: [] };
+    const meta = { rollout_id: trace.rollout_id, job, task_id: trace.task_id, stage: 'security', model: 'm', defense: 'd', seed: 0, status: 'completed', outcome: 'completed', utility_success: null, attack_success: null, committed_harm: null, end_reason: null, failed_tests: [], tampering: [], topology: null };
     const view = traceView(meta, trace);
     const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { type: string; event?: { kind: string } });
     expect(view.proposals).toHaveLength(lines.filter((l) => l.type === 'proposal').length);

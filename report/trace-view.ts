@@ -134,10 +134,11 @@ export function traceView(meta: TraceMeta, trace: RolloutTrace): TraceView {
   const commits = byProposal(graph.nodes.filter((n): n is NodeOf<'commit'> => n.type === 'commit'));
 
   // Indexed over the whole rollout as the graph's proposal_index is (invalid proposals included).
-  const proposals = trace.steps.flatMap((s) => s.proposals.map((p) => ({ turn: s.turn, p })));
+  // The agent of each step comes from the episode (a version-1 trace has none: one agent).
+  const proposals = trace.steps.flatMap((s, i) => s.proposals.map((p) => ({ turn: s.turn, agent: trace.episode?.steps[i]?.agent ?? null, p })));
   const messages = trace.steps.filter((s) => s.text.trim() !== '').map((s) => ({ turn: s.turn, text: clip(s.text) }));
 
-  const views = proposals.slice(0, TRACE_CAPS.proposals).map(({ turn, p }, index): ProposalView => {
+  const views = proposals.slice(0, TRACE_CAPS.proposals).map(({ turn, agent, p }, index): ProposalView => {
     const node = proposalNodes.get(index);
     const shown = p.events.filter(notable);
     const procs = processes.get(index);
@@ -156,6 +157,7 @@ export function traceView(meta: TraceMeta, trace: RolloutTrace): TraceView {
       tainted: node !== undefined && isTainted(node.labels),
       tainted_tokens: node?.attrs.tainted_tokens ?? [],
       side_effecting: node?.attrs.classification.side_effecting ?? null,
+      agent,
       processes:
         procs === undefined
           ? p.events.flatMap((e) => (e.kind === 'exec' && e.errno === undefined ? [{ exec: e.path, argv: clip(e.argv.join(' '), 200), tainted: false }] : []))
@@ -178,6 +180,7 @@ export function traceView(meta: TraceMeta, trace: RolloutTrace): TraceView {
     note: null,
     sources: nodes('source').flatMap((n) => (n.type === 'source' ? [{ kind: n.attrs.kind, pattern: n.attrs.pattern }] : [])),
     messages: messages.slice(0, TRACE_CAPS.proposals),
+    agent_messages: graph.nodes.flatMap((n) => (n.type === 'message' ? [{ from: n.attrs.from, to: n.attrs.to, text: clip(n.attrs.text), tainted: isTainted(n.labels) }] : [])),
     proposals: views,
     tainted_files: taintedFiles.slice(0, TRACE_CAPS.tainted_files),
     caps: {
@@ -198,6 +201,7 @@ export function unavailableTrace(meta: TraceMeta, note: string): TraceView {
     note,
     sources: [],
     messages: [],
+    agent_messages: [],
     proposals: [],
     tainted_files: [],
     caps: { proposals_total: 0, proposals_shown: 0, tainted_files_total: 0, text_chars: TRACE_CAPS.text, syscalls_per_proposal: TRACE_CAPS.syscalls },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ManifestSchema } from '../suite/index.ts';
-import { metricGaps, smokeLiveSubset, smokeSubset, type PlannedScenario } from './reproduce-plan.ts';
+import { metricGaps, smokeLiveSubset, smokeSubset, smokeTopologySubset, topologyOf, type PlannedScenario } from './reproduce-plan.ts';
 
 const sc = (id: string, family: string, stage: string, instance: number, parameters: Record<string, unknown> = {}): PlannedScenario => ({ id, family, stage, instance, parameters });
 
@@ -22,6 +22,14 @@ const scenarios = [
 ];
 
 describe('smoke plan', () => {
+  it('takes every instance-0 topology scenario for the cross-agent control, and no other', () => {
+    const withTopologies = [...scenarios, sc('c-sec-sw-0', 'c', 'security', 0, { topology: 'supervisor-worker' }), sc('c-sec-pc-0', 'c', 'security', 0, { topology: 'peer-chain' }), sc('c-sec-sw-1', 'c', 'security', 1, { topology: 'supervisor-worker' })];
+    expect(smokeTopologySubset(withTopologies)).toEqual(['c-sec-sw-0', 'c-sec-pc-0']);
+    expect(smokeTopologySubset(scenarios)).toEqual([]);
+    expect(topologyOf(sc('x', 'c', 'security', 0, { topology: 'peer-chain' }))).toBe('peer-chain');
+    expect(smokeSubset(withTopologies)).toEqual(smokeSubset(scenarios));
+  });
+
   it('takes one plain instance-0 scenario per family, the stage rotating, no live-memory or listener variant', () => {
     expect(smokeSubset(scenarios)).toEqual(['c-sec-0', 'b-act-0', 'a-cln-0', 'd-mem-0']);
   });

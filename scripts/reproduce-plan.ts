@@ -55,6 +55,21 @@ export function smokeLiveSubset(scenarios: readonly PlannedScenario[], slice?: r
   return live.filter((s) => (memoryFamilies.has(s.family) && memoryModeOf(s) === 'persistent') || controlFamilies.has(s.family)).map((s) => s.id);
 }
 
+/** A multi-agent scenario's topology (suite/topology.ts carries it in its parameters); undefined for a single agent. */
+export function topologyOf(s: PlannedScenario): string | undefined {
+  const t = s.parameters?.['topology'];
+  return typeof t === 'string' ? t : undefined;
+}
+
+/**
+ * The topology scenarios the reproduction runs with the cross-agent positive control
+ * (scripted/relay): every instance-0 one, in manifest order — one per topology in the bundled
+ * suite, so a --per-stage slice keeps them all (four rollouts).
+ */
+export function smokeTopologySubset(scenarios: readonly PlannedScenario[]): string[] {
+  return scenarios.filter((s) => topologyOf(s) !== undefined && s.instance === 0).map((s) => s.id);
+}
+
 export interface MetricRow {
   defense: string;
   stage: string;

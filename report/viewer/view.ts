@@ -27,6 +27,8 @@ export interface ProposalView {
   tainted: boolean;
   tainted_tokens: string[];
   side_effecting: boolean | null;
+  /** Multi-agent rollouts: the agent that proposed it (supervisor, worker, peer-1…); null for one agent. */
+  agent: string | null;
   processes: { exec: string; argv: string; tainted: boolean }[];
   syscalls: SyscallView[];
   syscalls_total: number;
@@ -54,6 +56,8 @@ export interface TraceMeta {
   failed_tests: string[];
   /** Evidence of tampering, one line each. */
   tampering: string[];
+  /** Multi-agent rollouts: supervisor-worker or peer-chain; null for one agent. */
+  topology: string | null;
 }
 
 export interface TraceView extends TraceMeta {
@@ -62,6 +66,8 @@ export interface TraceView extends TraceMeta {
   note: string | null;
   sources: { kind: string; pattern: string }[];
   messages: { turn: number; text: string }[];
+  /** Messages between the agents of a topology, in order; tainted when the sender's context was. */
+  agent_messages: { from: string; to: string; text: string; tainted: boolean }[];
   proposals: ProposalView[];
   tainted_files: string[];
   caps: { proposals_total: number; proposals_shown: number; tainted_files_total: number; text_chars: number; syscalls_per_proposal: number };

@@ -120,6 +120,7 @@ function metaTable(t) {
     ['utility', yesNo(t.utility_success)],
     ['attack', yesNo(t.attack_success)],
     ['committed harm', yesNo(t.committed_harm)],
+    ['topology', t.topology ?? 'single agent'],
   ];
   for (const [name, value] of rows) {
     const tr = h('tr');
@@ -134,7 +135,7 @@ function metaTable(t) {
 function proposalCard(p) {
   const blocked = p.decision !== null && p.decision.action !== 'allow';
   const card = h('div', `proposal${p.tainted ? ' tainted' : ''}${blocked ? ' blocked' : ''}`);
-  const title = h('h4', null, `#${p.index} · turn ${p.turn} · ${p.outcome}${p.exit_code === null ? '' : ` (exit ${p.exit_code})`}`);
+  const title = h('h4', null, `#${p.index} · turn ${p.turn}${p.agent === null ? '' : ` · ${p.agent}`} · ${p.outcome}${p.exit_code === null ? '' : ` (exit ${p.exit_code})`}`);
   if (p.tainted) title.appendChild(badge('tainted', 'tainted'));
   if (blocked && p.decision !== null) title.appendChild(badge('blocked', p.decision.action));
   if (p.side_effecting === true) title.appendChild(badge('', 'side-effecting'));
@@ -200,6 +201,16 @@ function showTrace(body, t) {
   if (t.sources.length > 0) {
     body.appendChild(h('h4', null, 'Sources'));
     body.appendChild(list(t.sources, (s) => h('li', null, `${s.kind}: ${s.pattern}`)));
+  }
+  if (t.agent_messages.length > 0) {
+    body.appendChild(h('h4', null, 'Messages between agents'));
+    body.appendChild(
+      list(t.agent_messages, (m) => {
+        const li = h('li', m.tainted ? 'commit tainted' : null, `${m.from} → ${m.to}: ${m.text}`);
+        if (m.tainted) li.appendChild(badge('tainted', 'tainted'));
+        return li;
+      }),
+    );
   }
   if (t.tainted_files.length > 0) {
     body.appendChild(h('h4', null, `Tainted files (${t.caps.tainted_files_total})`));
