@@ -6,7 +6,8 @@
  * Closes with one plain summary line ("vitest: N passed, N failed, N skipped")
  * that any CI log reader understands, the infrastructure retries of the run
  * (test/infra-retry.ts: each one named, never silently passed), and the total
- * wall time. Stops at the first tier that fails (a type error makes every
+ * wall time, and every failed test with the first line of its failure (the
+ * tail of a CI log is often all a reader gets). Stops at the first tier that fails (a type error makes every
  * later tier's output noise).
  *   npx node scripts/run-tests.ts [--tier ci|full] [--only typecheck,lint,unit,package,docker] [vitest args…]
  */
@@ -38,12 +39,34 @@ interface JsonReport {
   numPendingTests: number;
   numTodoTests: number;
   numTotalTests: number;
+  testResults?: { name: string; message?: string; assertionResults?: { fullName: string; status: string; failureMessages?: string[] }[] }[];
+}
+
+/** First line of a failure message, colour codes removed, cut to a readable length. */
+function firstLine(message: string | undefined): string {
+  const line = (message ?? '').replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '') ?? '';
+  return line.length > 240 ? `${line.slice(0, 237)}...` : line.trim();
+}
+
+/** Each failed test of a report as "file > name: first line of the failure", so a log's tail names what broke. */
+function failuresOf(r: JsonReport): string[] {
+  const out: string[] = [];
+  for (const file of r.testResults ?? []) {
+    const rel = file.name.startsWith(process.cwd()) ? file.name.slice(process.cwd().length + 1) : file.name;
+    const failed = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
+    for (const a of failed) out.push(`${rel} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    // A file that failed to load has no failed assertions, only a message.
+    if (failed.length === 0 && file.message !== undefined && file.message !== '') out.push(`${rel}: ${firstLine(file.message)}`);
+  }
+  return out;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'authbench-vitest-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
 /** Every infrastructure retry of every tier, as the retry helper printed it. */
 const retries: string[] = [];
+/** Every failed test of every tier, repeated at the end of the log. */
+const failures: string[] = [];
 const times: string[] = [];
 const started = performance.now();
 let code = 0;
@@ -79,6 +102,7 @@ function tierStep(name: string, argv: string[], vitest: boolean): boolean {
       const r = JSON.parse(readFileSync(report, 'utf8')) as JsonReport;
       totals.passed += r.numPassedTests;
       totals.failed += r.numFailedTests;
+      failures.push(...failuresOf(r));
       totals.skipped += r.numPendingTests + r.numTodoTests;
       const retried = readRetries(retryReport);
       retries.push(...(retried ?? []));
@@ -113,5 +137,6 @@ try {
 process.stdout.write(`\n${times.join('\n')}\nwall time: ${seconds(performance.now() - started)} (tier ${tier})\n`);
 process.stdout.write(`vitest: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
 // Retried work passed or failed on its second attempt; either way the run's log names every retry.
+if (failures.length > 0) process.stdout.write(`failed tests:${failures.map((l) => `\n  ${l}`).join('')}\n`);
 process.stdout.write(`infra retries: ${retries.length}${retries.map((l) => `\n  ${l}`).join('')}\n`);
 process.exit(code);
