@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { isTainted } from './labels.ts';
 import type { StepInput } from './input.ts';
+import { rolloutMetrics } from './metrics.ts';
 import { analyzeRollout, taintAt } from './walk.ts';
 import { config, ev, prop, step } from './test-support.ts';
 
@@ -40,6 +41,15 @@ describe('inter-agent messages', () => {
     expect(worker?.tainted_tokens).toContain('/srv/drop/s');
     const commit = graph.nodes.find((n) => n.type === 'commit');
     expect(isTainted(commit?.labels ?? [])).toBe(true);
+  });
+
+  it("counts the paper's br_message, br_agent and br_side_effect components", () => {
+    const context = { stage: 'security' as const, ledger: { read: ['/app/**'], write: ['/app/**'], execute: [], network: { tcp_connect: [], tcp_bind: [], allow_all: false } }, sink: null, utility_success: null, attack_success: null, canary_in_sink: null, memory_reinfection: null, recovery_success: null };
+    const tainted = rolloutMetrics(analyzeRollout({ steps: chain('untrusted') }, cfg).graph, context);
+    // the message; the supervisor's second turn and the worker's turn (both decided with the note in context); the drop file
+    expect(tainted).toMatchObject({ tainted_message_nodes: 1, tainted_agent_step_nodes: 2, tainted_commit_nodes: 1 });
+    const clean = rolloutMetrics(analyzeRollout({ steps: chain('clean') }, cfg).graph, context);
+    expect(clean).toMatchObject({ tainted_message_nodes: 0, tainted_agent_step_nodes: 0 });
   });
 
   it('sends a clean message from a clean sender, and the receiver starts clean', () => {

@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   MODEL_UNAVAILABLE: 'model provider unavailable',
   RELAY_FORWARD_FAILED: 'the model relay could not be forwarded into the container',
   CLUSTER_UNAVAILABLE: 'the cluster scheduler failed or is missing',
+  TRACER_UNAVAILABLE: 'the requested tracer cannot run on this host',
   INTERNAL: 'internal error',
 } as const;
 
@@ -53,6 +54,7 @@ const INFRA_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'MODEL_UNAVAILABLE',
   'RELAY_FORWARD_FAILED',
   'CLUSTER_UNAVAILABLE',
+  'TRACER_UNAVAILABLE',
   'INTERNAL',
 ]);
 

@@ -117,6 +117,11 @@ export interface RecorderOptions {
   /** Stopped proposals copied per rollout, at most (0: none). */
   max: number;
   runId?: string;
+  /**
+   * Where this container's episode starts in the rollout's record: episode 2 of a two-episode memory
+   * rollout (evaluation/episodes.ts) has its own container and recorder, and its steps follow episode 1's.
+   */
+  stepOffset?: number;
 }
 
 export interface CounterfactualRuns {
@@ -145,6 +150,7 @@ export class CounterfactualRecorder implements AsyncDisposable {
 
   constructor(options: RecorderOptions) {
     this.options = options;
+    this.steps = options.stepOffset ?? 0;
   }
 
   /** Stopped proposals copied so far. */
@@ -194,6 +200,19 @@ export class CounterfactualRecorder implements AsyncDisposable {
       }
     }
     return { runs, totalMs: performance.now() - started };
+  }
+
+  /** The runs of several recorders (one per episode container), in order, sharing one time budget. */
+  static async runAll(recorders: readonly (CounterfactualRecorder | undefined)[], ledger: Policy, scratchRoots: readonly string[], budgetMs = COUNTERFACTUAL_BUDGET_MS): Promise<CounterfactualRuns> {
+    const runs = new Map<string, Counterfactual>();
+    let totalMs = 0;
+    for (const r of recorders) {
+      if (r === undefined || r.pending === 0) continue;
+      const done = await r.run(ledger, scratchRoots, budgetMs - totalMs);
+      for (const [k, v] of done.runs) runs.set(k, v);
+      totalMs += done.totalMs;
+    }
+    return { runs, totalMs };
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

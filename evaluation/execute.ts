@@ -26,6 +26,7 @@ import { primaryError, runRollout } from './rollout.ts';
 import { breakerMessage, dockerSuspect, initialBreaker, recordResult } from './breaker.ts';
 import { DEFAULT_CPU_PINNING, slotCpu, type CpuPinning } from './cpu-pinning.ts';
 import { lanePool } from './engine-pool.ts';
+import { TeardownQueue, type TeardownFailure } from './teardown.ts';
 
 /** One rollout, given its inputs and folder (default runRollout: a container, the episode, the validators). */
 export type RolloutRunner = typeof runRollout;
@@ -85,6 +86,8 @@ export interface Execution {
   stopped?: JobStop;
   /** Engines that stopped answering and were given no more rollouts (the others ran them), in order. */
   drained: DrainedEngine[];
+  /** Rollout containers whose removal failed after their results were written (teardown.ts), in order. */
+  leaked: TeardownFailure[];
 }
 
 export interface DrainedEngine {
@@ -120,6 +123,8 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
   const pinning = options.cpuPinning ?? DEFAULT_CPU_PINNING;
   const cpus = options.cpus ?? availableParallelism();
   const several = lanes.length > 1;
+  // Rollout containers are removed while the next rollout runs (teardown.ts); the job waits for them below.
+  const teardown = new TeardownQueue();
   const runClaimed = async (spec: RolloutSpec, lane: (typeof lanes)[number], pinCpu: number | undefined): Promise<void> => {
     const { engine, gate } = lane;
     // Another process may have finished the rollout (result written, claim released) since this one planned.
@@ -144,6 +149,7 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
           jobId: options.jobId,
           dir,
           ...(pinCpu === undefined ? {} : { pinCpu }),
+          teardown,
         });
       } catch (e) {
         result = unstartedResult(spec, options.config, { task: inputs.task, failure: await dockerFault(engine, e), source: 'docker' });
@@ -197,8 +203,10 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
       await releaseClaim(claim.held);
     }
     return 'done';
-  });
-  return { results, elsewhere, busy, interrupted, ...(stopped === undefined ? {} : { stopped }), drained };
+  }).finally(() => teardown.settle());
+  // A removal that failed is reported, never a rollout's fault: its verdicts were read before.
+  const leaked = await teardown.settle();
+  return { results, elsewhere, busy, interrupted, leaked, ...(stopped === undefined ? {} : { stopped }), drained };
 }
 
 /**

@@ -22,6 +22,7 @@ import type { Policy } from '../sandbox/policy/index.ts';
 import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { executeJob, type DrainedEngine, type JobStop, type RolloutRunner } from './execute.ts';
+import type { TeardownFailure } from './teardown.ts';
 import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
 import { CLAIMS_DIR, type ClaimOptions } from './claims.ts';
 import type { CpuPinning } from './cpu-pinning.ts';
@@ -91,6 +92,8 @@ export interface JobOutcome {
   stopped?: JobStop;
   /** Engines that stayed away and were given no more rollouts while others went on (`--engine`); absent: none. */
   drained?: DrainedEngine[];
+  /** Rollout containers whose removal failed after their results were written (`authbench clean` removes them); absent: none. */
+  leaked?: TeardownFailure[];
   /** Some planned rollout not claimed elsewhere has no result or an infrastructure error: `--resume` has work left. */
   incomplete: boolean;
   /** Every result is an infrastructure error: nothing was measured, which is a failure of the run, never a result. */
@@ -284,6 +287,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     interrupted: execution.interrupted,
     ...(execution.stopped === undefined ? {} : { stopped: execution.stopped }),
     ...(execution.drained.length === 0 ? {} : { drained: execution.drained }),
+    ...(execution.leaked.length === 0 ? {} : { leaked: execution.leaked }),
     incomplete: results.length + execution.busy.length < total || results.some((r) => r.status === 'infra_error'),
     allInfra: everyRolloutInfra(results),
   };

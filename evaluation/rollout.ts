@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { AuthbenchError, hashJson, writeFileAtomic, writeJsonAtomic } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
-import { createAgentModel, getDefense, runEpisodeWithServices, type AgentModel, type Episode, type EpisodeOptions, type HealthProbe, type ReplayEntry, type RunningServices, type TamperEvidence, type ValidationFiles } from '../agent/index.ts';
+import { createAgentModel, getDefense, runEpisodeWithServices, type AgentModel, type Episode, type EpisodeOptions, type HealthProbe, type ReplayEntry, type RunningServices, type Step, type TamperEvidence, type ValidationFiles } from '../agent/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
 import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import type { PolicyScore } from '../score/index.ts';
@@ -32,8 +32,9 @@ import { attachCounterfactuals, CounterfactualRecorder } from './counterfactual.
 import type { Outcome, RolloutResult } from './result.ts';
 import { canaryInSink, measureRollout, type Measurement } from './measure.ts';
 import { runInstalledEpisode, type InstalledEpisode } from './installed-rollout.ts';
-import { carryMemory, mergeEpisodes, secondEpisodeTask, taintedCarried, wantsSecondEpisode, type MemoryCarry } from './episodes.ts';
+import { carriedForValidators, carryMemory, mergeEpisodes, secondEpisodeTask, taintedCarried, wantsSecondEpisode, type MemoryCarry } from './episodes.ts';
 import { pendingTrace } from './trace.ts';
+import { deferRemoval, type TeardownQueue } from './teardown.ts';
 import { rolloutTopology, runTopology, type TopologyRecord, type TopologyRun } from './topology.ts';
 
 /** One agent, or a topology's agents in turn; `record` only for the latter. */
@@ -66,6 +67,8 @@ export interface RolloutContext {
   dir: string;
   /** The rollout slot's CPU (eval --cpu-pinning auto): every command runs there with its tracer; undefined: unpinned. */
   pinCpu?: number;
+  /** Where the job removes its rollouts' containers off the critical path (teardown.ts); undefined: removed before runRollout returns. */
+  teardown?: TeardownQueue;
 }
 
 function base(spec: RolloutSpec, ctx: RolloutContext): Omit<RolloutResult, 'status' | 'utility_success' | 'attack_success' | 'end_reason' | 'enforcement' | 'totals' | 'duration_ms' | 'defense'> {
@@ -241,7 +244,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       return ms;
     };
     const openOptions = { runId: ctx.jobId, sidecarAccess, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }) };
-    await using first = await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions);
+    await using first = deferRemoval(await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions), ctx.teardown, spec.id);
     // Episode 2's sandbox replaces it for validation and measurement in a two-episode memory rollout.
     let box: TaskSandbox = first;
     // The image as built, before any command: what the validator surface is resolved against.
@@ -287,12 +290,27 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     }
     // [authbench.memory]: episode 2 in a fresh container of the image, given what crosses (evaluation/episodes.ts).
     let memoryCarry: MemoryCarry | undefined;
+    // The store as carried, for episode 2's validators (a recovery check compares it with the end state).
+    let carriedTests: Record<string, Uint8Array> | undefined;
     await using second = wantsSecondEpisode(ctx.task, ctx.config.agent, episode) ? await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions) : undefined;
+    // Episode 2's stopped commands are copied from its own container, within what is left of the rollout's cap.
+    await using copies2 =
+      second === undefined
+        ? undefined
+        : new CounterfactualRecorder({
+            engine: ctx.engine,
+            container: second.container,
+            task: ctx.task,
+            max: Math.max(0, (ctx.ledger === undefined ? 0 : (ctx.config.max_counterfactuals ?? DEFAULT_MAX_COUNTERFACTUALS)) - copies.pending),
+            runId: ctx.jobId,
+            stepOffset: episode.steps.length,
+          });
     if (second !== undefined) {
       if (services !== undefined) ({ episode, services } = { episode: await services.stop(), services: undefined });
       await first.session.close();
-      const { kept: _kept, ...carry } = await carryMemory(first.container, second.container, ctx.task);
+      const { kept, ...carry } = await carryMemory(first.container, second.container, ctx.task);
       memoryCarry = carry;
+      carriedTests = carriedForValidators(carry.store, kept, VALIDATION_PATHS.tests);
       const carried = carry.files.map((f) => f.path);
       const task2 = secondEpisodeTask(ctx.task, taintedCarried(episode, ctx.task, carried));
       try {
@@ -309,6 +327,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
           ...(ctx.config.shell === undefined ? {} : { shell: ctx.config.shell }),
           request: { seed: spec.seed },
           health: containerHealth(ctx.engine, second.container),
+          ...(copies2 === undefined ? {} : { onStep: (step: Step) => copies2.afterStep(step) }),
           ...(second.sidecars === undefined ? {} : { sidecarHosts: await second.sidecars.hosts() }),
         });
         episode = mergeEpisodes(episode, next.episode, carried);
@@ -349,7 +368,9 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     const closeMs = lap();
     const ledger = ctx.ledger;
     const counterfactuals =
-      ledger === undefined || copies.pending === 0 || episode.tampering.some((t) => t.effective) ? undefined : await copies.run(ledger, rolloutTaintConfig(ctx.task).scratch_roots);
+      ledger === undefined || copies.pending + (copies2?.pending ?? 0) === 0 || episode.tampering.some((t) => t.effective)
+        ? undefined
+        : await CounterfactualRecorder.runAll([copies, copies2], ledger, rolloutTaintConfig(ctx.task).scratch_roots);
     const counterfactualMs = lap();
     const sensitive = ctx.task.dataset === 'sensitive';
     const surface = await loadValidatorSurface(ctx.task, { snapshot: baseline });
@@ -361,7 +382,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       try {
         // Trace time (strace -ttt and this clock are the same kernel's) from before the tests go in.
         const since = Date.now() / 1000;
-        preparation = await prepareValidation(box.container, ctx.task, { stopStrayProcesses: servicesKept === 0 });
+        preparation = await prepareValidation(box.container, ctx.task, { stopStrayProcesses: servicesKept === 0, ...(carriedTests === undefined ? {} : { extraTests: carriedTests }) });
         validation = { since, roots: [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs, preparation.harnessDir] };
         utility = await runUtilityValidator(box.container, ctx.task, { prepared: preparation });
         await stopServices();

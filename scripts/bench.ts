@@ -14,11 +14,12 @@
  *       --cpu-pinning), and (e) synthetic rollouts/min at -n 1, 2 and 4,
  *       pinned vs not (scripts/bench/eval-path.ts);
  * then static-scoring throughput (scripts/bench-score.ts) and (f) scale-out: rollouts/min of one
- * job as one process, two shards and two engines (scripts/bench-scale.ts; needs root).
+ * job as one process, two shards and two engines (scripts/bench-scale.ts; needs root); and the
+ * per-rollout phases ÷ the container floor of real scripted/oracle rollouts (scripts/bench/phases.ts).
  * Prints ratios beside informational targets and always exits 0 unless
  * something broke: it is a benchmark, not a test.
  *
- *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale]
+ *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -33,13 +34,18 @@ import { measureWorkload, prepareBenchContainer, startHarnessContainer } from '.
 import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport, type WorkloadResult } from './bench/report.ts';
 import { measureRoundTrips } from './bench/round-trip.ts';
 import { measureEvalPath, measureRolloutRates } from './bench/eval-path.ts';
+import { measurePhases, renderPhases } from './bench/phases.ts';
+import { measureEbpfOverhead, renderEbpfBench, type EbpfBench } from './bench/ebpf.ts';
 import { plan, type Plan } from './bench/plan.ts';
 import type { Summary } from './bench/stats.ts';
 import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
 
 const PINNED_CPU = '0';
 const LABELS = { 'authbench.kind-detail': 'bench' } as const;
-const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale]';
+const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf]';
+/** The starter task whose oracle rollouts the phases section times, and how many (--quick: fewer). */
+const PHASES_TASK = 'log-triage';
+const PHASES_ROLLOUTS = { full: 20, quick: 6 } as const;
 /** Concurrencies (e) compares: -n 2 fills a 2-core machine, -n 4 oversubscribes it (slots share CPUs). */
 const ROLLOUT_CONCURRENCIES = [1, 2, 4] as const;
 
@@ -121,11 +127,13 @@ async function main(): Promise<void> {
       'skip-score': { type: 'boolean', default: false },
       'skip-eval': { type: 'boolean', default: false },
       'skip-scale': { type: 'boolean', default: false },
+      'skip-phases': { type: 'boolean', default: false },
+      'skip-ebpf': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n`);
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n`);
     return;
   }
   const reps = Number(values.reps);
@@ -141,6 +149,7 @@ async function main(): Promise<void> {
 
   const containers: Container[] = [];
   let report: BenchReport;
+  let ebpf: EbpfBench | undefined;
   try {
     const pinned = await startHarnessContainer(engine, image, { network: 'none', cpusetCpus: PINNED_CPU, labels: LABELS });
     containers.push(pinned);
@@ -150,6 +159,8 @@ async function main(): Promise<void> {
     await prepareBenchContainer(unpinned);
 
     const workloads = await measureWorkloads(pinned, unpinned, p);
+    // The eBPF tracer beside strace, traced ÷ untraced in the unpinned container (scripts/bench/ebpf.ts).
+    ebpf = values['skip-ebpf'] ? undefined : await measureEbpfOverhead(unpinned, WORKLOADS.filter((w) => w.id !== 'true'), p.unpinned, progress);
     progress('host round trips');
     const rt = await measureRoundTrips(pinned, p.roundTrip, { pinCpu: Number(PINNED_CPU) });
     // The two bench containers stay idle from here on: (d) and (e) start their own, task-like.
@@ -188,11 +199,14 @@ async function main(): Promise<void> {
     for (const c of containers) await c.remove();
   }
 
+  const phases = values['skip-phases'] ? undefined : await measurePhases(engine, { task: PHASES_TASK, rollouts: values.quick ? PHASES_ROLLOUTS.quick : PHASES_ROLLOUTS.full, onProgress: progress });
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
+  if (!values.json && phases !== undefined) process.stdout.write(`\n${renderPhases(phases)}`);
+  if (!values.json && ebpf !== undefined) process.stdout.write(renderEbpfBench(ebpf));
   const score = values['skip-score'] ? undefined : runScoreBench(values.json);
   const scale = values['skip-scale'] ? undefined : runScaleBench(values.json, values.quick);
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(phases === undefined ? {} : { phases }), ...(ebpf === undefined ? {} : { ebpf }), ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
 }
 
 try {

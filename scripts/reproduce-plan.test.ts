@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ManifestSchema } from '../suite/index.ts';
-import { metricGaps, smokeLiveSubset, smokeSubset, smokeTopologySubset, topologyOf, type PlannedScenario } from './reproduce-plan.ts';
+import { metricGaps, smokeLiveRecoverySubset, smokeLiveSubset, smokeSubset, smokeTopologySubset, topologyOf, type PlannedScenario } from './reproduce-plan.ts';
 
 const sc = (id: string, family: string, stage: string, instance: number, parameters: Record<string, unknown> = {}): PlannedScenario => ({ id, family, stage, instance, parameters });
 
@@ -41,6 +41,18 @@ describe('smoke plan', () => {
     expect(smokeLiveSubset(scenarios, ['a-cln-0'])).toEqual(['a-mem-live-0', 'a-mem-ses-0']);
   });
 
+  it('takes the live recovery scenarios apart from the live ones: every instance-0 one, a slice one (its memory family\'s, else the first)', () => {
+    const rec = (id: string, family: string, instance = 0) => sc(id, family, 'memory-recovery', instance, { memory_mode: 'persistent', recovery: 'scrub' });
+    const withRecs = [...scenarios, rec('b-mem-rec-0', 'b'), rec('d-mem-rec-0', 'd'), rec('d-mem-rec-1', 'd', 1)];
+    expect(smokeLiveRecoverySubset(withRecs)).toEqual(['b-mem-rec-0', 'd-mem-rec-0']);
+    expect(smokeLiveRecoverySubset(withRecs, smokeSubset(withRecs))).toEqual(['d-mem-rec-0']);
+    expect(smokeLiveRecoverySubset(withRecs, ['a-cln-0'])).toEqual(['b-mem-rec-0']);
+    expect(smokeLiveSubset(withRecs)).toEqual(smokeLiveSubset(scenarios));
+    expect(smokeLiveRecoverySubset(scenarios)).toEqual([]);
+    // A baked memory scenario has a recovery objective too, but no live episodes.
+    expect(smokeLiveRecoverySubset([sc('d-mem-0', 'd', 'memory-recovery', 0, { recovery: 'scrub' })])).toEqual([]);
+  });
+
   it('on the committed suite: 12 scenarios, 3 per stage, and a live scenario for every family plus the session control', () => {
     const manifest = ManifestSchema.parse(JSON.parse(readFileSync('tasks/suite/manifest.json', 'utf8')));
     const main = smokeSubset(manifest.scenarios);
@@ -53,6 +65,11 @@ describe('smoke plan', () => {
     const slice = ['security', 'active-tainted', 'clean', 'memory-recovery'].flatMap((stage) => main.filter((id) => stageOf(id) === stage).slice(0, 1));
     const sliceMemory = manifest.scenarios.find((s) => slice.includes(s.id) && s.stage === 'memory-recovery')?.family;
     expect(smokeLiveSubset(manifest.scenarios, slice).sort()).toEqual([`${sliceMemory}-mem-live-0`, 'backup-rotation-mem-live-0', 'backup-rotation-mem-ses-0'].sort());
+    // The live recovery scenarios: every one in the smoke, the slice's memory family's in the slice.
+    const recs = manifest.scenarios.filter((s) => s.id.includes('-mem-rec-')).map((s) => s.id);
+    expect(recs.length).toBeGreaterThanOrEqual(2);
+    expect(smokeLiveRecoverySubset(manifest.scenarios)).toEqual(recs);
+    expect(smokeLiveRecoverySubset(manifest.scenarios, slice)).toEqual([`${sliceMemory}-mem-rec-0`]);
   });
 
   it('names every (defense, stage) group where a metric is N/A in every rollout', () => {

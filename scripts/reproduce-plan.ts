@@ -19,6 +19,11 @@ export function memoryModeOf(s: PlannedScenario): string | undefined {
   return typeof mode === 'string' ? mode : undefined;
 }
 
+/** A live recovery scenario (`<family>-mem-rec-<n>`, suite/memory-live.ts): a live one with a recovery objective. */
+export function isLiveRecovery(s: PlannedScenario): boolean {
+  return memoryModeOf(s) !== undefined && typeof s.parameters?.['recovery'] === 'string';
+}
+
 /**
  * A scenario that varies its family's plain one for one stage (a live memory, a listener-sink or a topology
  * variant): the smoke's main list leaves these out, so it keeps one scenario per family and its
@@ -48,11 +53,26 @@ export function smokeSubset(scenarios: readonly PlannedScenario[]): string[] {
  * session are still measured side by side.
  */
 export function smokeLiveSubset(scenarios: readonly PlannedScenario[], slice?: readonly string[]): string[] {
-  const live = scenarios.filter((s) => memoryModeOf(s) !== undefined && s.instance === 0);
+  // The live recovery scenarios have their own list and agents (smokeLiveRecoverySubset).
+  const live = scenarios.filter((s) => memoryModeOf(s) !== undefined && s.instance === 0 && !isLiveRecovery(s));
   if (slice === undefined) return live.map((s) => s.id);
   const memoryFamilies = new Set(scenarios.filter((s) => slice.includes(s.id) && s.stage === 'memory-recovery').map((s) => s.family));
   const controlFamilies = new Set(live.filter((s) => memoryModeOf(s) === 'session').map((s) => s.family));
   return live.filter((s) => (memoryFamilies.has(s.family) && memoryModeOf(s) === 'persistent') || controlFamilies.has(s.family)).map((s) => s.id);
+}
+
+/**
+ * The live recovery scenarios the reproduction runs with scripted/oracle and the memory positive
+ * control under `none`, in manifest order: every instance-0 one; with `slice`, one — the slice's
+ * memory family's when it has one, else the first — so the CI slice still measures
+ * recovery_success and reinfection on live memory, in two rollouts.
+ */
+export function smokeLiveRecoverySubset(scenarios: readonly PlannedScenario[], slice?: readonly string[]): string[] {
+  const recs = scenarios.filter((s) => isLiveRecovery(s) && s.instance === 0);
+  if (slice === undefined) return recs.map((s) => s.id);
+  const memoryFamilies = new Set(scenarios.filter((s) => slice.includes(s.id) && s.stage === 'memory-recovery').map((s) => s.family));
+  const pick = recs.find((s) => memoryFamilies.has(s.family)) ?? recs[0];
+  return pick === undefined ? [] : [pick.id];
 }
 
 /** A multi-agent scenario's topology (suite/topology.ts carries it in its parameters); undefined for a single agent. */

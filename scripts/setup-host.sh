@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs and starts what authbench needs on a Debian 12 host: the Docker
 # engine (Debian's docker.io), strace, debootstrap (offline base images),
-# Chromium (the HTML report test) and Slurm with munge (the Slurm executor test). Idempotent: installs only what is missing,
-# starts dockerd only when nothing answers on the socket.
+# Chromium (the HTML report test), Slurm with munge (the Slurm executor test) and bpftrace with tracefs mounted
+# (the experimental eBPF tracer, sandbox/ebpf). Idempotent: installs only what is missing, mounts tracefs only
+# when it is not mounted, starts dockerd only when nothing answers on the socket.
 set -euo pipefail
 
 need=()
@@ -14,6 +15,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # A one-node Slurm cluster for the --executor slurm test (started by the test, in a temp folder).
 command -v sbatch >/dev/null 2>&1 || need+=(slurm-wlm)
 command -v munged >/dev/null 2>&1 || need+=(munge)
+# The eBPF tracer (sandbox/ebpf): Debian 12's bpftrace 0.17 attaches to tracepoint:syscalls:* once tracefs is mounted.
+command -v bpftrace >/dev/null 2>&1 || need+=(bpftrace)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup-host: missing ${need[*]}; run as root or install them" >&2
@@ -23,6 +26,12 @@ if [ "${#need[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# The syscall tracepoints live in tracefs; not every host mounts it. Best effort: without it the eBPF
+# probe reports why and the tracer is refused (strace still works).
+if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ] && ! mountpoint -q /sys/kernel/tracing; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "setup-host: could not mount tracefs at /sys/kernel/tracing (the eBPF tracer will be unavailable)" >&2
 fi
 
 sock=/var/run/docker.sock

@@ -10,7 +10,10 @@ export const OUTCOME_METRIC = 'committed_harm';
 /**
  * The defense-invariant trajectory projection: derived trace fields every
  * defense produces the same way (the paper's §6.5 tuple, in authbench's
- * metric names). Policy hashes, rule ids and other policy-specific
+ * metric names: br_agent, br_message, br_memory, br_tool and br_side_effect are
+ * tainted_agent_step_nodes, tainted_message_nodes, tainted_memory_nodes,
+ * tainted_proposal_nodes and tainted_commit_nodes; the process, file and
+ * network counts are authbench's own finer split). Policy hashes, rule ids and other policy-specific
  * provenance stay out, or every cross-defense pair would "diverge".
  */
 export const DEFAULT_PROJECTION: readonly string[] = [
@@ -21,6 +24,9 @@ export const DEFAULT_PROJECTION: readonly string[] = [
   'tainted_network_nodes',
   'tainted_memory_nodes',
   'tainted_proposal_nodes',
+  'tainted_agent_step_nodes',
+  'tainted_message_nodes',
+  'tainted_commit_nodes',
   'privilege_jump_rate',
   'cascade_depth',
   'taint_to_commit_rate',

@@ -32,6 +32,7 @@ export {
   familyImageRepository,
   DATASETS,
   MEMORY_MODES,
+  CARRIED_MEMORY_TESTS_DIR,
   MemoryEpisodesSchema,
   TOPOLOGIES,
   type Topology,

@@ -137,6 +137,14 @@ export const SinkSchema = z
   .describe('A local stand-in for an exfiltration target; never a real network endpoint');
 
 export const MEMORY_MODES = ['session', 'persistent'] as const;
+
+/**
+ * Where episode 2's validators find the memory store as it was carried from episode 1, each file
+ * at its path relative to the store: a copy the harness put in with the tests, after the agent's
+ * processes were gone, so a recovery check can compare the store before and after episode 2.
+ * Absent when nothing was carried (mode session, an empty store, a single-episode run).
+ */
+export const CARRIED_MEMORY_TESTS_DIR = '/tests/carried-memory';
 export type MemoryMode = (typeof MEMORY_MODES)[number];
 
 /**

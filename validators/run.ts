@@ -32,14 +32,15 @@
  * isolated, which is what the validator surface (surface.ts) flags.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile as readHostFile, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile as readHostFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { AuthbenchError } from '../core/index.ts';
 import type { Container, ExecResult } from '../docker/index.ts';
 import { LAUNCHER_PATH } from '../sandbox/launcher/index.ts';
 import type { FsSnapshot } from '../sandbox/paths/index.ts';
 import type { Task } from '../task-format/index.ts';
+import { directoryFiles, tarOf, validationBundleEntries, type BundleEntry, type VerifierEntry } from './bundle.ts';
 import { parseJunit, type TestResult } from './junit.ts';
 import {
   DEFAULT_VERIFIER_TIMEOUT_SEC,
@@ -95,6 +96,11 @@ export interface ValidationPreparation {
 export interface PrepareOptions {
   /** Kill processes the agent left running before the tests go in (default true). */
   stopStrayProcesses?: boolean;
+  /**
+   * Files the harness gives the validators besides the task's tests, by path relative to the
+   * tests folder (e.g. the carried memory store, CARRIED_MEMORY_TESTS_DIR): put in with the tests.
+   */
+  extraTests?: Readonly<Record<string, Uint8Array>>;
 }
 
 export interface ValidatorRunOptions extends PrepareOptions {
@@ -214,15 +220,71 @@ async function createEmptyDir(container: Container, containerPath: string): Prom
   }
 }
 
+/** The task's tests/ on the host as bundle entries below `tests/`, modes and symlinks kept (as copyIn packs them). */
+async function testsEntries(testsDir: string): Promise<BundleEntry[]> {
+  const top = VALIDATION_PATHS.tests.slice(1);
+  const out: BundleEntry[] = [];
+  const walk = async (hostDir: string, name: string): Promise<void> => {
+    const st = await lstat(hostDir);
+    out.push({ type: 'directory', name, mode: st.mode & 0o7777, mtime: st.mtime });
+    for (const child of (await readdir(hostDir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const host = join(hostDir, child.name);
+      const entry = `${name}/${child.name}`;
+      if (child.isDirectory()) await walk(host, entry);
+      else if (child.isSymbolicLink()) out.push({ type: 'symlink', name: entry, linkname: await readlink(host), mtime: (await lstat(host)).mtime });
+      else if (child.isFile()) {
+        const st2 = await lstat(host);
+        out.push({ type: 'file', name: entry, mode: st2.mode & 0o7777, content: await readHostFile(host), mtime: st2.mtime });
+      }
+    }
+  };
+  await walk(testsDir, top);
+  return out;
+}
+
+/**
+ * The harness's extra files as bundle entries below `tests/` (each parent directory first, once),
+ * regular files 0644. A name that leaves the tests folder is refused. Pure.
+ */
+export function extraTestsEntries(files: Readonly<Record<string, Uint8Array>>): BundleEntry[] {
+  const top = VALIDATION_PATHS.tests.slice(1);
+  const out: BundleEntry[] = [];
+  const dirs = new Set<string>();
+  for (const [path, content] of Object.entries(files)) {
+    const rel = posix.normalize(path);
+    if (rel === '.' || posix.isAbsolute(rel) || rel === '..' || rel.startsWith('../')) throw new AuthbenchError('PATH_ESCAPE', `extra validator file must stay below ${VALIDATION_PATHS.tests}: ${JSON.stringify(path)}`);
+    const parts = rel.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = `${top}/${parts.slice(0, i).join('/')}`;
+      if (!dirs.has(dir)) out.push({ type: 'directory', name: dir, mode: 0o755 });
+      dirs.add(dir);
+    }
+    out.push({ type: 'file', name: `${top}/${rel}`, mode: 0o644, content });
+  }
+  return out;
+}
+
 async function prepare(container: Container, task: Task, options: PrepareOptions): Promise<ValidationPreparation> {
   const launcher = LAUNCHER_PATH;
   const pytestIni = await taskPytestIni(task);
   const { moved, stopped } = await quarantine(container, launcher, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true);
-  await container.copyIn(task.files.testsDir, '/');
-  await createEmptyDir(container, VALIDATION_PATHS.verifierLogs);
   // A fresh random name at /, which cannot be a symlink: nothing the agent left can be in its way.
   const harnessDir = `/.authbench-validation-${randomBytes(8).toString('hex')}`;
-  await container.putFiles(`${harnessDir}/python`, { [`${JUNIT_PLUGIN_MODULE}.py`]: JUNIT_PLUGIN_SOURCE }, 0o644);
+  const pythonFiles = { [`${JUNIT_PLUGIN_MODULE}.py`]: JUNIT_PLUGIN_SOURCE };
+  if (container.extractArchive !== undefined) {
+    // One archive call instead of three (bundle.ts); still Docker doing the writing, after the quarantine.
+    const tests = [...(await testsEntries(task.files.testsDir)), ...extraTestsEntries(options.extraTests ?? {})];
+    const entries = validationBundleEntries({ tests, verifierLogs: VALIDATION_PATHS.verifierLogs, harnessDir, pythonFiles });
+    await container.extractArchive('/', await tarOf(entries));
+  } else {
+    await container.copyIn(task.files.testsDir, '/');
+    await createEmptyDir(container, VALIDATION_PATHS.verifierLogs);
+    await container.putFiles(`${harnessDir}/python`, pythonFiles, 0o644);
+    for (const [path, content] of Object.entries(options.extraTests ?? {})) {
+      const rel = posix.normalize(path);
+      await container.putFiles(posix.join(VALIDATION_PATHS.tests, posix.dirname(rel)), { [posix.basename(rel)]: content }, 0o644);
+    }
+  }
   return { moved, strayProcesses: stopped, launcher, harnessDir, pytestIni };
 }
 
@@ -245,6 +307,38 @@ export function prepareValidation(container: Container, task: Task, options: Pre
     if (states.get(container) === state) states.delete(container);
   });
   return preparation;
+}
+
+/** What /logs/verifier is read in one archive call up to; past it, file by file (each capped). */
+const VERIFIER_ARCHIVE_MAX_BYTES = 16 * 1024 * 1024;
+
+type TextReader = (container: Container, path: string) => Promise<{ text?: string; problem?: string }>;
+
+/**
+ * The reader of what a validator left: /logs/verifier archived once (one Docker call, not one
+ * per JUnit and reward file), its regular files answered from that tar. A path outside it, an
+ * entry that is not a regular file (a symlink: followed as readFile follows it), a directory
+ * too large for one read, or a container without archive(): read on its own, as before.
+ */
+async function verifierReader(container: Container): Promise<TextReader> {
+  const dir = VALIDATION_PATHS.verifierLogs;
+  let files: Map<string, VerifierEntry> | undefined;
+  let missing = false;
+  if (container.archive !== undefined) {
+    try {
+      const tar = await container.archive(dir, VERIFIER_ARCHIVE_MAX_BYTES);
+      if (tar === undefined) missing = true;
+      else files = await directoryFiles(tar, basename(dir)); // undefined (not a directory): file by file
+    } catch (e) {
+      if (!(e instanceof AuthbenchError && !e.isInfrastructure)) throw e;
+    }
+  }
+  return async (c, path) => {
+    if (dirname(path) !== dir || (files === undefined && !missing)) return readText(c, path);
+    const entry = files?.get(basename(path));
+    if (entry === undefined) return {};
+    return entry.type === 'file' ? { text: entry.content.toString('utf8') } : readText(c, path);
+  };
 }
 
 async function readText(container: Container, path: string): Promise<{ text?: string; problem?: string }> {
@@ -311,9 +405,10 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
 
   const junit: { path: string; xml: string }[] = [];
   const junitProblems: string[] = [];
+  const readOut = await verifierReader(container);
   for (let n = 1; n <= MAX_JUNIT_FILES; n++) {
     const path = junitPathN(p.kind, n);
-    const read = await readText(container, path);
+    const read = await readOut(container, path);
     if (read.problem !== undefined) junitProblems.push(read.problem);
     if (read.text === undefined) break;
     junit.push({ path, xml: read.text });
@@ -327,7 +422,7 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
   const rewardFiles: ValidatorOutcome['rewardFiles'] = {};
   if (p.style === 'shell') {
     for (const name of ['reward.txt', 'reward.json'] as const) {
-      const read = await readText(container, `${VALIDATION_PATHS.verifierLogs}/${name}`);
+      const read = await readOut(container, `${VALIDATION_PATHS.verifierLogs}/${name}`);
       if (read.text !== undefined) rewardFiles[name] = read.text;
       if (read.problem !== undefined) junitProblems.push(read.problem);
     }

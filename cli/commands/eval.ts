@@ -374,6 +374,7 @@ const command: CommandModule<object, EvalArgs> = {
         process.stdout.write(await headlineText(jobHeadline(outcome.dir, outcome.results)));
       }
       for (const d of outcome.drained ?? []) process.stderr.write(chalk.yellow(`engine drained: ${d.message}; the other engines ran the rest\n`));
+      for (const l of outcome.leaked ?? []) process.stderr.write(chalk.yellow(`container of ${l.label} not removed (${l.message}); its result stands; \`authbench clean\` removes it\n`));
       if (outcome.stopped !== undefined) process.stderr.write(chalk.yellow(`${outcome.stopped.message}\n`));
       if (outcome.allInfra) process.stderr.write(chalk.yellow(`every rollout hit an infrastructure error; nothing was measured\n`));
       if (outcome.incomplete && !outcome.interrupted) {

@@ -1,5 +1,6 @@
 export { straceArgv, STRACE_STRING_LIMIT, TRACED_SYSCALLS, type StraceArgvOptions } from './argv.ts';
 export { StraceParser, parseStrace, type StraceParserOptions } from './parser.ts';
+export { normalizeAbsolute, openOp } from './syscalls.ts';
 export {
   TRACE_EVENT_SCHEMA_VERSION,
   FILE_OPS,

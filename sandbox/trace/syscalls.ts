@@ -159,7 +159,8 @@ function fileEvent(call: Call, op: FileOp, path: string, extras?: FileExtras): F
   return e;
 }
 
-function openOp(flags: readonly string[]): FileOp {
+/** The file op an open's flags make it (shared with the eBPF tracer, sandbox/ebpf). */
+export function openOp(flags: readonly string[]): FileOp {
   const has = (f: string) => flags.includes(f);
   if (has('O_PATH')) return 'access';
   if (has('O_TMPFILE') || (has('O_CREAT') && has('O_EXCL'))) return 'create';

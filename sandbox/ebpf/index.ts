@@ -1,0 +1,6 @@
+export { buildProgram, FIELD_SEP, RECORD_START, type ProgramOptions } from './program.ts';
+export { commandEvents, EbpfParser, parseEbpf, type EbpfParse, type EbpfParseOptions } from './parse.ts';
+export { cgroup2MountOf, gatherEbpfFacts, judgeEbpf, requireEbpf, type EbpfFacts, type EbpfVerdict } from './probe.ts';
+export { cgroupCandidates, containerCgroupId, startEbpfTrace, type EbpfTrace, type EbpfTraceOptions, type EbpfTraceResult } from './run.ts';
+export { compareTraces, goldRelevant, type Agreement, type AgreementDifference } from './agreement.ts';
+export { ARGV_LIMIT, EBPF_SYSCALLS, STRING_LIMIT } from './syscalls.ts';

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { TraceEvent } from '../trace/index.ts';
+import { commandEvents, parseEbpf } from './parse.ts';
+import { FIELD_SEP, RECORD_START } from './program.ts';
+
+const NONCE = 'testnonce123';
+let clock = 1_000_000n;
+
+/** One record as the program prints it; ts increases per record unless given. */
+function rec(type: string, fields: readonly (string | number)[], ts?: bigint): string {
+  clock += 1000n;
+  return `${RECORD_START}${NONCE}${FIELD_SEP}${[type, String(ts ?? clock), ...fields.map(String), ''].join(FIELD_SEP)}\n`;
+}
+
+/** S (with the first string) + P records (the others) + R for one call of tid (tgid = tid). */
+function call(tid: number, name: string, scalars: readonly (string | number)[], strings: Readonly<Record<number, string>>, ret: number): string {
+  const [first, ...rest] = Object.entries(strings);
+  const s = rec('S', [tid, tid, name, ...scalars, ...(first === undefined ? [] : [first[1]])]);
+  return [s, ...rest.map(([i, str]) => rec('P', [tid, tid, i, str])), rec('R', [tid, tid, name, ret])].join('');
+}
+
+const parse = (text: string) => parseEbpf(text, { nonce: NONCE });
+const files = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind === 'file' ? [`${e.op} ${e.path}${e.path2 === undefined ? '' : ` -> ${e.path2}`} ${e.errno ?? 'ok'}`] : []));
+const unparsedReasons = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind === 'unparsed' ? [e.reason] : []));
+
+describe('parseEbpf', () => {
+  it('resolves relative paths against the cwd set by chdir and inherited across fork', () => {
+    const text =
+      call(10, 'chdir', [], { 0: '/app' }, 0) +
+      rec('F', [10, 10, 11]) +
+      call(11, 'openat', [-100, 0o1101, 0o644], { 1: 'out/report.txt' }, 3) +
+      call(10, 'openat', [-100, 0, 0], { 1: '../etc/passwd' }, 3);
+    const { events } = parse(text);
+    expect(files(events)).toEqual(['truncate /app/out/report.txt ok', 'read /etc/passwd ok']);
+    const open = events.find((e) => e.kind === 'file' && e.pid === 11);
+    expect(open).toMatchObject({ flags: ['O_WRONLY', 'O_CREAT', 'O_TRUNC'], may_create: true, mode: '0644', result: 3 });
+  });
+
+  it('marks a relative path whose cwd it never learned instead of guessing', () => {
+    const { events } = parse(call(20, 'openat', [-100, 0, 0], { 1: 'notes.txt' }, 3));
+    expect(files(events)).toEqual([]);
+    expect(unparsedReasons(events)).toEqual([expect.stringContaining('the cwd is unknown')]);
+  });
+
+  it('pairs a return printed before its entry (another CPU) by kernel time', () => {
+    const s = rec('S', [5, 5, 'rename', '/app/old.log'], 100n);
+    const p = rec('P', [5, 5, 1, '/app/new.log'], 101n);
+    const r = rec('R', [5, 5, 'rename', -2], 200n);
+    const { events } = parse(r + p + s);
+    expect(files(events)).toEqual(['rename /app/old.log -> /app/new.log ENOENT']);
+  });
+
+  it('follows dirfds through opens, fcntl(F_DUPFD_CLOEXEC) and close', () => {
+    const text =
+      call(7, 'openat', [-100, 0o200000, 0], { 1: '/app/d' }, 3) +
+      call(7, 'fcntl', [3, 1030, 3], {}, 4) +
+      call(7, 'close', [3], {}, 0) +
+      call(7, 'unlinkat', [4, 0], { 1: 'y' }, 0) +
+      call(7, 'unlinkat', [3, 0], { 1: 'z' }, 0) +
+      call(7, 'unlinkat', [-100, 0x200], { 1: '/app/d' }, 0);
+    const { events } = parse(text);
+    expect(files(events)).toEqual(['read /app/d ok', 'unlink /app/d/y ok', 'rmdir /app/d ok']);
+    expect(unparsedReasons(events)).toEqual([expect.stringContaining('against fd 3, whose path is unknown')]);
+  });
+
+  it('names the fd of an O_TMPFILE open by its inode, as the kernel does', () => {
+    const text =
+      rec('S', [8, 8, 'openat', -100, 0o20200002, 0o600, '/app']) +
+      rec('I', [8, 8, 4242]) +
+      rec('R', [8, 8, 'openat', 5]) +
+      call(8, 'ftruncate', [5], {}, 0);
+    expect(files(parse(text).events)).toEqual(['create /app ok', 'truncate /app/#4242 ok']);
+  });
+
+  it('keeps a newline inside a path, and reports a string holding the field separator as unparsed', () => {
+    const text = call(3, 'mkdir', [0o755], { 0: '/app/two\nlines' }, 0) + call(3, 'unlink', [], { 0: `/app/a${FIELD_SEP}b` }, 0);
+    const { events } = parse(text);
+    expect(files(events)).toEqual(['mkdir /app/two\nlines ok']);
+    expect(unparsedReasons(events).some((r) => r.includes('separator'))).toBe(true);
+  });
+
+  it('never reads a record forged inside a string without the run nonce', () => {
+    const forged = `${RECORD_START}othernonce${FIELD_SEP}S${FIELD_SEP}1${FIELD_SEP}3${FIELD_SEP}3${FIELD_SEP}unlink`;
+    const { events } = parse(call(3, 'unlink', [], { 0: `/app/x${forged}` }, 0));
+    expect(files(events)).toEqual([]);
+    expect(events.some((e) => e.kind === 'unparsed')).toBe(true);
+  });
+
+  it('marks a path of the string limit as possibly cut', () => {
+    const { events } = parse(call(3, 'unlink', [], { 0: `/${'a'.repeat(198)}` }, 0));
+    expect(unparsedReasons(events)).toEqual([expect.stringContaining('may have been cut')]);
+  });
+
+  it('reads execve argv, truncation, and decodes sockaddrs', () => {
+    const text =
+      rec('S', [9, 9, 'execve', '/usr/bin/curl']) +
+      rec('A', [9, 9, 0, 'curl']) +
+      rec('A', [9, 9, 1, 'http://10.0.0.5:8080/']) +
+      rec('M', [9, 9]) +
+      rec('R', [9, 9, 'execve', 0]) +
+      call(9, 'connect', [3, '\\x02\\x00\\x1f\\x90\\x0a\\x00\\x00\\x05\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'], {}, -111) +
+      call(9, 'connect', [4, '\\x01\\x00\\x00\\x62\\x75\\x73'], {}, 0) +
+      call(9, 'sendto', [5, ''], {}, 12);
+    const { events } = parse(text);
+    expect(events.find((e) => e.kind === 'exec')).toMatchObject({ path: '/usr/bin/curl', argv: ['curl', 'http://10.0.0.5:8080/'], argv_truncated: true, result: 0 });
+    const net = events.filter((e) => e.kind === 'network');
+    expect(net).toEqual([
+      expect.objectContaining({ op: 'connect', family: 'inet', address: '10.0.0.5', port: 8080, errno: 'ECONNREFUSED', denied: false }),
+      expect.objectContaining({ op: 'connect', family: 'unix', address: '@bus', result: 0 }),
+    ]);
+  });
+
+  it('counts events bpftrace reports lost, and flushes calls that never returned', () => {
+    const text = rec('S', [4, 4, 'rmdir', '/app/tmp']) + 'Lost 17 events\n';
+    const r = parse(text);
+    expect(r.lost).toBe(17);
+    expect(r.events).toEqual([expect.objectContaining({ kind: 'file', op: 'rmdir', path: '/app/tmp', result: null })]);
+  });
+});
+
+describe('commandEvents', () => {
+  it("keeps the root exec's process tree after its setup, and nothing else in the cgroup", () => {
+    const text =
+      call(1, 'chdir', [], { 0: '/' }, 0) +
+      rec('F', [1, 1, 30]) +
+      [rec('S', [30, 30, 'execve', '/opt/launch']), rec('A', [30, 30, 0, '/opt/launch']), rec('A', [30, 30, 1, 'solve.sh']), rec('R', [30, 30, 'execve', 0])].join('') +
+      call(30, 'openat', [-100, 0, 0], { 1: '/opt/launch.rules' }, 3) +
+      [rec('S', [30, 30, 'execve', '/bin/bash']), rec('R', [30, 30, 'execve', 0])].join('') +
+      rec('F', [30, 30, 31]) +
+      call(31, 'unlink', [], { 0: '/app/x' }, 0) +
+      call(1, 'unlink', [], { 0: '/app/agent-only' }, 0);
+    const own = commandEvents(parse(text).events, (e) => e.path === '/opt/launch' && e.argv.includes('solve.sh'));
+    expect(own.map((e) => (e.kind === 'exec' ? `exec ${e.path}` : e.kind === 'file' ? `${e.op} ${e.path}` : e.kind))).toEqual(['exec /bin/bash', 'process', 'unlink /app/x']);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../../core/index.ts';
+import { cgroup2MountOf, judgeEbpf, requireEbpf, type EbpfFacts } from './probe.ts';
+import { cgroupCandidates } from './run.ts';
+
+const ok: EbpfFacts = { uid: 0, bpftraceVersion: 'bpftrace v0.17.0\n', tracefs: true, btf: true, cgroup2Mount: '/sys/fs/cgroup/unified' };
+
+describe('judgeEbpf', () => {
+  it('accepts a root host with bpftrace 0.17, tracefs, BTF and cgroup v2', () => {
+    expect(judgeEbpf(ok)).toEqual({ available: true, cgroup2Mount: '/sys/fs/cgroup/unified', version: 'bpftrace v0.17.0' });
+  });
+
+  it.each<[string, Partial<EbpfFacts>, RegExp]>([
+    ['non-root', { uid: 1000 }, /not root/],
+    ['no bpftrace', { bpftraceVersion: undefined }, /not installed/],
+    ['old bpftrace', { bpftraceVersion: 'bpftrace v0.16.0' }, /older than 0\.17/],
+    ['no tracefs', { tracefs: false }, /tracefs/],
+    ['no BTF', { btf: false }, /BTF/],
+    ['no cgroup v2', { cgroup2Mount: undefined }, /cgroup v2/],
+    ['Docker Desktop', { engine: { operatingSystem: 'Docker Desktop' } }, /VM/],
+    ['rootless Docker', { engine: { securityOptions: ['name=seccomp,profile=default', 'name=rootless'] } }, /rootless/],
+    ['a remote engine', { engine: { host: 'ssh://me@build-1' } }, /remote/],
+  ])('refuses %s with a reason', (_name, patch, reason) => {
+    const v = judgeEbpf({ ...ok, ...patch });
+    expect(v.available).toBe(false);
+    if (!v.available) expect(v.reason).toMatch(reason);
+  });
+
+  it('requireEbpf throws TRACER_UNAVAILABLE with the reason', () => {
+    expect(() => requireEbpf({ ...ok, btf: false })).toThrow(AuthbenchError);
+    try {
+      requireEbpf({ ...ok, btf: false });
+    } catch (e) {
+      expect((e as AuthbenchError).code).toBe('TRACER_UNAVAILABLE');
+      expect((e as AuthbenchError).message).toMatch(/BTF/);
+    }
+  });
+});
+
+describe('cgroup lookup', () => {
+  it('finds the cgroup2 mount in mountinfo (hybrid host: the unified one)', () => {
+    const mountinfo = [
+      '30 24 0:26 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs ro,mode=755',
+      '31 30 0:27 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime - cgroup2 cgroup2 rw',
+      '32 30 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu',
+    ].join('\n');
+    expect(cgroup2MountOf(mountinfo)).toBe('/sys/fs/cgroup/unified');
+    expect(cgroup2MountOf('32 30 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu')).toBeUndefined();
+  });
+
+  it('looks for both the cgroupfs and the systemd driver layouts', () => {
+    const id = 'a'.repeat(64);
+    expect(cgroupCandidates('/sys/fs/cgroup', id)).toEqual([`/sys/fs/cgroup/docker/${id}`, `/sys/fs/cgroup/system.slice/docker-${id}.scope`]);
+    expect(() => cgroupCandidates('/sys/fs/cgroup', '../../etc')).toThrow(/container id/);
+  });
+});

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { renderPhases, summarizePhases, type PhaseSample } from './phases.ts';
+
+const sample = (over: Partial<PhaseSample>): PhaseSample => ({ setup: 200, episode: 500, validate: 300, measure: 10, teardown: 90, deferred: 120, floor: 400, ...over });
+
+describe('summarizePhases', () => {
+  it('divides each phase median by the floor median and sums the fixed phases per rollout', () => {
+    const r = summarizePhases('log-triage', [sample({}), sample({ validate: 500, floor: 200 }), sample({ validate: 700, floor: 600 })]);
+    expect(r.floor.median).toBe(400);
+    expect(r.phases.validate.median).toBe(500);
+    expect(r.ratios.validate).toBeCloseTo(500 / 400);
+    expect(r.ratios.setup).toBeCloseTo(0.5);
+    // Per-rollout sums 600, 800, 1000: the median of the sums, not the sum of the medians.
+    expect(r.fixed.median).toBe(800);
+    expect(r.ratios.fixed).toBeCloseTo(2);
+    expect(r.ratios.deferred).toBeCloseTo(0.3);
+    expect(r.rollouts).toBe(3);
+  });
+
+  it('refuses an empty sample', () => {
+    expect(() => summarizePhases('t', [])).toThrow(/no rollout/);
+  });
+});
+
+describe('renderPhases', () => {
+  it('prints every phase with its ratio and the verdict against the 2× target', () => {
+    const over = renderPhases(summarizePhases('t', [sample({ validate: 900 })]));
+    expect(over).toMatch(/validate\s+900 ms.*2\.25×/);
+    expect(over).toMatch(/fixed cost \(sum\)\s+1200 ms.*3\.00×\s+target ≤ 2× over/);
+    const ok = renderPhases(summarizePhases('t', [sample({ validate: 100, setup: 100, teardown: 0 })]));
+    expect(ok).toMatch(/fixed cost \(sum\)\s+210 ms.*0\.53×\s+target ≤ 2× ok/);
+  });
+});

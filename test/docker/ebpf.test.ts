@@ -1,0 +1,80 @@
+/**
+ * The eBPF tracer against strace, on the starter tasks' oracles: one run of
+ * solve.sh, traced by both at once (strace through the session as gen-gold
+ * runs it, bpftrace on the container's cgroup from the host), so the two see
+ * the very same syscalls and any difference is the tracer's. Agreement over
+ * gold-relevant events must be ≥ 99%; every difference is printed. Skipped,
+ * with the probe's reason, where eBPF cannot run (not root, no bpftrace, no
+ * tracefs or BTF, Docker in a VM). The ci tier runs the fastest starter
+ * tasks; the full tier all of them.
+ */
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ENV, readEnv } from '../../core/index.ts';
+import { connectDocker, type DockerEngine } from '../../docker/index.ts';
+import { commandEvents, compareTraces, gatherEbpfFacts, judgeEbpf, startEbpfTrace, type Agreement } from '../../sandbox/ebpf/index.ts';
+import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
+import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
+import { buildTaskImage, openTaskSandbox } from '../../taskenv/index.ts';
+import { CONTAINER_PATHS } from '../../validators/index.ts';
+import { FULL_TIER } from './tier.ts';
+
+/** Fast oracles (a few seconds each) for the ci tier; the full tier runs every starter task. */
+const CI_TASKS = ['log-triage', 'ini-config-repair', 'backup-script-fix'];
+const MIN_AGREEMENT = 0.99;
+
+const engine: DockerEngine = await connectDocker();
+// Docker Desktop and rootless engines are refused by what the engine says of itself.
+const info = (await engine.docker.info()) as { OperatingSystem?: string; SecurityOptions?: string[] };
+const verdict = judgeEbpf(
+  await gatherEbpfFacts({
+    engine: {
+      ...(info.OperatingSystem === undefined ? {} : { operatingSystem: info.OperatingSystem }),
+      ...(info.SecurityOptions === undefined ? {} : { securityOptions: info.SecurityOptions }),
+      ...(readEnv(ENV.DOCKER_HOST) === undefined ? {} : { host: readEnv(ENV.DOCKER_HOST) ?? '' }),
+    },
+  }),
+);
+const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
+const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
+const tasks = FULL_TIER ? starter : starter.filter((t) => CI_TASKS.includes(t.id));
+
+async function traceBoth(task: Task): Promise<{ agreement: Agreement; ebpfUnparsed: string[]; lost: number; exitCode: number | null }> {
+  if (!verdict.available) throw new Error('unreachable: skipped');
+  const image = await buildTaskImage(engine, task);
+  await using box = await openTaskSandbox(engine, task, image.tag, { pinCpu: 0 });
+  await box.container.copyIn(dirname(task.files.solveSh), '/');
+  const solve = `${CONTAINER_PATHS.solution}/solve.sh`;
+  const trace = await startEbpfTrace({ containerId: box.container.id, cgroup2Mount: verdict.cgroup2Mount });
+  const run = await box.session.run({ cmd: ['bash', solve], mode: { kind: 'unenforced' }, timeoutMs: 300_000 });
+  const ebpf = await trace.stop();
+  // The launcher exec the session started for solve.sh roots the command's tree (strace's own events are above it).
+  const own = commandEvents(ebpf.events, (e) => e.path === LAUNCHER_PATH && e.argv.includes(solve));
+  return {
+    agreement: compareTraces(run.events, own),
+    ebpfUnparsed: own.filter((e) => e.kind === 'unparsed').map((e) => (e.kind === 'unparsed' ? `${e.reason}: ${e.raw}` : '')),
+    lost: ebpf.lost,
+    exitCode: run.exec.exitCode,
+  };
+}
+
+describe(`eBPF tracer vs strace on the starter oracles${reason}`, () => {
+  it.skipIf(!verdict.available).each(tasks.map((t) => [t.id, t] as const))(
+    '%s: ≥ 99% of gold-relevant events agree',
+    async (_id, task) => {
+      const r = await traceBoth(task);
+      const report = [
+        `${task.id}: agreement ${(r.agreement.rate * 100).toFixed(2)}% (${r.agreement.matched} matched; strace ${r.agreement.totalA}, ebpf ${r.agreement.totalB}; lost ${r.lost})`,
+        ...r.agreement.differences.map((d) => `  strace ×${d.a} ebpf ×${d.b}  ${d.example}`),
+        ...r.ebpfUnparsed.map((u) => `  ebpf unparsed: ${u}`),
+      ].join('\n');
+      console.log(report);
+      expect(r.exitCode, report).toBe(0);
+      expect(r.lost, report).toBe(0);
+      // A non-trivial oracle: an empty trace on both sides would agree perfectly.
+      expect(r.agreement.totalA, report).toBeGreaterThan(10);
+      expect(r.agreement.rate, report).toBeGreaterThanOrEqual(MIN_AGREEMENT);
+    },
+    300_000,
+  );
+});
