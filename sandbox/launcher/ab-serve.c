@@ -538,17 +538,22 @@ static void count_survivors(pid_t tracer, size_t *n_survivors, struct buf *survi
 }
 
 /*
- * What a command leaves running is kept only once it has settled: in two looks SETTLE_MS apart,
- * after a first pause, the same processes or no more of them (a loop that runs a short command now
- * and then churns but does not multiply). A service (a daemon and its workers) settles within
- * milliseconds; a fork bomb that happened to be small when its command ended (a denied `sleep`
- * ends the command at once) keeps multiplying — and a kept one went on to leave processes that
- * were blamed on the next command as escaped. More than MAX_BG_SURVIVORS at either look is a
- * runaway too.
+ * What a command leaves running is kept only once it has settled. A fork bomb that happened to be
+ * small when its command ended (a denied `sleep` ends the command at once) keeps multiplying, and
+ * its processes never end — a kept one went on to leave processes that were blamed on the next
+ * command as escaped. So: three looks SETTLE_MS apart, after a first pause; it is still growing
+ * when each look holds every process of the one before and more (nothing ended, something new).
+ * A service (a daemon and its workers) settles within milliseconds, and a loop that runs a short
+ * command now and then churns: its short command ends between looks, so no look contains the next.
+ * (Two looks, "no more processes than before", killed such a loop whenever the first look fell
+ * between its commands and the second on one: a coin toss per run.) More than MAX_BG_SURVIVORS at
+ * any look is a runaway too.
  */
 #define SETTLE_MS 100
-static int pid_sets_equal(const struct proc *a, size_t na, const struct proc *b, size_t nb) {
-  if (na != nb) return 0;
+#define SETTLE_LOOKS 3
+/* Every process of `a` is in `b`, and `b` has more: `a` grew into `b` without anything ending. */
+static int grew_from(const struct proc *a, size_t na, const struct proc *b, size_t nb) {
+  if (nb <= na) return 0;
   for (size_t i = 0; i < na; i++) {
     int seen = 0;
     for (size_t j = 0; j < nb && !seen; j++) seen = a[i].pid == b[j].pid;
@@ -558,15 +563,17 @@ static int pid_sets_equal(const struct proc *a, size_t na, const struct proc *b,
 }
 
 static int settled(pid_t tracer) {
-  static struct proc first[MAX_BG_SURVIVORS + 1], second[MAX_BG_SURVIVORS + 1];
+  static struct proc looks[SETTLE_LOOKS][MAX_BG_SURVIVORS + 1];
+  size_t n[SETTLE_LOOKS];
   struct timespec pause_ = {0, (long)SETTLE_MS * 1000000L};
-  nanosleep(&pause_, NULL);
-  size_t n1 = descendants(tracer, BG_WHOLE, first, MAX_BG_SURVIVORS + 1);
-  nanosleep(&pause_, NULL);
-  size_t n2 = descendants(tracer, BG_WHOLE, second, MAX_BG_SURVIVORS + 1);
-  if (n1 > MAX_BG_SURVIVORS || n2 > MAX_BG_SURVIVORS) return 0;
-  /* Not growing: a loop that runs a short command now and then churns but does not multiply. */
-  return pid_sets_equal(first, n1, second, n2) || n2 <= n1;
+  int growing = 1;
+  for (int k = 0; k < SETTLE_LOOKS; k++) {
+    nanosleep(&pause_, NULL);
+    n[k] = descendants(tracer, BG_WHOLE, looks[k], MAX_BG_SURVIVORS + 1);
+    if (n[k] > MAX_BG_SURVIVORS) return 0;
+    if (k > 0 && !grew_from(looks[k - 1], n[k - 1], looks[k], n[k])) growing = 0;
+  }
+  return !growing;
 }
 
 /* ---- requests ---- */
