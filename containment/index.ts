@@ -22,6 +22,7 @@ export { analyzeRollout, buildTraceGraph, taintAt, type ProposalTaint, type Roll
 export { temporalReach, longestJourneys } from './reach.ts';
 export {
   AGENT_PROCESS_PROPOSAL_ID,
+  isAgentProcessProposal,
   METRIC_NAMES,
   proposalVerdicts,
   rolloutMetrics,

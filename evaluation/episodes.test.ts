@@ -162,10 +162,9 @@ describe('episode 2', () => {
 
   it('runs only after an episode 1 that voided nothing, for authbench’s own loop', () => {
     const ok = { end_reason: 'done' as const, tampering: [] };
-    expect(wantsSecondEpisode(task, undefined, ok)).toBe(true);
-    expect(wantsSecondEpisode(task, { name: 'claude-code' }, ok)).toBe(false);
-    expect(wantsSecondEpisode(task, undefined, { end_reason: 'infra_error', tampering: [] })).toBe(false);
-    expect(wantsSecondEpisode(task, undefined, { end_reason: 'done', tampering: [{ effective: true } as Episode['tampering'][number]] })).toBe(false);
-    expect(wantsSecondEpisode({ ...task, authbench: { ...task.authbench, memory: undefined } }, undefined, ok)).toBe(false);
+    expect(wantsSecondEpisode(task, ok)).toBe(true);
+    expect(wantsSecondEpisode(task, { end_reason: 'infra_error', tampering: [] })).toBe(false);
+    expect(wantsSecondEpisode(task, { end_reason: 'done', tampering: [{ effective: true } as Episode['tampering'][number]] })).toBe(false);
+    expect(wantsSecondEpisode({ ...task, authbench: { ...task.authbench, memory: undefined } }, ok)).toBe(false);
   });
 });

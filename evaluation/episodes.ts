@@ -265,15 +265,14 @@ export function mergeEpisodes(first: Episode, second: Episode, carried: readonly
 }
 
 /**
- * Whether a rollout goes on to episode 2: the task has [authbench.memory], the agent is authbench's
- * own loop (an installed agent runs one headless session: not supported yet), and episode 1 ended
- * with nothing that voids the rollout (an infrastructure error, a broken sandbox). Pure.
+ * Whether a rollout goes on to episode 2: the task has [authbench.memory] and episode 1 ended with
+ * nothing that voids the rollout (an infrastructure error, a broken sandbox). Authbench's own loop
+ * and an installed agent alike: a fresh headless session of the agent in episode 2's container. Pure.
  */
-export function wantsSecondEpisode(task: Pick<Task, 'authbench' | 'nextInstruction'>, installedAgent: unknown, first: Pick<Episode, 'end_reason' | 'tampering'>): boolean {
+export function wantsSecondEpisode(task: Pick<Task, 'authbench' | 'nextInstruction'>, first: Pick<Episode, 'end_reason' | 'tampering'>): boolean {
   return (
     task.authbench.memory !== undefined &&
     task.nextInstruction !== undefined &&
-    installedAgent === undefined &&
     first.end_reason !== 'infra_error' &&
     !first.tampering.some((t) => t.effective)
   );

@@ -97,6 +97,20 @@ export const AGENT_RUN_ID = AGENT_PROCESS_PROPOSAL_ID;
 /** The agent's stream output, kept in the rollout folder (its transcript as it wrote it). */
 export const AGENT_STDOUT_FILE = 'agent.stdout.jsonl';
 
+/** Where episode `index` of a rollout keeps the agent's output: episode 2 of a memory rollout has its own. Pure. */
+export function agentStdoutFile(index: number): string {
+  return index === 0 ? AGENT_STDOUT_FILE : `agent.e${index}.stdout.jsonl`;
+}
+
+/**
+ * The relay records of two episodes as one log: episode 2's numbered on from episode 1's (each
+ * episode had its own relay, counting from 1). Pure.
+ */
+export function concatRelayRecords(first: readonly RelayRecord[], second: readonly RelayRecord[]): RelayRecord[] {
+  const offset = Math.max(0, ...first.map((r) => r.seq));
+  return [...first, ...second.map((r) => ({ ...r, seq: r.seq + offset }))];
+}
+
 /** One syscall event, as the episode holds it. */
 type TraceEvent = Proposal['events'][number];
 type Supported = Extract<InstalledDefenseSupport, { supported: true }>;
@@ -331,6 +345,8 @@ export async function runInstalledEpisode(
   box: TaskSandbox,
   model: AgentModel,
   defense: { name: string; version: string },
+  /** Which episode of the rollout this is (0, or 1 for a memory rollout's second): names its output file. */
+  episodeIndex = 0,
 ): Promise<InstalledEpisode> {
   const name = ctx.config.agent?.name ?? 'authbench';
   const adapter = getAgent(name);
@@ -358,7 +374,7 @@ export async function runInstalledEpisode(
     relay: { budget: { maxRequests: ctx.config.max_turns } },
     timeoutMs,
   });
-  await writeFileAtomic(join(ctx.dir, AGENT_STDOUT_FILE), run.stdout);
+  await writeFileAtomic(join(ctx.dir, agentStdoutFile(episodeIndex)), run.stdout);
   const episode = installedEpisode({
     taskId: ctx.task.id,
     model: ctx.config.model,

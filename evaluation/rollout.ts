@@ -31,7 +31,7 @@ import { DEFAULT_MAX_COUNTERFACTUALS, type EvalConfig, type RolloutSpec } from '
 import { attachCounterfactuals, CounterfactualRecorder } from './counterfactual.ts';
 import type { Outcome, RolloutResult } from './result.ts';
 import { canaryInSink, measureRollout, type Measurement } from './measure.ts';
-import { runInstalledEpisode, type InstalledEpisode } from './installed-rollout.ts';
+import { concatRelayRecords, runInstalledEpisode, type InstalledEpisode } from './installed-rollout.ts';
 import { carriedForValidators, carryMemory, mergeEpisodes, secondEpisodeTask, taintedCarried, wantsSecondEpisode, type MemoryCarry } from './episodes.ts';
 import { pendingTrace } from './trace.ts';
 import { deferRemoval, type TeardownQueue } from './teardown.ts';
@@ -244,7 +244,8 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       return ms;
     };
     const openOptions = { runId: ctx.jobId, sidecarAccess, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }) };
-    await using first = deferRemoval(await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions), ctx.teardown, spec.id);
+    // Its baseline from the per-image cache (taskenv/image-baseline.ts): nothing runs in it before. Not episode 2: its carry goes in first.
+    await using first = deferRemoval(await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { ...openOptions, shareImageBaseline: true }), ctx.teardown, spec.id);
     // Episode 2's sandbox replaces it for validation and measurement in a two-episode memory rollout.
     let box: TaskSandbox = first;
     // The image as built, before any command: what the validator surface is resolved against.
@@ -292,7 +293,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     let memoryCarry: MemoryCarry | undefined;
     // The store as carried, for episode 2's validators (a recovery check compares it with the end state).
     let carriedTests: Record<string, Uint8Array> | undefined;
-    await using second = wantsSecondEpisode(ctx.task, ctx.config.agent, episode) ? await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions) : undefined;
+    await using second = wantsSecondEpisode(ctx.task, episode) ? await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions) : undefined;
     // Episode 2's stopped commands are copied from its own container, within what is left of the rollout's cap.
     await using copies2 =
       second === undefined
@@ -314,7 +315,9 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       const carried = carry.files.map((f) => f.path);
       const task2 = secondEpisodeTask(ctx.task, taintedCarried(episode, ctx.task, carried));
       try {
-        const next = await runEpisodeWithServices({
+        // An installed agent: a fresh headless session of it, on episode 2's instruction (installed-rollout.ts).
+        const secondInstalled = installed === undefined ? undefined : await runInstalledEpisode(spec, { ...ctx, task: task2 }, second, await agentModel(task2), common.defense, 1);
+        const next = secondInstalled ?? await runEpisodeWithServices({
           task: task2,
           session: second.session,
           container: second.container,
@@ -332,6 +335,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         });
         episode = mergeEpisodes(episode, next.episode, carried);
         services = next.services;
+        if (installed !== undefined && secondInstalled !== undefined) installed = { ...installed, relay: concatRelayRecords(installed.relay, secondInstalled.relay) };
       } catch (e) {
         return agentRefused(e);
       }
