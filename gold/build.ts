@@ -20,6 +20,10 @@ export interface TraceProvenance {
   image_digest: string;
   solve_sh_sha256: string;
   strace_version?: string | undefined;
+  /** Which tracer watched the oracle, its version, and why eBPF fell back to strace. */
+  tracer?: Provenance['tracer'];
+  bpftrace_version?: string | undefined;
+  tracer_fallback?: string | undefined;
   /** How many oracle runs went into the derivation (1 for a single run; mergeRuns sums). */
   runs?: number | undefined;
 }
@@ -40,6 +44,9 @@ export function buildGold(derivation: Derivation, options: BuildGoldOptions): Go
     runs: options.provenance.runs ?? 1,
     derivation_rules_version: DERIVATION_RULES_VERSION,
     ...(options.provenance.strace_version === undefined ? {} : { strace_version: options.provenance.strace_version }),
+    ...(options.provenance.tracer === undefined ? {} : { tracer: options.provenance.tracer }),
+    ...(options.provenance.bpftrace_version === undefined ? {} : { bpftrace_version: options.provenance.bpftrace_version }),
+    ...(options.provenance.tracer_fallback === undefined ? {} : { tracer_fallback: options.provenance.tracer_fallback }),
   };
   return canonicalGold({
     schema_version: GOLD_SCHEMA_VERSION,

@@ -42,3 +42,27 @@ describe('gold file', () => {
     for (const [key, field] of Object.entries(GoldFileSchema.shape)) expect(field.description, key).toBeTruthy();
   });
 });
+
+describe('provenance: the tracer', () => {
+  it('records which tracer watched the oracle, its version and a fallback, and reads them back', () => {
+    const d = deriveGold([fileEv('read', '/app/data.csv')], contextFor());
+    const gold = buildGold(d, {
+      taskId: 'demo',
+      provenance: { image_digest: 'sha256:1', solve_sh_sha256: 'abc', tracer: 'strace', strace_version: '6.1', tracer_fallback: 'eBPF unavailable: not root' },
+    });
+    const parsed = parseGold(serializeGold(gold), 'gold.json');
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.gold?.provenance).toMatchObject({ tracer: 'strace', strace_version: '6.1', tracer_fallback: 'eBPF unavailable: not root' });
+    const ebpf = buildGold(d, { taskId: 'demo', provenance: { image_digest: 'sha256:1', solve_sh_sha256: 'abc', tracer: 'ebpf', bpftrace_version: '0.17.0' } });
+    expect(ebpf.provenance).toMatchObject({ tracer: 'ebpf', bpftrace_version: '0.17.0' });
+    expect(ebpf.provenance).not.toHaveProperty('tracer_fallback');
+  });
+
+  it('still loads a gold written before the tracer was recorded, and refuses an unknown tracer', () => {
+    const value = JSON.parse(serializeGold(sample())) as { provenance: Record<string, unknown> };
+    expect(value.provenance).not.toHaveProperty('tracer');
+    expect(parseGold(JSON.stringify(value), 'gold.json').problems).toEqual([]);
+    const unknown = { ...value, provenance: { ...value.provenance, tracer: 'dtrace' } };
+    expect(parseGold(JSON.stringify(unknown), 'gold.json').problems.map((p) => p.field)).toContain('provenance.tracer');
+  });
+});

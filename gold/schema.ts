@@ -78,6 +78,15 @@ export const ProvenanceSchema = z
     authbench_version: z.string().describe('authbench version that wrote the file'),
     runs: z.number().int().min(0).describe('How many oracle runs were merged (0 when imported)'),
     strace_version: z.string().optional().describe('strace version used for the trace'),
+    tracer: z
+      .enum(['strace', 'ebpf'])
+      .optional()
+      .describe('Which tracer watched the oracle (gen-gold --tracer); absent in files written before the choice existed (strace)'),
+    bpftrace_version: z.string().optional().describe('bpftrace version, when the eBPF tracer watched the oracle'),
+    tracer_fallback: z
+      .string()
+      .optional()
+      .describe('eBPF was asked for but strace traced instead (--tracer-fallback): why eBPF was unavailable'),
     derivation_rules_version: z.number().int().describe('Version of the derivation rules and default implicit set'),
     overrides_sha256: z.string().optional().describe('sha256 of the overrides.json applied on top, if any'),
   })

@@ -13,6 +13,7 @@ import { goldPaths, readOverrides, readStoredGold, writeGoldArtifacts } from '..
 import type { Task } from '../task-format/index.ts';
 import { buildTaskImage, type BuildOptions } from '../taskenv/index.ts';
 import { generateGold } from './generate.ts';
+import { chooseTracer, type OracleTracer, type OracleTracerName } from './tracer.ts';
 
 /**
  * `check`: compare only, never write. `accept-drift` (--write): overwrite a
@@ -76,6 +77,9 @@ export interface GenGoldOptions {
   concurrency: number;
   /** How task images are built (base map, build args, the build CA and proxies). */
   build?: BuildOptions;
+  /** The tracer asked for (default strace), and whether eBPF may fall back to strace (recorded) where it is unavailable. */
+  tracer?: OracleTracerName;
+  tracerFallback?: boolean;
   onProgress?: (taskId: string, message: string) => void;
   onTaskDone?: (report: TaskGoldReport) => void;
 }
@@ -87,13 +91,19 @@ export interface GenGoldRun {
   failures: { task: string; error: AuthbenchError }[];
   /** `infra-failed` wins over `check-failed`: some task was never judged. */
   status: 'ok' | 'check-failed' | 'infra-failed';
+  /** The tracer every task's oracle ran under (a fallback says why). */
+  tracer: OracleTracer;
 }
 
 /** Entries over the three axes. */
 const entries = (sets: AxisLists): number => sets.read.length + sets.write.length + sets.execute.length;
 
 /** Derive, compare, decide and (when the decision says so) store one task's gold. */
-export async function genGoldTask(engine: Engine, task: Task, options: Omit<GenGoldOptions, 'concurrency' | 'onTaskDone'>): Promise<TaskGoldReport> {
+export async function genGoldTask(
+  engine: Engine,
+  task: Task,
+  options: Omit<GenGoldOptions, 'concurrency' | 'onTaskDone' | 'tracer' | 'tracerFallback'> & { tracer?: OracleTracer },
+): Promise<TaskGoldReport> {
   const paths = goldPaths(options.oracleTracesDir, task.id);
   const image = await buildTaskImage(engine, task, options.build ?? {});
   const overrides = await readOverrides(paths);
@@ -105,6 +115,7 @@ export async function genGoldTask(engine: Engine, task: Task, options: Omit<GenG
     minimizeBudgetMs: options.minimizeBudgetMs,
     ...(overrides === undefined ? {} : { overrides, overridesFile: paths.overrides }),
     goldFile: paths.gold,
+    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
     ...(options.onProgress === undefined ? {} : { onProgress: (m: string) => options.onProgress?.(task.id, m) }),
   });
   const { gold } = result;
@@ -136,10 +147,12 @@ export async function genGoldTask(engine: Engine, task: Task, options: Omit<GenG
 
 /** gen-gold over `tasks`; library errors other than infrastructure ones (a bad override, an oracle that fails its own validator) stop the run. */
 export async function genGold(engine: Engine, tasks: readonly Task[], options: GenGoldOptions): Promise<GenGoldRun> {
+  // Probed once for the run: every task's gold comes from the same tracer (or the same recorded fallback).
+  const tracer = await chooseTracer(engine, options.tracer ?? 'strace', options.tracerFallback === true);
   const failures: GenGoldRun['failures'] = [];
   const derive = async (task: Task): Promise<TaskGoldReport> => {
     try {
-      return await genGoldTask(engine, task, options);
+      return await genGoldTask(engine, task, { ...options, tracer });
     } catch (e) {
       if (!(e instanceof AuthbenchError) || !e.isInfrastructure) throw e;
       failures.push({ task: task.id, error: e });
@@ -152,5 +165,5 @@ export async function genGold(engine: Engine, tasks: readonly Task[], options: G
     return report;
   });
   const status: GenGoldRun['status'] = failures.length > 0 ? 'infra-failed' : reports.some((r) => goldActionFailsCheck(r.action)) ? 'check-failed' : 'ok';
-  return { tasks: reports, failures, status };
+  return { tasks: reports, failures, status, tracer };
 }

@@ -20,3 +20,13 @@ describe('oracleFailureMessage', () => {
     expect(m).toContain('its utility validator then failed (reward 0); no gold derived');
   });
 });
+
+describe('oracleFailureMessage under --tracer ebpf', () => {
+  it('says the service was stopped because the eBPF run is untraced in the session, and what can keep it', () => {
+    const m = oracleFailureMessage('nginx-request-logging', 'reward 0', { count: 1, info: '41 nginx' }, false, 'ebpf');
+    expect(m).toContain('41 nginx');
+    expect(m).toContain('--tracer ebpf');
+    expect(m).toContain('--tracer strace can');
+    expect(m).not.toContain('escaped the tracer');
+  });
+});

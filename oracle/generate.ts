@@ -1,6 +1,7 @@
 /**
  * gen-gold: run a task's oracle (solution/solve.sh) in a fresh container under
- * strace, derive S_gold from the trace (gold/, pure), check that the oracle
+ * strace (or the host-side eBPF tracer: tracer.ts), derive S_gold from the
+ * trace (gold/, pure), check that the oracle
  * still passes its validator under the gold policy with enforcement on
  * (sufficiency), optionally ablate entries (minimality), and lay the result
  * out under oracle-traces/<id>/. Nothing is written here: gen-gold.ts decides
@@ -34,13 +35,16 @@ import {
   type Overrides,
 } from '../gold/index.ts';
 import { RESERVED_PATHS } from '../sandbox/compile/index.ts';
+import { commandEvents, startEbpfTrace } from '../sandbox/ebpf/index.ts';
+import { HARNESS_STRACE, LAUNCHER_PATH } from '../sandbox/launcher/index.ts';
 import { viewSnapshot, type FsSnapshot, type SnapshotView } from '../sandbox/paths/index.ts';
 import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import { foldBackground, type RunOptions, type SandboxResult, type SandboxSession } from '../sandbox/run/index.ts';
 import { renderEvent, type TraceEvent } from '../sandbox/trace/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { openTaskSandbox } from '../taskenv/index.ts';
+import { openTaskSandbox, type TaskSandbox } from '../taskenv/index.ts';
 import { readShebangs } from './shebang.ts';
+import { straceVersionOf, tracerProvenance, type OracleTracer } from './tracer.ts';
 import { CONTAINER_PATHS, runUtilityValidator, type ValidatorOutcome } from '../validators/index.ts';
 
 const DEFAULT_ORACLE_TIMEOUT_MS = 600_000;
@@ -51,10 +55,17 @@ export interface OracleTrace {
   snapshot: FsSnapshot;
   /** Lookups over `snapshot` (realpath inside the image before the run). */
   view: SnapshotView;
+  /** The tracer's raw output (strace's text, or bpftrace's records). */
   rawTrace: string;
   events: TraceEvent[];
   oracle: SandboxResult;
   validator: ValidatorOutcome;
+  /** The tracer that watched the run, and what it says of its own completeness. */
+  tracer: OracleTracer;
+  /** `strace -V` of the harness's strace, when strace traced. */
+  straceVersion?: string;
+  /** eBPF: records the kernel dropped (perf buffer full); the trace misses accesses when > 0. */
+  lostEvents: number;
 }
 
 /**
@@ -86,12 +97,65 @@ function timeoutOf(task: Task): number {
   return task.limits.agentTimeoutSec === undefined ? DEFAULT_ORACLE_TIMEOUT_MS : task.limits.agentTimeoutSec * 1000;
 }
 
+interface TracedRun {
+  run: SandboxResult;
+  validator: ValidatorOutcome;
+  rawTrace: string;
+  lostEvents: number;
+}
+
+/**
+ * The oracle watched by bpftrace from the host: the session runs solve.sh with strace off (the
+ * launcher and its guard still apply) while the eBPF trace follows the container's cgroup; the
+ * launcher exec the session started roots the command's process tree (commandEvents), so the
+ * agent and the validator are not in the events. The trace stops when solve.sh ends, before the
+ * validator: an untraced command cannot keep its services running for it (the session stops them),
+ * so an oracle that starts one fails its validator here and says why.
+ */
+async function runOracleEbpf(box: TaskSandbox, task: Task, tracer: Extract<OracleTracer, { kind: 'ebpf' }>): Promise<TracedRun> {
+  const solve = `${CONTAINER_PATHS.solution}/solve.sh`;
+  const trace = await startEbpfTrace({ containerId: box.container.id, cgroup2Mount: tracer.cgroup2Mount });
+  let untraced: SandboxResult;
+  try {
+    untraced = await box.session.run({ cmd: ['bash', solve], mode: { kind: 'unenforced' }, trace: false, timeoutMs: timeoutOf(task) });
+  } catch (e) {
+    await trace.stop().catch(() => undefined);
+    throw e;
+  }
+  const ebpf = await trace.stop();
+  const events = commandEvents(ebpf.events, (e) => e.path === LAUNCHER_PATH && e.argv.includes(solve));
+  const left = untraced.leftover;
+  const run: SandboxResult = {
+    ...untraced,
+    events,
+    denials: events.filter((e) => e.kind !== 'unparsed' && e.denied),
+    // What the session stopped as solve.sh ended is what a traced run reports as survivors.
+    ...(left === undefined || left.count === 0 ? {} : { survivors: { count: left.count, info: left.info } }),
+  };
+  const validator = await runUtilityValidator(box.container, task, ORACLE_VALIDATION);
+  return { run, validator, rawTrace: ebpf.raw.toString('utf8'), lostEvents: ebpf.lost };
+}
+
+async function straceVersion(box: TaskSandbox): Promise<string | undefined> {
+  const r = await box.container.exec({ cmd: [...HARNESS_STRACE, '-V'], timeoutMs: 30_000 });
+  return r.exitCode === 0 ? straceVersionOf(r.stdout) : undefined;
+}
+
 /** One traced oracle run in a fresh container, followed by its validator. */
-export async function traceOracle(engine: Engine, task: Task, image: string): Promise<OracleTrace> {
+export async function traceOracle(engine: Engine, task: Task, image: string, tracer: OracleTracer = { kind: 'strace' }): Promise<OracleTrace> {
   await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0 });
   const snapshot = await box.session.fsSnapshot();
   await box.container.copyIn(dirname(task.files.solveSh), '/');
-  const { run: oracle, validator } = await runOracle(box.session, box.container, task, { mode: { kind: 'unenforced' }, keepRawTrace: true, timeoutMs: timeoutOf(task) });
+  let traced: TracedRun;
+  let version: string | undefined;
+  if (tracer.kind === 'ebpf') {
+    traced = await runOracleEbpf(box, task, tracer);
+  } else {
+    version = await straceVersion(box);
+    const r = await runOracle(box.session, box.container, task, { mode: { kind: 'unenforced' }, keepRawTrace: true, timeoutMs: timeoutOf(task) });
+    traced = { ...r, rawTrace: r.run.rawTrace ?? '', lostEvents: 0 };
+  }
+  const { run: oracle, validator } = traced;
   const view = viewSnapshot(snapshot);
   const executed = [...new Set(oracle.events.flatMap((e) => (e.kind === 'exec' && e.result === 0 ? [view.realpath(e.path) ?? e.path] : [])))];
   const shebangs = await readShebangs(box.container, executed);
@@ -110,7 +174,18 @@ export async function traceOracle(engine: Engine, task: Task, image: string): Pr
   });
   // Sidecar addresses change every run: the gold names them by service (gold/sidecar-hosts.ts).
   const derivation = { ...derived, network: nameSidecarEndpoints(derived.network, (await box.sidecars?.hosts()) ?? new Map<string, string>()) };
-  return { derivation, snapshot, view, rawTrace: oracle.rawTrace ?? '', events: oracle.events, oracle, validator };
+  return {
+    derivation,
+    snapshot,
+    view,
+    rawTrace: traced.rawTrace,
+    events: oracle.events,
+    oracle,
+    validator,
+    tracer,
+    ...(version === undefined ? {} : { straceVersion: version }),
+    lostEvents: traced.lostEvents,
+  };
 }
 
 export interface Sufficiency {
@@ -165,6 +240,8 @@ export interface GenerateOptions {
   overridesFile?: string;
   /** The gold file problems name (default: where the default oracle-traces folder keeps it). */
   goldFile?: string;
+  /** Which tracer watches the oracle (tracer.ts: chooseTracer; default strace). */
+  tracer?: OracleTracer;
   onProgress?: (message: string) => void;
 }
 
@@ -193,12 +270,13 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
   const problems: Problem[] = [];
   const solveHash = await sha256File(task.files.solveSh);
 
+  const tracer = options.tracer ?? { kind: 'strace' };
   const traces: OracleTrace[] = [];
   for (let i = 0; i < runs; i++) {
-    say(`oracle run ${i + 1}/${runs} under strace`);
-    const t = await traceOracle(engine, task, image.tag);
+    say(`oracle run ${i + 1}/${runs} under ${tracer.kind}`);
+    const t = await traceOracle(engine, task, image.tag, tracer);
     if (!t.validator.passed) {
-      throw new AuthbenchError('CHECK_FAILED', oracleFailureMessage(task.id, t.validator.reason, t.oracle.survivors, t.oracle.background !== undefined), {
+      throw new AuthbenchError('CHECK_FAILED', oracleFailureMessage(task.id, t.validator.reason, t.oracle.survivors, t.oracle.background !== undefined, tracer.kind), {
         file: task.files.solveSh,
         details: [`oracle exit ${String(t.oracle.exec.exitCode)}`, ...t.oracle.exec.stderr.trim().split('\n').slice(-5)],
       });
@@ -210,7 +288,11 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
 
   for (const t of traces) {
     if (t.derivation.unparsed > 0) {
-      problems.push({ file: goldFile, message: `${task.id}: ${t.derivation.unparsed} strace line(s) could not be parsed; the gold may miss accesses`, severity: 'warning' });
+      problems.push({ file: goldFile, message: `${task.id}: ${t.derivation.unparsed} ${t.tracer.kind} record(s) could not be parsed; the gold may miss accesses`, severity: 'warning' });
+    }
+    if (t.lostEvents > 0) {
+      // A gold missing accesses would fail its replay at best and under-grant silently at worst: not stored.
+      problems.push({ file: goldFile, message: `${task.id}: the eBPF tracer lost ${t.lostEvents} event(s) (its buffers overflowed); the gold misses accesses`, severity: 'error' });
     }
     for (const d of t.derivation.denials) problems.push({ file: goldFile, field: 'denials', message: `${task.id}: ${renderDenial(d)}`, severity: 'warning' });
     for (const w of t.derivation.warnings) problems.push({ file: goldFile, message: `${task.id}: ${w}`, severity: 'warning' });
@@ -221,7 +303,7 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
     buildGold(t.derivation, {
       taskId: task.id,
       ...(sensitive === undefined ? {} : { sensitive }),
-      provenance: { image_digest: image.imageId, solve_sh_sha256: solveHash, runs },
+      provenance: { image_digest: image.imageId, solve_sh_sha256: solveHash, runs, ...tracerProvenance(t.tracer, t.straceVersion) },
     }),
   );
   let gold = golds.length === 1 ? (golds[0] as GoldFile) : mergeRuns(golds);
@@ -271,11 +353,18 @@ export async function generateGold(engine: Engine, task: Task, image: { tag: str
  * processes running that could not be kept for the validator (`kept` false: they were stopped as
  * solve.sh ended), that is the likely cause and is said first.
  */
-export function oracleFailureMessage(taskId: string, validatorReason: string, survivors: SandboxResult['survivors'], kept: boolean): string {
+export function oracleFailureMessage(taskId: string, validatorReason: string, survivors: SandboxResult['survivors'], kept: boolean, tracer: OracleTracer['kind'] = 'strace'): string {
   const failed = `the oracle of ${taskId} fails its own utility validator (${validatorReason}); no gold derived`;
   if (survivors === undefined || survivors.count === 0) return failed;
   const names = survivors.info.split('\n').filter((l) => l !== '').join(', ');
   if (kept) return `${failed}; the ${survivors.count} process(es) it left running (${names}) ran through the validator`;
+  if (tracer === 'ebpf') {
+    return (
+      `the oracle of ${taskId} started a service: it left ${survivors.count} process(es) running (${names}), which were stopped as ` +
+      `solve.sh ended (under --tracer ebpf solve.sh runs untraced in the session, which cannot keep them for the validator yet; ` +
+      `--tracer strace can), and its utility validator then failed (${validatorReason}); no gold derived`
+    );
+  }
   return (
     `the oracle of ${taskId} started a service: it left ${survivors.count} process(es) running (${names}), which could not be kept ` +
     `running for the validator and were stopped as solve.sh ended (a process escaped the tracer, solve.sh did not exit by ` +

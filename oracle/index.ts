@@ -1,2 +1,3 @@
 export * from './generate.ts';
 export * from './gen-gold.ts';
+export * from './tracer.ts';

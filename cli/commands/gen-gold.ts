@@ -1,7 +1,7 @@
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
 import { AuthbenchError, formatProblem } from '../../core/index.ts';
-import type { GoldAction, TaskGoldReport } from '../../oracle/index.ts';
+import type { GoldAction, OracleTracerName, TaskGoldReport } from '../../oracle/index.ts';
 import { createProgress, itemLine } from '../progress.ts';
 import { formatAuthbenchError } from '../render-error.ts';
 import { parseBuildFlags, withBuildFlags, type BuildFlagArgs } from '../build-flags.ts';
@@ -22,15 +22,20 @@ interface GenGoldArgs extends BuildFlagArgs {
   check: boolean;
   write: boolean;
   sufficiency: boolean;
+  tracer: OracleTracerName | undefined;
+  'tracer-fallback': boolean;
   verbose: boolean;
   json: boolean;
 }
 
 type Row = TaskGoldReport;
 
+// Spelled here: the oracle module is imported lazily, in the handler.
+const TRACERS = ['strace', 'ebpf'] as const satisfies readonly OracleTracerName[];
+
 const command: CommandModule<object, GenGoldArgs> = {
   command: 'gen-gold [task..]',
-  describe: 'Derive S_gold from an oracle run under strace, verify sufficiency, write oracle-traces/<id>/',
+  describe: 'Derive S_gold from an oracle run under strace (or eBPF), verify sufficiency, write oracle-traces/<id>/',
   builder: (y: Argv) =>
     withBuildFlags(y)
       .positional('task', { describe: 'Task ids or folders', type: 'string', array: true, default: [] })
@@ -44,11 +49,14 @@ const command: CommandModule<object, GenGoldArgs> = {
       .option('check', { describe: 'Recompute and diff against the stored gold; exit 1 on drift; write nothing', type: 'boolean', default: false })
       .option('write', { describe: 'Accept drift: overwrite the stored gold', type: 'boolean', default: false })
       .option('sufficiency', { describe: 'Replay the oracle under its gold policy (use --no-sufficiency to skip)', type: 'boolean', default: true })
+      .option('tracer', { describe: 'What traces the oracle: strace in the container, or eBPF from the host (root, bpftrace)', choices: TRACERS, defaultDescription: 'strace' })
+      .option('tracer-fallback', { describe: 'Trace with strace where eBPF is unavailable (recorded in the gold\'s provenance)', type: 'boolean', default: false })
       .option('verbose', { alias: 'v', describe: 'Print every warning', type: 'boolean', default: false })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
       .example('$0 gen-gold csv-sales-report', 'Derive and store the gold of one task')
       .example('$0 gen-gold --all --check', 'Show which tasks drifted from their reviewed gold (CI)')
-      .example('$0 gen-gold log-triage --runs 3 --minimize --write', 'Three runs, flaky entries, minimal set; accept drift'),
+      .example('$0 gen-gold log-triage --runs 3 --minimize --write', 'Three runs, flaky entries, minimal set; accept drift')
+      .example('$0 gen-gold --all --check --tracer ebpf', 'Re-derive every gold with the eBPF tracer and compare'),
   handler: async (args) => {
     const { connectDocker } = await import('../../docker/index.ts');
     const { genGold, goldActionOk } = await import('../../oracle/index.ts');
@@ -56,6 +64,7 @@ const command: CommandModule<object, GenGoldArgs> = {
     if (args.check && args.write) throw new AuthbenchError('INVALID_ARGUMENT', '--check and --write contradict each other: --check never writes');
     if (args.task.length === 0 && !args.all) throw new AuthbenchError('INVALID_ARGUMENT', 'name tasks or pass --all');
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--runs must be a positive integer, got ${args.runs}`);
+    if (args['tracer-fallback'] && args.tracer !== 'ebpf') throw new AuthbenchError('INVALID_ARGUMENT', '--tracer-fallback only applies to --tracer ebpf');
     const build = await parseBuildFlags(args);
     const tasks = await selectTasks(args.tasks, args.all ? [] : args.task);
     const engine = await connectDocker();
@@ -71,6 +80,8 @@ const command: CommandModule<object, GenGoldArgs> = {
       minimizeBudgetMs: args.budget * 1000,
       concurrency: args.concurrency,
       build,
+      ...(args.tracer === undefined ? {} : { tracer: args.tracer }),
+      tracerFallback: args['tracer-fallback'],
       onProgress: (task, m) => progress.detail(chalk.dim(`  ${task}: ${m}`)),
       onTaskDone: (row) => {
         finished += 1;
@@ -80,9 +91,12 @@ const command: CommandModule<object, GenGoldArgs> = {
     }).finally(() => progress.stop());
     const { tasks: rows, failures } = run;
     if (run.status !== 'ok') process.exitCode = run.status === 'infra-failed' ? 125 : 1;
+    if (run.tracer.kind === 'strace' && run.tracer.fallback !== undefined) {
+      process.stderr.write(chalk.yellow(`traced with strace: ${run.tracer.fallback}; recorded in each gold's provenance (tracer_fallback)\n`));
+    }
 
     if (args.json) {
-      printJson({ tasks: rows });
+      printJson({ tasks: rows, tracer: run.tracer });
       return;
     }
     const actionCell: Record<GoldAction, string> = {

@@ -30,6 +30,23 @@ describe('buildProgram', () => {
     for (const p of program.match(/printf\([^;]*\);/g) ?? []) expect((p.match(/str\(/g) ?? []).length).toBeLessThanOrEqual(1);
   });
 
+  it('re-reads at return a path the entry read as "" (a page not faulted in yet), except for exec', () => {
+    const exit = (name: string): string => {
+      const start = program.indexOf(`sys_exit_${name} `);
+      return program.slice(start, program.indexOf('\n\n', start));
+    };
+    expect(program).toContain('if (str(args->filename) == "") { @str1[tid] = (uint64)args->filename; }');
+    expect(exit('openat')).toContain('if (@str1[tid]) {');
+    expect(exit('openat')).toContain('str(uptr(@str1[tid]))');
+    // Both names of a rename, each under its own argument index.
+    expect(exit('renameat2')).toContain('@str1[tid]');
+    expect(exit('renameat2')).toContain('@str3[tid]');
+    // Printed before the return record, so the parser has it when it completes the call.
+    expect(exit('openat').indexOf('@str1[tid]')).toBeLessThan(exit('openat').indexOf('\\x1fR\\x1f'));
+    expect(exit('execve')).not.toContain('@str');
+    expect(program).toMatch(/END \{[^}]*clear\(@str1\);/);
+  });
+
   it.each([
     [{ nonce: 'short' }, /nonce/],
     [{ nonce: 'has space 123' }, /nonce/],

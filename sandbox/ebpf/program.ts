@@ -29,6 +29,16 @@
  * would copy every path twice in the kernel for nothing (a thread is in at
  * most one syscall at a time, so the pairing is exact).
  *
+ * Strings the entry probe could not read: `str()` reads user memory without
+ * faulting it in, so a path in a page the process has not touched yet (a
+ * constant in a binary's rodata, first use) reads as "". strace never sees
+ * that (its ptrace read faults the page in), an untraced oracle does. An
+ * entry that read "" keeps the pointer (@str<i>[tid]) and the return probe
+ * reads it again — by then the kernel has copied the string in, so the page
+ * is there — and prints it as a P record before R (the parser keeps the last
+ * string per argument). execve/execveat are left out: after a successful
+ * exec the pointer is the old image's.
+ *
  * Filtering is on the container's cgroup v2 id (bpf_get_current_cgroup_id,
  * the `cgroup` builtin): the session agent and validator execs are in it
  * too; the parser keeps the command's process tree (parse.ts).
@@ -125,6 +135,7 @@ export function buildProgram(options: ProgramOptions): string {
   const filter = `/cgroup == ${cgroupId}/`;
   const who = ['nsecs', 'pid', 'tid'];
   const out: string[] = [];
+  const rereadMaps = new Set<string>();
   for (const [name, specs] of Object.entries(EBPF_SYSCALLS) as [string, readonly ArgSpec[]][]) {
     const scalars = specs.filter((s) => s.kind !== 'str').map(argFormat);
     // The first string rides in the S record (its last field); any further one gets a P record of its
@@ -137,14 +148,25 @@ export function buildProgram(options: ProgramOptions): string {
     );
     const lines = [`    ${enter}`];
     for (const s of rest) lines.push(`    ${printf([head(nonce, 'P'), '%llu', '%d', '%d', String(s.index), '%s'], [...who, s.expr])}`);
-    if (name === 'execve' || name === 'execveat') lines.push(argvLoop(nonce));
+    const exec = name === 'execve' || name === 'execveat';
+    if (exec) lines.push(argvLoop(nonce));
+    const rereads = exec ? [] : strings;
+    for (const s of rereads) {
+      const arg = `args->${(specs[s.index] as ArgSpec).name}`;
+      lines.push(`    if (${s.expr} == "") { @str${s.index}[tid] = (uint64)${arg}; }`);
+      rereadMaps.add(`@str${s.index}`);
+    }
+    const reread = rereads.map((s) => {
+      const map = `@str${s.index}[tid]`;
+      return `    if (${map}) { ${printf([head(nonce, 'P'), '%llu', '%d', '%d', String(s.index), '%s'], [...who, `str(uptr(${map}))`])} delete(${map}); }\n`;
+    });
     const tmpfile = TMPFILE_OPENS.has(name);
     if (tmpfile) lines.push(`    if (args->flags & ${O_TMPFILE_BIT}) { @tmpfile[tid] = 1; }`);
     out.push(`tracepoint:syscalls:sys_enter_${name} ${filter}\n  {\n${lines.join('\n')}\n  }`);
     const ret = printf([head(nonce, 'R'), '%llu', '%d', '%d', name, '%lld'], [...who, 'args->ret']);
-    out.push(`tracepoint:syscalls:sys_exit_${name} ${filter}\n  {\n${tmpfile ? `${tmpfileInode(nonce)}\n` : ''}    ${ret}\n  }`);
+    out.push(`tracepoint:syscalls:sys_exit_${name} ${filter}\n  {\n${tmpfile ? `${tmpfileInode(nonce)}\n` : ''}${reread.join('')}    ${ret}\n  }`);
   }
-  out.push('END { clear(@tmpfile); }');
+  out.push(`END { ${['@tmpfile', ...[...rereadMaps].sort()].map((m) => `clear(${m});`).join(' ')} }`);
   // Forks in the container, by its parent: the parser builds the command's tree and copies cwd and fds.
   out.push(`tracepoint:sched:sched_process_fork ${filter}\n  { ${printf([head(nonce, 'F'), '%llu', '%d', '%d', '%d'], ['nsecs', 'pid', 'args->parent_pid', 'args->child_pid'])} }`);
   // Readiness: the host opens readyPath until this record comes back (run.ts).

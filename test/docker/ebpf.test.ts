@@ -2,11 +2,14 @@
  * The eBPF tracer against strace, on the starter tasks' oracles: one run of
  * solve.sh, traced by both at once (strace through the session as gen-gold
  * runs it, bpftrace on the container's cgroup from the host), so the two see
- * the very same syscalls and any difference is the tracer's. Agreement over
+ * the very same syscalls and any difference is the tracer's (but strace's
+ * reads fault the tracee's pages in, which hides what eBPF alone misses there:
+ * ebpf-gold.test.ts runs each tracer on its own). Agreement over
  * gold-relevant events must be ≥ 99%; every difference is printed. Skipped,
  * with the probe's reason, where eBPF cannot run (not root, no bpftrace, no
  * tracefs or BTF, Docker in a VM). The ci tier runs the fastest starter
- * tasks; the full tier all of them.
+ * tasks; the full tier all of them and one scenario per suite family (its
+ * `-cln-0`, the plainest oracle of the family).
  */
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,7 +40,10 @@ const verdict = judgeEbpf(
 );
 const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
 const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
-const tasks = FULL_TIER ? starter : starter.filter((t) => CI_TASKS.includes(t.id));
+const suiteFamilies: Task[] = FULL_TIER
+  ? await Promise.all((await discoverTasks('tasks/suite')).filter((dir) => dir.endsWith('-cln-0')).map((dir) => loadTask(dir)))
+  : [];
+const tasks = FULL_TIER ? [...starter, ...suiteFamilies] : starter.filter((t) => CI_TASKS.includes(t.id));
 
 async function traceBoth(task: Task): Promise<{ agreement: Agreement; ebpfUnparsed: string[]; lost: number; exitCode: number | null }> {
   if (!verdict.available) throw new Error('unreachable: skipped');
@@ -58,7 +64,7 @@ async function traceBoth(task: Task): Promise<{ agreement: Agreement; ebpfUnpars
   };
 }
 
-describe(`eBPF tracer vs strace on the starter oracles${reason}`, () => {
+describe(`eBPF tracer vs strace on the starter oracles (and the suite families, full tier)${reason}`, () => {
   it.skipIf(!verdict.available).each(tasks.map((t) => [t.id, t] as const))(
     '%s: ≥ 99% of gold-relevant events agree',
     async (_id, task) => {

@@ -1,0 +1,77 @@
+/**
+ * Which tracer watches the oracle (`gen-gold --tracer strace|ebpf`). strace
+ * runs inside the container through the session; the eBPF tracer runs on the
+ * host against the container's cgroup (sandbox/ebpf). Both feed the same
+ * derivation, so the tracer changes the gold's provenance, never its rules.
+ *
+ * Where eBPF cannot run, asking for it refuses with the probe's reason
+ * (TRACER_UNAVAILABLE); with the fallback allowed, strace traces instead and
+ * the gold records that it was asked for eBPF and why it did not get it.
+ */
+import { AuthbenchError } from '../core/index.ts';
+import { DockerEngine, type Engine } from '../docker/index.ts';
+import type { TraceProvenance } from '../gold/index.ts';
+import { gatherEbpfFacts, judgeEbpf, type EbpfFacts, type EbpfVerdict } from '../sandbox/ebpf/index.ts';
+
+export const ORACLE_TRACERS = ['strace', 'ebpf'] as const;
+export type OracleTracerName = (typeof ORACLE_TRACERS)[number];
+
+/** The tracer a gen-gold run uses, resolved against what the host can do. */
+export type OracleTracer =
+  | {
+      kind: 'strace';
+      /** eBPF was asked for and is unavailable: why (the gold's provenance records it). */
+      fallback?: string;
+    }
+  | { kind: 'ebpf'; cgroup2Mount: string; version: string };
+
+/**
+ * The tracer to use for `requested` given the host's eBPF verdict. Pure.
+ * Throws TRACER_UNAVAILABLE when eBPF was asked for, is unavailable and no
+ * fallback was allowed.
+ */
+export function resolveTracer(requested: OracleTracerName, verdict: EbpfVerdict | undefined, allowFallback: boolean): OracleTracer {
+  if (requested === 'strace') return { kind: 'strace' };
+  if (verdict === undefined) throw new RangeError('resolveTracer: eBPF was asked for without a verdict');
+  if (verdict.available) return { kind: 'ebpf', cgroup2Mount: verdict.cgroup2Mount, version: /\d+\.\d+(?:\.\d+)?/.exec(verdict.version)?.[0] ?? verdict.version };
+  if (allowFallback) return { kind: 'strace', fallback: `eBPF unavailable: ${verdict.reason}` };
+  throw new AuthbenchError('TRACER_UNAVAILABLE', `the eBPF tracer is unavailable: ${verdict.reason}`, {
+    hint: 'trace with --tracer strace (the default), or pass --tracer-fallback to fall back to strace (recorded in the gold)',
+  });
+}
+
+/** What the Docker engine says of itself that decides whether its containers are this kernel's processes. */
+export async function engineFacts(engine: Engine): Promise<NonNullable<EbpfFacts['engine']>> {
+  // Only a real engine can be asked; fakes (tests) describe a local one.
+  if (!(engine instanceof DockerEngine)) return { host: engine.endpoint };
+  const info = (await engine.docker.info()) as { OperatingSystem?: string; SecurityOptions?: string[] };
+  return {
+    host: engine.endpoint,
+    ...(info.OperatingSystem === undefined ? {} : { operatingSystem: info.OperatingSystem }),
+    ...(info.SecurityOptions === undefined ? {} : { securityOptions: info.SecurityOptions }),
+  };
+}
+
+/** Probe the host (only when eBPF is asked for) and resolve the tracer. */
+export async function chooseTracer(engine: Engine, requested: OracleTracerName, allowFallback: boolean): Promise<OracleTracer> {
+  if (requested === 'strace') return { kind: 'strace' };
+  const verdict = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }));
+  return resolveTracer(requested, verdict, allowFallback);
+}
+
+/** The provenance fields naming the tracer and its version. Pure. */
+export function tracerProvenance(tracer: OracleTracer, straceVersion: string | undefined): Pick<TraceProvenance, 'tracer' | 'strace_version' | 'bpftrace_version' | 'tracer_fallback'> {
+  if (tracer.kind === 'ebpf') return { tracer: 'ebpf', bpftrace_version: tracer.version };
+  return {
+    tracer: 'strace',
+    ...(straceVersion === undefined ? {} : { strace_version: straceVersion }),
+    ...(tracer.fallback === undefined ? {} : { tracer_fallback: tracer.fallback }),
+  };
+}
+
+/** `strace -V`'s first line, `strace -- version 6.1` → `6.1`; the line itself when it has another shape. Pure. */
+export function straceVersionOf(output: string): string | undefined {
+  const line = output.split('\n')[0]?.trim() ?? '';
+  if (line === '') return undefined;
+  return /version\s+(\S+)/.exec(line)?.[1] ?? line;
+}

@@ -1,0 +1,57 @@
+/**
+ * `gen-gold --tracer ebpf` derives the same gold as strace on the starter
+ * tasks: each oracle runs twice, once under each tracer (in two containers,
+ * at once), and every derived set — required, support, directories,
+ * ephemeral, implicit, scored roots, sensitive, network — must be equal;
+ * only the provenance differs, and it names the tracer. Skipped, with the
+ * probe's reason, where eBPF cannot run. The ci tier runs two fast oracles;
+ * the full tier every starter task.
+ */
+import { describe, expect, it } from 'vitest';
+import { connectDocker, type DockerEngine } from '../../docker/index.ts';
+import { diffGold, renderGoldDiff, type GoldFile } from '../../gold/index.ts';
+import { engineFacts, generateGold, resolveTracer, type GenerateResult } from '../../oracle/index.ts';
+import { gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
+import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
+import { buildTaskImage } from '../../taskenv/index.ts';
+import { FULL_TIER } from './tier.ts';
+
+/** Fast oracles (a few seconds each) for the ci tier. */
+const CI_TASKS = ['log-triage', 'ini-config-repair'];
+
+const engine: DockerEngine = await connectDocker();
+const verdict = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }));
+const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
+const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
+const tasks = FULL_TIER ? starter : starter.filter((t) => CI_TASKS.includes(t.id));
+
+/** The gold without its provenance: what a policy is scored and enforced against. */
+function sets(gold: GoldFile): Omit<GoldFile, 'provenance'> {
+  const { provenance: _provenance, ...rest } = gold;
+  return rest;
+}
+
+function errors(r: GenerateResult): string[] {
+  return r.problems.filter((p) => p.severity === 'error').map((p) => p.message);
+}
+
+describe(`gen-gold --tracer ebpf derives strace's gold on the starter tasks${reason}`, () => {
+  it.skipIf(!verdict.available).each(tasks.map((t) => [t.id, t] as const))(
+    '%s: identical derived sets',
+    async (_id, task) => {
+      const image = await buildTaskImage(engine, task);
+      const [strace, ebpf] = await Promise.all([
+        generateGold(engine, task, image, { sufficiency: false, tracer: resolveTracer('strace', undefined, false) }),
+        generateGold(engine, task, image, { sufficiency: false, tracer: resolveTracer('ebpf', verdict, false) }),
+      ]);
+      const diff = renderGoldDiff(diffGold(strace.gold, ebpf.gold), task.id);
+      expect(errors(ebpf), diff).toEqual([]);
+      expect(ebpf.gold.provenance).toMatchObject({ tracer: 'ebpf', bpftrace_version: expect.stringMatching(/^\d+\.\d+/) as unknown });
+      expect(strace.gold.provenance).toMatchObject({ tracer: 'strace', strace_version: expect.stringMatching(/^\d+\.\d+/) as unknown });
+      // A non-trivial oracle: two empty golds would be equal too.
+      expect(ebpf.gold.required.read.length + ebpf.gold.required.write.length, diff).toBeGreaterThan(0);
+      expect(sets(ebpf.gold), diff).toEqual(sets(strace.gold));
+    },
+    300_000,
+  );
+});
