@@ -42,6 +42,19 @@ describe('parseEbpf', () => {
     expect(unparsedReasons(events)).toEqual([expect.stringContaining('the cwd is unknown')]);
   });
 
+  it('never resolves an unreadable path ("" on a call that succeeded) to the cwd; AT_EMPTY_PATH is the dirfd itself', () => {
+    const text =
+      call(30, 'chdir', [], { 0: '/app/repo' }, 0) +
+      call(30, 'openat', [-100, 2, 0], { 1: '' }, 3) +
+      call(30, 'openat', [-100, 0, 0], { 1: '' }, -2) +
+      call(30, 'openat', [-100, 0o200000, 0], { 1: '/app/d' }, 4) +
+      call(30, 'fchownat', [4, 0x1000], { 1: '' }, 0);
+    const { events } = parse(text);
+    // The failed open of "" is the kernel's ENOENT, harmless either way; the chown acts on /app/d.
+    expect(files(events)).toEqual(['read /app/repo ENOENT', 'read /app/d ok', 'chown /app/d ok']);
+    expect(unparsedReasons(events)).toEqual([expect.stringContaining('read as "" on a call that succeeded')]);
+  });
+
   it('pairs a return printed before its entry (another CPU) by kernel time', () => {
     const s = rec('S', [5, 5, 'rename', '/app/old.log'], 100n);
     const p = rec('P', [5, 5, 1, '/app/new.log'], 101n);

@@ -305,6 +305,10 @@ export class EbpfParser {
   }
 }
 
+const AT_EMPTY_PATH = 0x1000;
+/** The calls that may act on their dirfd with an empty path, and the argument holding AT_EMPTY_PATH. */
+const AT_EMPTY_PATH_FIELD: Readonly<Record<string, string>> = { execveat: 'flags', linkat: 'flags', fchownat: 'flag' };
+
 /** One completed call: resolution against its process's state, and the event it makes. */
 class CallView {
   readonly pid: number;
@@ -351,9 +355,18 @@ class CallView {
     return utf8(raw);
   }
 
+  /** The call was asked to act on its dirfd itself (AT_EMPTY_PATH, for the calls that take it). */
+  emptyPathAsked(): boolean {
+    const field = AT_EMPTY_PATH_FIELD[this.p.name];
+    return field !== undefined && (this.int(field) & AT_EMPTY_PATH) !== 0;
+  }
+
   /** A path argument made absolute against `dirfd` (AT_FDCWD or undefined: the cwd). */
   path(field: string, dirfd?: number): string {
     const path = this.str(field);
+    // The kernel refuses "" (ENOENT) unless AT_EMPTY_PATH: a call that succeeded on "" had a string
+    // the probe could not read (its page not faulted in, even at return), never the cwd.
+    if (path === '' && this.ret !== null && this.ret >= 0 && !this.emptyPathAsked()) throw new Unresolved(`${field} read as "" on a call that succeeded: the string was not readable`);
     if (path.startsWith('/')) return normalizeAbsolute(path);
     const base = dirfd === undefined || dirfd === AT_FDCWD ? this.state.cwd : this.state.fds.get(dirfd)?.path;
     if (base === undefined) {
