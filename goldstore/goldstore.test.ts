@@ -22,7 +22,11 @@ import {
   resolvePolicy,
   staticScore,
   writeGold,
+  writeGoldArtifacts,
 } from './index.ts';
+import { existsSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { buildSnapshot } from '../sandbox/paths/index.ts';
 
 const TASKS = fileURLToPath(new URL('../tasks', import.meta.url));
 const TRACES = fileURLToPath(new URL('../oracle-traces', import.meta.url));
@@ -139,5 +143,19 @@ describe('resolvePolicy', () => {
     const file = join(dir, 'bad.json');
     await writeFile(file, JSON.stringify({ read: ['relative/path'], write: [], execute: [] }));
     await expect(resolvePolicy(file, task, join(dir, 'full'))).rejects.toMatchObject({ code: 'INVALID_POLICY', file, field: 'read[0]' });
+  });
+});
+
+describe('the raw trace beside the gold', () => {
+  it('is named by the tracer that made it, and a re-derivation with the other tracer leaves one', async () => {
+    const paths = goldPaths(join(dir, 'raw'), 'log-triage');
+    await mkdir(paths.dir, { recursive: true });
+    const gold = parseGold(await readFile(join(TRACES, 'log-triage', 'gold.json'), 'utf8'), 'gold.json').gold ?? expect.fail('the bundled gold does not parse');
+    const snapshot = buildSnapshot([]);
+    await writeGoldArtifacts(paths, { ...gold, provenance: { ...gold.provenance, tracer: 'strace' } }, snapshot, 'strace lines');
+    expect([existsSync(paths.trace), existsSync(paths.ebpfTrace)]).toEqual([true, false]);
+    await writeGoldArtifacts(paths, { ...gold, provenance: { ...gold.provenance, tracer: 'ebpf' } }, snapshot, 'bpftrace records');
+    expect([existsSync(paths.trace), existsSync(paths.ebpfTrace)]).toEqual([false, true]);
+    expect(gunzipSync(await readFile(paths.ebpfTrace)).toString()).toBe('bpftrace records');
   });
 });

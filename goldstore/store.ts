@@ -87,11 +87,16 @@ export async function writeGold(paths: GoldPaths, gold: GoldFile): Promise<void>
   await writeFileAtomic(paths.gold, serializeGold(gold));
 }
 
-/** Write gold, candidates and the compressed trace; each file atomically, gold.json last. */
+/**
+ * Write gold, candidates and the compressed raw trace (named by the tracer that made it, the
+ * other tracer's file removed: one raw trace per gold); each file atomically, gold.json last.
+ */
 export async function writeGoldArtifacts(paths: GoldPaths, gold: GoldFile, snapshot: FsSnapshot, rawTrace: string): Promise<void> {
   await writeCandidates(paths, buildCandidateSnapshot(snapshot, gold.scored_roots));
   await rm(join(paths.dir, 'candidates.json'), { force: true }); // the uncompressed form of earlier versions
+  const [trace, other] = gold.provenance.tracer === 'ebpf' ? [paths.ebpfTrace, paths.trace] : [paths.trace, paths.ebpfTrace];
   // gzip with no name and mtime 0, so the same trace gives the same bytes.
-  await writeFileAtomic(paths.trace, gzipSync(rawTrace, { level: 9 }));
+  await writeFileAtomic(trace, gzipSync(rawTrace, { level: 9 }));
+  await rm(other, { force: true });
   await writeGold(paths, gold);
 }
