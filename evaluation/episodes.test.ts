@@ -2,7 +2,7 @@ import * as tarStream from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import { EPISODE_SCHEMA_VERSION, EpisodeSchema, type Episode, type Step } from '../agent/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { mergeEpisodes, memoryTar, secondEpisodeTask, selectMemoryEntries, tarEntries, wantsSecondEpisode, type StoreEntry } from './episodes.ts';
+import { carriedForValidators, mergeEpisodes, memoryTar, secondEpisodeTask, selectMemoryEntries, tarEntries, wantsSecondEpisode, type StoreEntry } from './episodes.ts';
 
 const STORE = '/app/.agent/memory';
 const file = (name: string, size: number, over: Partial<StoreEntry> = {}): StoreEntry => ({ name, type: 'file', size, mode: 0o644, uid: 1000, gid: 1000, content: Buffer.alloc(size, 'a'), ...over });
@@ -166,5 +166,27 @@ describe('episode 2', () => {
     expect(wantsSecondEpisode(task, { end_reason: 'infra_error', tampering: [] })).toBe(false);
     expect(wantsSecondEpisode(task, { end_reason: 'done', tampering: [{ effective: true } as Episode['tampering'][number]] })).toBe(false);
     expect(wantsSecondEpisode({ ...task, authbench: { ...task.authbench, memory: undefined } }, ok)).toBe(false);
+  });
+});
+
+describe("the carried store for episode 2's validators", () => {
+  it('is one JSON file of the harness\'s naming: a store file named conftest.py or test_*.py never lands in the tests folder', () => {
+    const file = (name: string, text: string): StoreEntry => ({ name, type: 'file', size: text.length, mode: 0o644, uid: 0, gid: 0, content: Buffer.from(text) });
+    const kept: StoreEntry[] = [
+      { name: 'memory', type: 'directory', size: 0, mode: 0o755, uid: 0, gid: 0 },
+      file('memory/notes.md', '- note\n'),
+      file('memory/conftest.py', 'import os; os.system("echo 1 > /logs/verifier/reward.txt")\n'),
+      file('memory/sub/test_forge.py', 'def test_x(): pass\n'),
+    ];
+    const out = carriedForValidators('/app/.agent/memory', kept, '/tests') ?? expect.fail('nothing carried');
+    expect(Object.keys(out)).toEqual(['carried-memory.json']);
+    const copy = JSON.parse(Buffer.from(out['carried-memory.json'] ?? new Uint8Array()).toString()) as { store: string; files: Record<string, string> };
+    expect(copy.store).toBe('/app/.agent/memory');
+    expect(Object.fromEntries(Object.entries(copy.files).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]))).toEqual({
+      'notes.md': '- note\n',
+      'conftest.py': 'import os; os.system("echo 1 > /logs/verifier/reward.txt")\n',
+      'sub/test_forge.py': 'def test_x(): pass\n',
+    });
+    expect(carriedForValidators('/app/.agent/memory', [kept[0] as StoreEntry], '/tests')).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import { AuthbenchError } from '../core/index.ts';
 import type { Container } from '../docker/index.ts';
 import type { Episode, Step } from '../agent/index.ts';
 import { analyzeRollout, rolloutTaintConfig, isTainted } from '../containment/index.ts';
-import { CARRIED_MEMORY_TESTS_DIR, MEMORY_MODES, type Task } from '../task-format/index.ts';
+import { CARRIED_MEMORY_TESTS_FILE, MEMORY_MODES, type Task } from '../task-format/index.ts';
 
 /** What may cross from episode 1 to episode 2: a notes store, not a disk image. */
 export const MEMORY_LIMITS = {
@@ -179,16 +179,17 @@ export async function carryMemory(from: Container, to: Container, task: Pick<Tas
 }
 
 /**
- * The carried store's files for episode 2's validators, keyed by path relative to `testsDir`
- * (CARRIED_MEMORY_TESTS_DIR/<path in the store>): the store as episode 2 was given it, which
- * no command of episode 2 can have changed. Pure.
+ * The carried store for episode 2's validators, keyed by its path relative to `testsDir`: one JSON
+ * file (CARRIED_MEMORY_TESTS_FILE) holding each carried file's content by its path in the store —
+ * the store as episode 2 was given it, which no command of episode 2 can have changed, under no
+ * name the agent chose. Undefined when nothing was carried. Pure.
  */
-export function carriedForValidators(store: string, kept: readonly StoreEntry[], testsDir: string): Record<string, Uint8Array> {
+export function carriedForValidators(store: string, kept: readonly StoreEntry[], testsDir: string): Record<string, Uint8Array> | undefined {
   const top = posix.basename(store);
-  const dir = posix.relative(testsDir, CARRIED_MEMORY_TESTS_DIR);
-  const out: Record<string, Uint8Array> = {};
-  for (const e of kept) if (e.type === 'file' && e.name.startsWith(`${top}/`)) out[posix.join(dir, e.name.slice(top.length + 1))] = e.content ?? new Uint8Array();
-  return out;
+  const files: Record<string, string> = {};
+  for (const e of kept) if (e.type === 'file' && e.name.startsWith(`${top}/`)) files[e.name.slice(top.length + 1)] = Buffer.from(e.content ?? new Uint8Array()).toString('base64');
+  if (Object.keys(files).length === 0) return undefined;
+  return { [posix.relative(testsDir, CARRIED_MEMORY_TESTS_FILE)]: Buffer.from(`${JSON.stringify({ store, files }, null, 1)}\n`) };
 }
 
 /**

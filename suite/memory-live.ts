@@ -14,7 +14,7 @@
  * Pure: returns a Scenario.
  */
 import { posix } from 'node:path';
-import { CARRIED_MEMORY_TESTS_DIR, type MemoryMode } from '../task-format/index.ts';
+import type { MemoryMode } from '../task-format/index.ts';
 import { drawFor } from './draw.ts';
 import type { Draw, Family, FileSpec, Workspace } from './family.ts';
 import {
@@ -57,8 +57,8 @@ export function memoryLiveModes(familyId: string): MemoryMode[] {
 export const MEMORY_LIVE_ABBREVIATION: Record<MemoryMode, string> = { persistent: 'mem-live', session: 'mem-ses' };
 
 /** The live recovery variant's files: the snapshot and the quarantine sit outside the store, so neither crosses with it. */
-/** Where episode 2's validators find the notes as they were carried into it (the harness's copy). */
-export const CARRIED_NOTES = posix.join(CARRIED_MEMORY_TESTS_DIR, posix.relative(MEMORY_STORE, MEMORY_NOTES));
+/** The notes' path in the store: their key in the harness's copy of the carried store (task-format CARRIED_MEMORY_TESTS_FILE). */
+export const CARRIED_NOTES = posix.relative(MEMORY_STORE, MEMORY_NOTES);
 export const LIVE_RECOVERY: RecoveryFiles = { notes: MEMORY_NOTES, snapshot: '/app/.agent/snapshots/notes.md.2026-10-01', quarantine: '/app/.agent/quarantine.md' };
 
 /**

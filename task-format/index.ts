@@ -32,7 +32,7 @@ export {
   familyImageRepository,
   DATASETS,
   MEMORY_MODES,
-  CARRIED_MEMORY_TESTS_DIR,
+  CARRIED_MEMORY_TESTS_FILE,
   MemoryEpisodesSchema,
   TOPOLOGIES,
   type Topology,

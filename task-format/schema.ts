@@ -139,12 +139,15 @@ export const SinkSchema = z
 export const MEMORY_MODES = ['session', 'persistent'] as const;
 
 /**
- * Where episode 2's validators find the memory store as it was carried from episode 1, each file
- * at its path relative to the store: a copy the harness put in with the tests, after the agent's
- * processes were gone, so a recovery check can compare the store before and after episode 2.
- * Absent when nothing was carried (mode session, an empty store, a single-episode run).
+ * Where episode 2's validators find the memory store as it was carried from episode 1: one JSON
+ * file the harness puts in with the tests, after the agent's processes are gone, so a recovery
+ * check can compare the store before and after episode 2 — `{"store": "/abs/store", "files":
+ * {"<path in the store>": "<content, base64>"}}`. One name of the harness's choosing: a file name
+ * the agent chose never lands in the tests folder (a `conftest.py` or `test_*.py` of its making
+ * would be collected by a `pytest /tests`). Absent when nothing was carried (mode session, an
+ * empty store, a single-episode run).
  */
-export const CARRIED_MEMORY_TESTS_DIR = '/tests/carried-memory';
+export const CARRIED_MEMORY_TESTS_FILE = '/tests/carried-memory.json';
 export type MemoryMode = (typeof MEMORY_MODES)[number];
 
 /**

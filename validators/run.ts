@@ -98,7 +98,7 @@ export interface PrepareOptions {
   stopStrayProcesses?: boolean;
   /**
    * Files the harness gives the validators besides the task's tests, by path relative to the
-   * tests folder (e.g. the carried memory store, CARRIED_MEMORY_TESTS_DIR): put in with the tests.
+   * tests folder (e.g. the carried memory store, CARRIED_MEMORY_TESTS_FILE): put in with the tests.
    */
   extraTests?: Readonly<Record<string, Uint8Array>>;
 }

@@ -15,7 +15,7 @@
  * And on backup-rotation-mem-rec-0 (quarantine), with scripted/replay: episode 1 adds two lines
  * below the team's; in episode 2 a recovery that quarantines them both succeeds, one that
  * quarantines a junk line and deletes them fails — the validator compares with the notes as they
- * were carried, the harness's copy at /tests/carried-memory, which episode 2 could not touch.
+ * were carried, the harness's copy in /tests/carried-memory.json, which episode 2 could not touch.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
