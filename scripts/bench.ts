@@ -15,11 +15,12 @@
  *       pinned vs not (scripts/bench/eval-path.ts);
  * then static-scoring throughput (scripts/bench-score.ts) and (f) scale-out: rollouts/min of one
  * job as one process, two shards and two engines (scripts/bench-scale.ts; needs root); and the
- * per-rollout phases ÷ the container floor of real scripted/oracle rollouts (scripts/bench/phases.ts).
+ * per-rollout phases ÷ the container floor of real scripted/oracle rollouts (scripts/bench/phases.ts), and real
+ * rollouts/min at -n 1, 2, 4 with their ratio and the projected `make reproduce` (scripts/bench/concurrency.ts).
  * Prints ratios beside informational targets and always exits 0 unless
  * something broke: it is a benchmark, not a test.
  *
- *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases]
+ *   npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf] [--skip-rates]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -35,6 +36,7 @@ import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport
 import { measureRoundTrips } from './bench/round-trip.ts';
 import { measureEvalPath, measureRolloutRates } from './bench/eval-path.ts';
 import { measurePhases, renderPhases } from './bench/phases.ts';
+import { measureConcurrency, renderConcurrency } from './bench/concurrency.ts';
 import { measureEbpfOverhead, renderEbpfBench, type EbpfBench } from './bench/ebpf.ts';
 import { plan, type Plan } from './bench/plan.ts';
 import type { Summary } from './bench/stats.ts';
@@ -42,10 +44,13 @@ import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
 
 const PINNED_CPU = '0';
 const LABELS = { 'authbench.kind-detail': 'bench' } as const;
-const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf]';
+const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf] [--skip-rates]';
 /** The starter task whose oracle rollouts the phases section times, and how many (--quick: fewer). */
 const PHASES_TASK = 'log-triage';
 const PHASES_ROLLOUTS = { full: 20, quick: 6 } as const;
+/** Real rollouts/min at -n 1, 2, 4 (scripts/bench/concurrency.ts): starter tasks, rollouts per job, rounds. */
+const RATE_TASKS = ['log-triage', 'csv-sales-report', 'ini-config-repair'] as const;
+const RATE_PLAN = { full: { perJob: 12, rounds: 3 }, quick: { perJob: 6, rounds: 1 } } as const;
 /** Concurrencies (e) compares: -n 2 fills a 2-core machine, -n 4 oversubscribes it (slots share CPUs). */
 const ROLLOUT_CONCURRENCIES = [1, 2, 4] as const;
 
@@ -129,11 +134,12 @@ async function main(): Promise<void> {
       'skip-scale': { type: 'boolean', default: false },
       'skip-phases': { type: 'boolean', default: false },
       'skip-ebpf': { type: 'boolean', default: false },
+      'skip-rates': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n`);
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts)\n`);
     return;
   }
   const reps = Number(values.reps);
@@ -200,13 +206,17 @@ async function main(): Promise<void> {
   }
 
   const phases = values['skip-phases'] ? undefined : await measurePhases(engine, { task: PHASES_TASK, rollouts: values.quick ? PHASES_ROLLOUTS.quick : PHASES_ROLLOUTS.full, onProgress: progress });
+  const rates = values['skip-rates']
+    ? undefined
+    : await measureConcurrency(engine, { tasks: RATE_TASKS, concurrencies: ROLLOUT_CONCURRENCIES, ...(values.quick ? RATE_PLAN.quick : RATE_PLAN.full), load: loadavg(), onProgress: progress });
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
   if (!values.json && phases !== undefined) process.stdout.write(`\n${renderPhases(phases)}`);
+  if (!values.json && rates !== undefined) process.stdout.write(`\n${renderConcurrency(rates)}`);
   if (!values.json && ebpf !== undefined) process.stdout.write(renderEbpfBench(ebpf));
   const score = values['skip-score'] ? undefined : runScoreBench(values.json);
   const scale = values['skip-scale'] ? undefined : runScaleBench(values.json, values.quick);
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(phases === undefined ? {} : { phases }), ...(ebpf === undefined ? {} : { ebpf }), ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(phases === undefined ? {} : { phases }), ...(rates === undefined ? {} : { rollout_concurrency: rates }), ...(ebpf === undefined ? {} : { ebpf }), ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
 }
 
 try {

@@ -1,6 +1,7 @@
 export * from './image.ts';
 export * from './container.ts';
 export * from './sandbox.ts';
+export * from './image-baseline.ts';
 export * from './sidecars.ts';
 export * from './relay-forward.ts';
 export * from './egress.ts';

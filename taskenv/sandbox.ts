@@ -1,6 +1,7 @@
 import { EGRESS_PROXY_HOST, EGRESS_PROXY_PORT, type Container, type Engine } from '../docker/index.ts';
 import { SandboxSession, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
+import { imageBaselineKey, imageBaselines } from './image-baseline.ts';
 import { startTaskEnvironment, type TaskContainerOptions, type TaskEgress, type TaskSidecars } from './container.ts';
 
 export interface TaskSandbox {
@@ -13,7 +14,16 @@ export interface TaskSandbox {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export interface OpenSandboxOptions extends TaskContainerOptions, SessionOptions {}
+export interface OpenSandboxOptions extends TaskContainerOptions, Omit<SessionOptions, 'imageBaseline'> {
+  /**
+   * Take the session's baseline from this process's per-image cache (image-baseline.ts), or
+   * list the fresh container now — before the caller gets it, so before anything runs in it or
+   * is written to it — and keep that listing for the next container of the image. For callers
+   * that would list first anyway (a rollout's first episode); one that writes into the container
+   * before its first compile (gold derivation copies the solution in) must leave it off.
+   */
+  shareImageBaseline?: boolean;
+}
 
 /**
  * A fresh container of the task's image with the harness mounted read-only
@@ -30,7 +40,10 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
   });
   const egress = env.egress;
   const container = env.container;
+  const baselineKey = options.shareImageBaseline === true ? imageBaselineKey(task, image) : undefined;
+  const cached = baselineKey === undefined ? undefined : imageBaselines(engine).get(baselineKey);
   const session = new SandboxSession(container, task.workdir, {
+    ...(cached === undefined ? {} : { imageBaseline: cached }),
     ...(options.bestEffort === undefined ? {} : { bestEffort: options.bestEffort }),
     ...(options.pinCpu === undefined ? {} : { pinCpu: options.pinCpu }),
     ...(options.traceCapBytes === undefined ? {} : { traceCapBytes: options.traceCapBytes }),
@@ -47,5 +60,16 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
       await env[Symbol.asyncDispose]();
     }
   };
+  if (baselineKey !== undefined) {
+    try {
+      // The first listing of a container nothing ran in yet: the image's, for every later container of it.
+      if (cached === undefined) imageBaselines(engine).set(baselineKey, await session.baselineSnapshot());
+      // Given the listing, the agent still starts here, as listing would start it: a failure to start is the setup's.
+      else await session.start();
+    } catch (e) {
+      await dispose().catch(() => undefined);
+      throw e;
+    }
+  }
   return { container, session, ...(env.sidecars === undefined ? {} : { sidecars: env.sidecars }), ...(egress === undefined ? {} : { egress }), [Symbol.asyncDispose]: dispose };
 }

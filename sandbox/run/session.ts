@@ -23,9 +23,11 @@
  *   commands run under the guard rules (GUARD_RULES), so no command can
  *   signal, ptrace or read the /proc of the agent, strace or pid 1.
  * - Grants come from the policy and the image, never from what commands did:
- *   the first listing of the container is the baseline, and only symlinks
- *   present in it may widen a grant (the compiler's `baseline`); later
- *   listings and trace patches say only what exists.
+ *   the first listing of the container is the baseline (or, given as
+ *   `imageBaseline`, the first listing of a fresh container of the same image
+ *   and spec: the same tree), and only symlinks present in it may widen a
+ *   grant (the compiler's `baseline`); later listings and trace patches say
+ *   only what exists.
  * - A command that kills, stops or outlives the harness is reported, never
  *   absorbed: the agent dying or missing its deadline mid-command is
  *   SANDBOX_BROKEN; processes left after a traced command ended escaped the
@@ -242,6 +244,13 @@ export interface SessionOptions {
    * before compiling (withEgressGrant; taskenv/egress.ts).
    */
   egress?: EgressGrant;
+  /**
+   * The listing of this container's image, as a fresh container of the same spec showed it before
+   * anything ran in it or was written to it (taskenv's per-image cache): the baseline and the first
+   * snapshot, instead of listing this container. The caller vouches that nothing changed this
+   * container since it started; a listing of any container something ran in must never be given.
+   */
+  imageBaseline?: FsSnapshot;
 }
 
 /**
@@ -289,6 +298,9 @@ export class SandboxSession {
     this.container = container;
     this.workdir = workdir;
     this.options = options;
+    // The same tree a first listing of this container would give (imageBaseline's contract), without listing it.
+    this.baseline = options.imageBaseline;
+    this.snapshot = options.imageBaseline;
   }
 
   /** Landlock ABI of the kernel, probed once through the launcher itself (under the guard rules). */
@@ -303,6 +315,11 @@ export class SandboxSession {
     }
     this.abi = verdict.report.landlock_abi;
     return this.abi;
+  }
+
+  /** Start the in-container agent now rather than on the first request (a failure to start shows here). */
+  async start(): Promise<void> {
+    await this.client();
   }
 
   /** Processes the command must not touch: the agent, pid 1 and the container's idle process. */

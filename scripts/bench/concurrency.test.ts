@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { concurrencyOrder, concurrencyRows, projectReproduce, renderConcurrency, REPRODUCE, type ConcurrencyRun } from './concurrency.ts';
+
+const run = (concurrency: number, seconds: number, round = 0, rollouts = 12): ConcurrencyRun => ({ concurrency, round, rollouts, seconds });
+
+describe('real-rollout concurrency rows', () => {
+  it('takes the median rate over rounds per -n and divides by -n 1', () => {
+    // -n 1: 12 rollouts in 24, 36, 18 s → 30, 20, 40 /min → median 30. -n 4: 60 and 40 → median 50 (two rounds).
+    const rows = concurrencyRows([run(4, 12), run(1, 24), run(1, 36, 1), run(4, 18, 1), run(1, 18, 2)]);
+    expect(rows.map((r) => r.concurrency)).toEqual([1, 4]);
+    expect(rows[0]).toMatchObject({ per_minute: 30, ratio: 1, runs: 3, rollouts: 36 });
+    expect(rows[1]?.per_minute).toBeCloseTo(50);
+    expect(rows[1]?.ratio).toBeCloseTo(50 / 30);
+  });
+
+  it('has no ratio without -n 1, and projects make reproduce from the rate at its -n only', () => {
+    const rows = concurrencyRows([run(2, 12)]);
+    expect(rows[0]?.ratio).toBeNull();
+    expect(projectReproduce(rows)).toBeNull();
+    const at4 = concurrencyRows([run(1, 24), run(4, 6)]); // -n 4: 120 /min
+    expect(projectReproduce(at4)).toBeCloseTo((REPRODUCE.rollouts + REPRODUCE.rerun) / 120);
+  });
+
+  it('rotates the order of the -n values from round to round', () => {
+    expect(concurrencyOrder([1, 2, 4], 0)).toEqual([1, 2, 4]);
+    expect(concurrencyOrder([1, 2, 4], 1)).toEqual([2, 4, 1]);
+    expect(concurrencyOrder([1, 2, 4], 3)).toEqual([1, 2, 4]);
+  });
+
+  it('prints each rate, the ratio of the largest -n with its target, and the projection', () => {
+    const rows = concurrencyRows([run(1, 24), run(4, 12)]); // 30 and 60 /min
+    const text = renderConcurrency({ tasks: ['a', 'b'], rows, projected_reproduce_min: projectReproduce(rows), load: [1.2] });
+    expect(text).toMatch(/-n 1\s+30\.0 \/min\s+1\.00×/);
+    expect(text).toMatch(/-n 4 ÷ -n 1: 2\.00×\s+target ≥ 1\.8× ok/);
+    expect(text).toMatch(/projected make reproduce .*: 57 min\s+target ≤ 30 over/);
+  });
+});

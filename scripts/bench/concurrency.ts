@@ -1,0 +1,144 @@
+/**
+ * Real rollouts per minute at -n 1, 2 and 4 (issue 21 items 4 and 5): scripted/oracle rollouts of
+ * a few starter tasks under their gold, through runJob and the real runRollout (container,
+ * session, episode, validators, measurement, teardown) — what `make reproduce` runs, where the
+ * synthetic rollouts of section (e) leave out the validators and the measurement. Each round runs
+ * one job per -n in a rotated order (load on the shared machine lands on all alike); a cell's rate
+ * is its rollouts over the time from its first rollout's start to its last one's end (the job's
+ * image check and folder are not rollouts), and the section's figure is the median over rounds.
+ * From the same run: each -n ÷ -n 1, and the projected `make reproduce` at its -n.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AuthbenchError } from '../../core/index.ts';
+import type { Engine } from '../../docker/index.ts';
+import { configFromFlags, runJob } from '../../evaluation/index.ts';
+import { median } from './stats.ts';
+
+/** `make reproduce` (issue 21): 3,360 rollouts, then the determinism re-run of 56, at scripts/reproduce.ts's default -n. */
+export const REPRODUCE = { rollouts: 3360, rerun: 56, concurrency: 4 } as const;
+/** The issue's target for -n 4 ÷ -n 1 on two cores, and for the projected reproduce (minutes). */
+export const SCALING_TARGET = 1.8;
+export const REPRODUCE_TARGET_MIN = 30;
+
+export const ConcurrencyRunSchema = z.object({
+  concurrency: z.number().int().positive(),
+  round: z.number().int().nonnegative(),
+  rollouts: z.number().int().positive(),
+  /** First rollout start to last rollout end. */
+  seconds: z.number().positive(),
+});
+export type ConcurrencyRun = z.infer<typeof ConcurrencyRunSchema>;
+
+export const ConcurrencyRowSchema = z.object({
+  concurrency: z.number().int().positive(),
+  runs: z.number().int().positive(),
+  rollouts: z.number().int().positive(),
+  /** Median over rounds of rollouts per minute. */
+  per_minute: z.number(),
+  /** per_minute ÷ -n 1's (null without a -n 1 row). */
+  ratio: z.number().nullable(),
+});
+export type ConcurrencyRow = z.infer<typeof ConcurrencyRowSchema>;
+
+export const ConcurrencyResultSchema = z.object({
+  tasks: z.array(z.string()),
+  rows: z.array(ConcurrencyRowSchema),
+  /** Minutes for REPRODUCE at its -n, at this run's rate there (null when that -n was not measured). */
+  projected_reproduce_min: z.number().nullable(),
+  load: z.array(z.number()),
+});
+export type ConcurrencyResult = z.infer<typeof ConcurrencyResultSchema>;
+
+/** One row per -n (ascending): median rate over rounds, ratio to -n 1. Pure. */
+export function concurrencyRows(runs: readonly ConcurrencyRun[]): ConcurrencyRow[] {
+  const ns = [...new Set(runs.map((r) => r.concurrency))].sort((a, b) => a - b);
+  const rows = ns.map((n) => {
+    const mine = runs.filter((r) => r.concurrency === n);
+    return { concurrency: n, runs: mine.length, rollouts: mine.reduce((s, r) => s + r.rollouts, 0), per_minute: median(mine.map((r) => (r.rollouts * 60) / r.seconds)) };
+  });
+  const base = rows.find((r) => r.concurrency === 1)?.per_minute;
+  return rows.map((r) => ({ ...r, ratio: base === undefined || base === 0 ? null : r.per_minute / base }));
+}
+
+/** Minutes `make reproduce` takes at this rate at its -n (its rollouts and the re-run; job start-up left out). Pure. */
+export function projectReproduce(rows: readonly ConcurrencyRow[]): number | null {
+  const at = rows.find((r) => r.concurrency === REPRODUCE.concurrency);
+  return at === undefined || at.per_minute === 0 ? null : (REPRODUCE.rollouts + REPRODUCE.rerun) / at.per_minute;
+}
+
+/** -n values in round k's order: rotated by k. Pure. */
+export function concurrencyOrder(ns: readonly number[], round: number): number[] {
+  const k = ns.length === 0 ? 0 : round % ns.length;
+  return [...ns.slice(k), ...ns.slice(0, k)];
+}
+
+export function renderConcurrency(r: ConcurrencyResult): string {
+  const last = r.rows.at(-1);
+  const lines = [
+    `real rollouts per minute (scripted/oracle on ${r.tasks.join(', ')}, gold, tool-boundary; median over rounds; load at start ${r.load.map((l) => l.toFixed(1)).join(' ')})`,
+    ...r.rows.map((row) => `  -n ${String(row.concurrency).padEnd(3)} ${row.per_minute.toFixed(1).padStart(6)} /min  ${row.ratio === null ? '   –' : `${row.ratio.toFixed(2)}×`} -n 1  (${row.runs} run(s), ${row.rollouts} rollouts)`),
+    ...(last?.ratio === null || last === undefined || last.concurrency === 1
+      ? []
+      : [`  -n ${last.concurrency} ÷ -n 1: ${last.ratio.toFixed(2)}×   target ≥ ${SCALING_TARGET}× ${last.ratio >= SCALING_TARGET ? 'ok' : 'under'}`]),
+    r.projected_reproduce_min === null
+      ? `  projected make reproduce: – (-n ${REPRODUCE.concurrency} not measured)`
+      : `  projected make reproduce (${REPRODUCE.rollouts} + ${REPRODUCE.rerun} re-run rollouts at -n ${REPRODUCE.concurrency}): ${r.projected_reproduce_min.toFixed(0)} min   target ≤ ${REPRODUCE_TARGET_MIN} ${r.projected_reproduce_min <= REPRODUCE_TARGET_MIN ? 'ok' : 'over'}`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/**
+ * `rounds` rounds; in each, one job of `perJob` rollouts (attempts spread over `tasks`) at every
+ * -n in `concurrencies`. After one untimed warm-up job (images, harness, caches). A rollout that
+ * did not complete fails the bench: its time would not be a rollout's.
+ */
+export async function measureConcurrency(
+  engine: Engine,
+  options: { tasks: readonly string[]; concurrencies: readonly number[]; perJob: number; rounds: number; load: readonly number[]; onProgress?: (line: string) => void },
+): Promise<ConcurrencyResult> {
+  const jobsDir = await mkdtemp(join(tmpdir(), 'authbench-bench-concurrency-'));
+  const tag = `bench-concurrency-${process.pid}`;
+  const attempts = Math.max(1, Math.ceil(options.perJob / options.tasks.length));
+  try {
+    const job = async (name: string, n: number, k: number): Promise<{ rollouts: number; seconds: number }> => {
+      const config = configFromFlags({ model: 'scripted/oracle', include: [...options.tasks], policies: ['gold'], cache: 'off', attempts: k });
+      let first: number | undefined;
+      let last = 0;
+      const outcome = await runJob(engine, {
+        config,
+        jobsDir,
+        name,
+        resume: false,
+        concurrency: n,
+        onEvent: (e) => {
+          if (e.kind === 'rollout-start') first ??= performance.now();
+          if (e.kind === 'rollout-done') last = performance.now();
+        },
+      });
+      const bad = outcome.results.filter((r) => r.status !== 'completed');
+      if (bad.length > 0 || first === undefined) {
+        throw new AuthbenchError('INTERNAL', `bench concurrency: ${bad.length} of ${outcome.results.length} rollouts did not complete`, {
+          details: bad.map((r) => `${r.rollout_id}: ${r.status} ${r.infra_error?.message ?? ''}`),
+        });
+      }
+      return { rollouts: outcome.results.length, seconds: (last - first) / 1000 };
+    };
+    options.onProgress?.(`concurrency: warm-up job of ${options.tasks.join(', ')}`);
+    await job(`${tag}-warmup`, Math.max(...options.concurrencies), 1);
+    const runs: ConcurrencyRun[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      for (const n of concurrencyOrder(options.concurrencies, round)) {
+        options.onProgress?.(`concurrency: round ${round + 1}/${options.rounds}, -n ${n}, ${attempts * options.tasks.length} rollouts`);
+        runs.push({ concurrency: n, round, ...(await job(`${tag}-r${round}-n${n}`, n, attempts)) });
+      }
+    }
+    const rows = concurrencyRows(runs);
+    return { tasks: [...options.tasks], rows, projected_reproduce_min: projectReproduce(rows), load: [...options.load] };
+  } finally {
+    await rm(jobsDir, { recursive: true, force: true });
+  }
+}
