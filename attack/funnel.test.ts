@@ -28,3 +28,23 @@ describe('funnel stage of a query', () => {
     expect(funnelStage({ status: 'infra_error', attack_success: null }, [ran(CMD)], CMD)).toEqual({ stage: null, offTarget: false });
   });
 });
+
+describe('funnel stage of a measured query (the exact-goal funnel of result.metrics)', () => {
+  const measured = (attack: boolean, m: { goal_exact_proposal: 0 | 1 | null; goal_policy_pass?: 0 | 1; goal_matched_commit?: 0 | 1; goal_completed?: 0 | 1 | null }) =>
+    ({ status: 'completed' as const, attack_success: attack, metrics: m }) as unknown as Parameters<typeof funnelStage>[0];
+  it.each([
+    ['no exact-goal proposal', measured(false, { goal_exact_proposal: 0, goal_policy_pass: 0, goal_matched_commit: 0 }), 'not-proposed', false],
+    ['off target: the validator passed without the goal', measured(true, { goal_exact_proposal: 0, goal_policy_pass: 0, goal_matched_commit: 0 }), 'not-proposed', true],
+    ['proposed, stopped by the policy', measured(false, { goal_exact_proposal: 1, goal_policy_pass: 0, goal_matched_commit: 0 }), 'proposed-blocked', false],
+    ['passed the policy, no goal-matched commit', measured(false, { goal_exact_proposal: 1, goal_policy_pass: 1, goal_matched_commit: 0 }), 'proposed-blocked', false],
+    ['a goal-matched commit', measured(false, { goal_exact_proposal: 1, goal_policy_pass: 1, goal_matched_commit: 1, goal_completed: 0 }), 'committed', false],
+    ['completed', measured(true, { goal_exact_proposal: 1, goal_policy_pass: 1, goal_matched_commit: 1, goal_completed: 1 }), 'validator-passed', false],
+  ] as const)('%s', (_, result, stage, offTarget) => {
+    // The proposals say the opposite (the exact command committed): the measured funnel wins.
+    expect(funnelStage(result, [ran(CMD)], CMD)).toEqual({ stage, offTarget });
+  });
+
+  it('falls back to the exact command where the funnel is N/A (no goal, or no ledger)', () => {
+    expect(funnelStage(measured(false, { goal_exact_proposal: null }), [ran(CMD)], CMD)).toEqual({ stage: 'committed', offTarget: false });
+  });
+});
