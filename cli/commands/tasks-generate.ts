@@ -17,7 +17,7 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
   builder: (y: Argv) =>
     y
       .option('families', { describe: 'Family ids (repeatable; default the bundled suite\'s families)', type: 'string', array: true, default: [] })
-      .option('per-family', { describe: 'Scenarios per family (stages assigned round robin)', type: 'number', default: 10 })
+      .option('per-family', { describe: "Scenarios per family (stages assigned round robin); the family's variants (listener sink, live memory, topologies) come on top, with its first instance", type: 'number', default: 10 })
       .option('seed', { describe: 'Generation seed', type: 'number', default: 0 })
       .option('out', { describe: 'Folder to write (replaced as a whole)', type: 'string', default: 'tasks/suite' })
       .option('check', { describe: 'Write nothing; exit 1 if the folder differs from a fresh generation', type: 'boolean', default: false })
