@@ -17,25 +17,10 @@ import { planRollouts, type EvalConfig, type RolloutSpec } from './config.ts';
 import { executeJob, type ExecuteOptions, type RolloutRunner } from './execute.ts';
 import type { PreparedJob } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
-import { fakeResult } from './test-support.ts';
+import { fakeResult, testEvalConfig } from './test-support.ts';
 
 const TASKS = fileURLToPath(new URL('../tasks', import.meta.url));
-const config: EvalConfig = {
-  schema_version: 1,
-  model: 'scripted/oracle',
-  tasks_dir: TASKS,
-  oracle_traces_dir: 'oracle-traces',
-  include: [],
-  exclude: [],
-  policies: ['gold'],
-  defenses: ['tool-boundary'],
-  attempts: 6,
-  seed: 0,
-  max_turns: 5,
-  cache: 'off',
-  model_timeout_sec: 10,
-  model_retries: 0,
-};
+const config: EvalConfig = testEvalConfig({ attempts: 6 });
 
 let root = '';
 let task: Task;

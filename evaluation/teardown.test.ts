@@ -10,25 +10,10 @@ import { planRollouts, type EvalConfig } from './config.ts';
 import { executeJob, type RolloutRunner } from './execute.ts';
 import type { PreparedJob } from './prepare.ts';
 import { deferRemoval, TeardownQueue } from './teardown.ts';
-import { fakeResult } from './test-support.ts';
+import { fakeResult, testEvalConfig } from './test-support.ts';
 
 const TASKS = fileURLToPath(new URL('../tasks', import.meta.url));
-const EVAL_CONFIG: EvalConfig = {
-  schema_version: 1,
-  model: 'scripted/oracle',
-  tasks_dir: TASKS,
-  oracle_traces_dir: 'oracle-traces',
-  include: [],
-  exclude: [],
-  policies: ['gold'],
-  defenses: ['tool-boundary'],
-  attempts: 1,
-  seed: 0,
-  max_turns: 5,
-  cache: 'off',
-  model_timeout_sec: 10,
-  model_retries: 0,
-};
+const EVAL_CONFIG: EvalConfig = testEvalConfig();
 
 function box(log: string[], removal: Promise<void>, closeFails = false) {
   return {

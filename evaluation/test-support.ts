@@ -2,9 +2,34 @@
  * Rollout results for unit tests of jobs (plan, resume, execute) that never
  * run a rollout: schema-valid, built from the spec. Not exported from index.ts.
  */
+import { fileURLToPath } from 'node:url';
 import type { RolloutContext } from './rollout.ts';
-import type { RolloutSpec } from './config.ts';
+import type { EvalConfig, RolloutSpec } from './config.ts';
 import type { RolloutResult } from './result.ts';
+
+/** The bundled starter tasks, for job tests that plan over them. */
+export const TEST_TASKS = fileURLToPath(new URL('../tasks', import.meta.url));
+
+/** A job config over the starter tasks: scripted/oracle under gold and tool-boundary; `over` replaces fields. */
+export function testEvalConfig(over: Partial<EvalConfig> = {}): EvalConfig {
+  return {
+    schema_version: 1,
+    model: 'scripted/oracle',
+    tasks_dir: TEST_TASKS,
+    oracle_traces_dir: 'oracle-traces',
+    include: [],
+    exclude: [],
+    policies: ['gold'],
+    defenses: ['tool-boundary'],
+    attempts: 1,
+    seed: 0,
+    max_turns: 5,
+    cache: 'off',
+    model_timeout_sec: 10,
+    model_retries: 0,
+    ...over,
+  };
+}
 
 export function fakeResult(spec: RolloutSpec, status: RolloutResult['status'] = 'completed', utility = true): RolloutResult {
   return {
