@@ -192,6 +192,10 @@ export const RolloutResultSchema = z
         episode: z.number().describe('The agent episode, model calls included'),
         counterfactual: z.number().default(0).describe('Copying the container and re-running the stopped commands in it (0: nothing stopped, or results written before)'),
         validate: z.number().describe('Utility and attack validators'),
+        validator_commands: z
+          .number()
+          .optional()
+          .describe("Of validate: the validators' own commands (test.sh, pytest) as the supervisor timed them; the rest is the harness's work around them (absent: results written before)"),
         measure: z.number().describe('Containment measurement and the trace write'),
       })
       .optional()

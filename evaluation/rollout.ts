@@ -111,6 +111,17 @@ export function containerHealth(engine: Engine, container: Container): HealthPro
 }
 
 /** Every event of every command of the episode, in order. */
+/**
+ * phases_ms.validator_commands: what the validators' own commands (test.sh, pytest) took, as their
+ * supervisor timed them — the part of `validate` that is the task's, not the harness's. Absent when
+ * one that ran was not timed (no status line). Pure.
+ */
+export function validatorCommandsMs(...outcomes: readonly (Pick<ValidatorOutcome, 'commandMs'> | undefined)[]): { validator_commands?: number } {
+  const ran = outcomes.filter((o) => o !== undefined);
+  if (ran.some((o) => o.commandMs === undefined)) return {};
+  return { validator_commands: ran.reduce((sum, o) => sum + (o.commandMs ?? 0), 0) };
+}
+
 function episodeEvents(episode: Episode): Episode['steps'][number]['proposals'][number]['events'] {
   return episode.steps.flatMap((s) => s.proposals.flatMap((p) => p.events));
 }
@@ -493,7 +504,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         cost_usd: t.cost_usd,
       },
       duration_ms: performance.now() - started,
-      phases_ms: { setup: setupMs, episode: episodeMs, counterfactual: counterfactuals === undefined ? 0 : counterfactualMs, validate: validateMs, measure: lap() },
+      phases_ms: { setup: setupMs, episode: episodeMs, counterfactual: counterfactuals === undefined ? 0 : counterfactualMs, validate: validateMs, ...validatorCommandsMs(utility, attack), measure: lap() },
     };
   } catch (thrown) {
     // A failure the teardown compounded (the container could not be removed: the daemon is gone)

@@ -139,6 +139,12 @@ describe('validatorExecArgv', () => {
     cmd: ['bash', '/tests/test.sh'],
   };
 
+  it('asks the supervisor to collect a directory, absolute only', () => {
+    const args = validatorExecArgv({ ...base, collect: '/logs/verifier' });
+    expect(args.slice(args.indexOf('--trailer'), args.indexOf('--') + 1)).toEqual(['--trailer', 'AUTHBENCH_STATUS_abc123', '--collect', '/logs/verifier', '--']);
+    expect(() => validatorExecArgv({ ...base, collect: 'logs' })).toThrow(/absolute/);
+  });
+
   it('puts unsets before sets, then cwd, supervision options and the command', () => {
     expect(validatorExecArgv(base)).toEqual([
       '/opt/authbench/bin/ab-launch',
@@ -187,6 +193,15 @@ describe('splitTrailer', () => {
 
   it('keeps output that did not end in a newline intact', () => {
     expect(splitTrailer(`no newline${token}${JSON.stringify(status)}\n`, token).output).toBe('no newline');
+  });
+
+  it('reads the run time and the collected verifier files, and refuses a file that is not base64', () => {
+    const collected = { ...status, run_ms: 120, verifier: { files: { 'reward.txt': 'MQo=' }, other: 1 } };
+    expect(splitTrailer(`out\n${token}${JSON.stringify(collected)}\n`, token).status).toEqual(collected);
+    const missing = { ...status, verifier: 'missing' };
+    expect(splitTrailer(`${token}${JSON.stringify(missing)}\n`, token).status?.verifier).toBe('missing');
+    const bad = { ...status, verifier: { files: { 'reward.txt': '1\n' }, other: 0 } };
+    expect(splitTrailer(`${token}${JSON.stringify(bad)}\n`, token).status).toBeUndefined();
   });
 
   it('uses the last occurrence only, so output cannot forge it', () => {

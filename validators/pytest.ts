@@ -29,6 +29,11 @@ export const VALIDATION_PATHS = {
 
 /** stdout and stderr of a validator are each kept up to this many bytes (and counted in full). */
 export const VALIDATOR_OUTPUT_CAP_BYTES = 256 * 1024;
+/**
+ * What `--collect` may add to the status line: ab-harness.c reads at most 16 MiB in at most 256
+ * files (COLLECT_MAX_BYTES, COLLECT_MAX_FILES), base64 plus a quoted name of up to 255 bytes each.
+ */
+export const COLLECT_STATUS_MAX_BYTES = Math.ceil((16 * 1024 * 1024) / 3) * 4 + 256 * 262 + 64;
 
 /** Harbor's default when task.toml sets no `[verifier] timeout_sec`. */
 export const DEFAULT_VERIFIER_TIMEOUT_SEC = 600;
@@ -165,6 +170,8 @@ export interface ValidatorExecOptions {
   capBytes: number;
   /** Random token that marks the supervisor's status line ([A-Za-z0-9_], 8-128 characters). */
   trailer: string;
+  /** A directory whose files the supervisor reads after the command and returns in the status line (`verifier`). */
+  collect?: string;
   cmd: readonly string[];
 }
 
@@ -181,7 +188,12 @@ export function validatorExecArgv(o: ValidatorExecOptions): string[] {
   }
   // The supervisor takes seconds with at most three decimals.
   const seconds = (Math.ceil(o.timeoutSec * 1000) / 1000).toFixed(3).replace(/\.?0+$/, '');
-  args.push('--cwd', o.cwd, '--timeout', seconds, '--cap', String(o.capBytes), '--trailer', o.trailer, '--', ...o.cmd);
+  args.push('--cwd', o.cwd, '--timeout', seconds, '--cap', String(o.capBytes), '--trailer', o.trailer);
+  if (o.collect !== undefined) {
+    if (!o.collect.startsWith('/')) throw new AuthbenchError('INVALID_ARGUMENT', `collect wants an absolute directory, got ${JSON.stringify(o.collect)}`);
+    args.push('--collect', o.collect);
+  }
+  args.push('--', ...o.cmd);
   return args;
 }
 
@@ -192,6 +204,15 @@ const SupervisorStatusSchema = z.object({
   stdout_bytes: z.number().int().nonnegative(),
   stderr_bytes: z.number().int().nonnegative(),
   signal_scoped: z.boolean(),
+  /** The command's own wall time, fork to reap (the task's tests, without the harness around them). */
+  run_ms: z.number().int().nonnegative().optional(),
+  /**
+   * --collect: the directory's regular files with plain names (base64 by name) and how many other
+   * entries it held; "missing" when it does not exist; absent when it could not be read whole.
+   */
+  verifier: z
+    .union([z.literal('missing'), z.object({ files: z.record(z.string(), z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/)), other: z.number().int().nonnegative() })])
+    .optional(),
 });
 
 /** What `--validator-exec --trailer` reports after the command's output. */

@@ -48,6 +48,7 @@ import {
   JUNIT_PLUGIN_SOURCE,
   PYTEST_INI_FILES,
   VALIDATION_PATHS,
+  COLLECT_STATUS_MAX_BYTES,
   VALIDATOR_OUTPUT_CAP_BYTES,
   junitPathN,
   parseQuarantineOutput,
@@ -59,6 +60,7 @@ import {
   validatorExecArgv,
   verifierEnv,
   type MovedPath,
+  type SupervisorStatus,
   type ValidatorEnv,
   type ValidatorKind,
 } from './pytest.ts';
@@ -133,6 +135,8 @@ export interface ValidatorOutcome {
    * container's init or the harness); undefined when the supervisor reported nothing.
    */
   signalScoped?: boolean;
+  /** The command's own wall time as the supervisor measured it (the task's tests, not the harness's exec around them); undefined without a status. */
+  commandMs?: number;
   /** The reward files as the validator left them (utility validators; test.sh writes them). */
   rewardFiles: { 'reward.txt'?: string; 'reward.json'?: string };
   /** Every JUnit file the run wrote (one per pytest run), in order. */
@@ -341,6 +345,26 @@ async function verifierReader(container: Container): Promise<TextReader> {
   };
 }
 
+/**
+ * The reader of what a validator left, from the files its supervisor collected after the command
+ * (`--collect`, in the status line: no Docker call at all). A name it did not collect is absent
+ * when the directory held nothing else; otherwise (a symlink, a directory, an odd name: `other`)
+ * it is read on its own, as the archive reader does. Undefined when the supervisor collected
+ * nothing (the directory could not be read whole): the caller reads it the old way. Pure.
+ */
+export function collectedReader(verifier: SupervisorStatus['verifier']): TextReader | undefined {
+  if (verifier === undefined) return undefined;
+  const dir = VALIDATION_PATHS.verifierLogs;
+  const files = verifier === 'missing' ? new Map<string, string>() : new Map(Object.entries(verifier.files));
+  const complete = verifier === 'missing' || verifier.other === 0;
+  return async (c, path) => {
+    if (dirname(path) !== dir) return readText(c, path);
+    const content = files.get(basename(path));
+    if (content !== undefined) return { text: Buffer.from(content, 'base64').toString('utf8') };
+    return complete ? {} : readText(c, path);
+  };
+}
+
 async function readText(container: Container, path: string): Promise<{ text?: string; problem?: string }> {
   try {
     const data = await container.readFile(path);
@@ -386,9 +410,11 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
     timeoutSec,
     capBytes: VALIDATOR_OUTPUT_CAP_BYTES,
     trailer: token,
+    // The verdict files come back in the status line: one Docker call fewer per validator.
+    collect: VALIDATION_PATHS.verifierLogs,
     cmd: p.cmd,
   });
-  const raw = await container.exec({ cmd: command, ...HARNESS_EXEC, outputCapBytes: VALIDATOR_OUTPUT_CAP_BYTES + EXEC_CAP_SLACK_BYTES });
+  const raw = await container.exec({ cmd: command, ...HARNESS_EXEC, outputCapBytes: VALIDATOR_OUTPUT_CAP_BYTES + EXEC_CAP_SLACK_BYTES + COLLECT_STATUS_MAX_BYTES });
   const { output, status } = splitTrailer(raw.stdout, token);
   const exec: ExecResult =
     status === undefined
@@ -405,7 +431,7 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
 
   const junit: { path: string; xml: string }[] = [];
   const junitProblems: string[] = [];
-  const readOut = await verifierReader(container);
+  const readOut = collectedReader(status?.verifier) ?? (await verifierReader(container));
   for (let n = 1; n <= MAX_JUNIT_FILES; n++) {
     const path = junitPathN(p.kind, n);
     const read = await readOut(container, path);
@@ -439,6 +465,7 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
     stdoutBytes: status?.stdout_bytes ?? Buffer.byteLength(output),
     stderrBytes: status?.stderr_bytes ?? Buffer.byteLength(raw.stderr),
     ...(status === undefined ? {} : { signalScoped: status.signal_scoped }),
+    ...(status?.run_ms === undefined ? {} : { commandMs: status.run_ms }),
     rewardFiles,
     junit,
     tests,

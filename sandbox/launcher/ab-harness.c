@@ -34,7 +34,9 @@
  * relayed up to --cap bytes per stream and counted in full, the group is SIGKILLed at the
  * timeout (no coreutils `timeout` from the image), and after the command's output the line
  *   TOKEN{"exit_code":N|null,"signal":N|null,"timed_out":B,"stdout_bytes":N,"stderr_bytes":N,
- *         "signal_scoped":B}
+ *         "signal_scoped":B,"run_ms":N}
+ * (run_ms: the command's wall time, fork to reap — what the task's own tests took, apart from
+ * the harness's work around them; the rollout's phases report it.)
  * is written to stdout, always last. The token is random per run, so the command cannot
  * forge the status line.
  *
@@ -53,6 +55,7 @@
  * Both exit 0 when every path was handled, 1 when one was not (message on stderr too).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -528,6 +531,7 @@ struct vexec {
   long long timeout_ms; /* -1: none */
   long long cap;        /* -1: no cap */
   const char *trailer;
+  const char *collect; /* --collect DIR: its files go into the status line; NULL: not asked */
   char **cmd;
   int scope_ruleset; /* signal_scope_ruleset(); -1: not scoped */
 };
@@ -579,7 +583,7 @@ static long long parse_seconds_ms(const char *s) {
 static void validator_usage(void) {
   die(EXIT_USAGE,
       "usage: ab-launch --validator-exec [--env NAME=VALUE]... [--unset NAME]... [--cwd DIR] "
-      "[--timeout SECONDS] [--cap BYTES] [--trailer TOKEN] -- cmd args...");
+      "[--timeout SECONDS] [--cap BYTES] [--trailer TOKEN [--collect DIR]] -- cmd args...");
 }
 
 /* What every validator process starts from, whether exec'd in place or supervised. */
@@ -685,11 +689,171 @@ static void enter_signal_scope(int ruleset) {
   close(ruleset);
 }
 
+/* ---- --collect ---- */
+
+static int split_path(const char *path, char *copy, char **parts, size_t *n);
+static int open_parent(int rootfd, char **parts, size_t n, char *through, size_t through_size);
+
+/* What --collect reads in all, and how many files: past either it reports nothing (the host then
+ * reads the directory itself, as it did before). The host's exec output cap allows for both. */
+#define COLLECT_MAX_BYTES (16LL * 1024 * 1024)
+#define COLLECT_MAX_FILES 256
+
+struct dyn {
+  char *p;
+  size_t len, cap;
+  int failed;
+};
+
+static void dyn_add(struct dyn *d, const char *s, size_t n) {
+  if (d->failed) return;
+  if (d->len + n + 1 > d->cap) {
+    size_t cap = d->cap == 0 ? 4096 : d->cap;
+    while (d->len + n + 1 > cap) cap *= 2;
+    char *p = realloc(d->p, cap);
+    if (p == NULL) {
+      d->failed = 1;
+      return;
+    }
+    d->p = p, d->cap = cap;
+  }
+  memcpy(d->p + d->len, s, n);
+  d->len += n;
+  d->p[d->len] = '\0';
+}
+
+static void dyn_str(struct dyn *d, const char *s) { dyn_add(d, s, strlen(s)); }
+
+static void dyn_base64(struct dyn *d, const unsigned char *s, size_t n) {
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char quad[4];
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) | (i + 2 < n ? s[i + 2] : 0);
+    quad[0] = alphabet[v >> 18 & 63], quad[1] = alphabet[v >> 12 & 63];
+    quad[2] = i + 1 < n ? alphabet[v >> 6 & 63] : '=';
+    quad[3] = i + 2 < n ? alphabet[v & 63] : '=';
+    dyn_add(d, quad, 4);
+  }
+}
+
+/* A name the status line carries as it is: 1-255 of [A-Za-z0-9._-], not . or .. (the verdict files all are). */
+static int plain_name(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 255 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+  for (; *s != '\0'; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-')) return 0;
+  return 1;
+}
+
+/* A regular file below `dir`, whole, up to `room` bytes; -1 when it is not one or outgrew `room`. */
+static ssize_t read_regular(int dir, const char *name, unsigned char **out, long long room) {
+  int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > room) {
+    close(fd);
+    return -1;
+  }
+  /* Read to EOF, not to st_size: a file still growing must not be cut silently. */
+  size_t cap = (size_t)st.st_size + 1, len = 0;
+  unsigned char *buf = malloc(cap);
+  while (buf != NULL) {
+    if (len == cap) {
+      if ((long long)cap > room) break;
+      unsigned char *bigger = realloc(buf, cap * 2);
+      if (bigger == NULL) break;
+      buf = bigger, cap *= 2;
+    }
+    ssize_t got = read(fd, buf + len, cap - len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    if (got == 0) {
+      close(fd);
+      if ((long long)len > room) break;
+      *out = buf;
+      return (ssize_t)len;
+    }
+    len += (size_t)got;
+  }
+  free(buf);
+  close(fd);
+  return -1;
+}
+
+/*
+ * The files a validator left in `path` (its verdict: JUnit XML, reward.txt|json), read here after
+ * the command instead of by a Docker archive call of the host's own: appended to the status line
+ * as `,"verifier":{"files":{NAME:BASE64,...},"other":N}`, where `other` counts the entries that are
+ * not regular files with plain names (the host reads any of those it wants on its own, as before).
+ * `"verifier":"missing"` when the directory (or a component on its way) does not exist. Nothing is
+ * appended when it cannot be read whole — not a directory, a symlink on the way (never followed),
+ * past COLLECT_MAX_BYTES or COLLECT_MAX_FILES: the host then reads it the old way.
+ */
+static void collect_dir(const char *path, struct dyn *line) {
+  char copy[PATH_MAX], through[PATH_MAX];
+  char *parts[PATH_MAX / 2];
+  size_t n = 0;
+  if (split_path(path, copy, parts, &n) != 0 || n == 0) return;
+  int rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) return;
+  int parent = open_parent(rootfd, parts, n, through, sizeof through);
+  int e = errno;
+  close(rootfd);
+  int dir = parent < 0 ? -1 : openat(parent, parts[n - 1], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (parent >= 0) e = errno, close(parent);
+  if (dir < 0) {
+    if (e == ENOENT) dyn_str(line, ",\"verifier\":\"missing\"");
+    return;
+  }
+  DIR *dp = fdopendir(dir);
+  if (dp == NULL) {
+    close(dir);
+    return;
+  }
+  struct dyn files = {0};
+  long long total = 0;
+  unsigned files_n = 0, other = 0;
+  int whole = 1;
+  for (struct dirent *de; whole && (de = readdir(dp)) != NULL;) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    struct stat st;
+    if (!plain_name(de->d_name) || fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+      other++;
+      continue;
+    }
+    unsigned char *content = NULL;
+    ssize_t len = read_regular(dirfd(dp), de->d_name, &content, COLLECT_MAX_BYTES - total);
+    if (len < 0 || ++files_n > COLLECT_MAX_FILES) {
+      /* Swapped for something else since the stat, or too much: not whole. */
+      free(content);
+      whole = 0;
+      break;
+    }
+    total += len;
+    dyn_str(&files, files_n == 1 ? "\"" : ",\"");
+    dyn_str(&files, de->d_name);
+    dyn_str(&files, "\":\"");
+    dyn_base64(&files, content, (size_t)len);
+    dyn_str(&files, "\"");
+    free(content);
+  }
+  closedir(dp);
+  if (whole && !files.failed) {
+    char tail[64];
+    snprintf(tail, sizeof tail, "},\"other\":%u}", other);
+    dyn_str(line, ",\"verifier\":{\"files\":{");
+    if (files.len > 0) dyn_add(line, files.p, files.len);
+    dyn_str(line, tail);
+  }
+  free(files.p);
+}
+
 static int supervise(const struct vexec *v) {
   int outp[2], errp[2];
   if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) die(EXIT_EXEC_FAILED, "pipe: %s", strerror(errno));
   fflush(stdout);
   fflush(stderr);
+  long long started_ms = now_ms();
   pid_t pid = fork();
   if (pid < 0) die(EXIT_EXEC_FAILED, "fork: %s", strerror(errno));
   if (pid == 0) {
@@ -722,6 +886,7 @@ static int supervise(const struct vexec *v) {
       exited = 1;
     }
   }
+  long long run_ms = now_ms() - started_ms;
   /* Output a background child of the validator still writes, briefly; then nothing it started may
    * outlive it (the next validator runs in the same container). */
   for (long long until = now_ms() + (timed_out ? KILL_DRAIN_MS : DRAIN_GRACE_MS); (out.fd >= 0 || err.fd >= 0) && now_ms() < until;)
@@ -738,6 +903,7 @@ static int supervise(const struct vexec *v) {
   else code = WEXITSTATUS(status);
   if (v->trailer != NULL) {
     char line[512];
+    struct dyn status = {0};
     char exit_text[16], sig_text[16];
     if (timed_out || sig >= 0) snprintf(exit_text, sizeof exit_text, "null");
     else snprintf(exit_text, sizeof exit_text, "%d", code);
@@ -745,10 +911,17 @@ static int supervise(const struct vexec *v) {
     else snprintf(sig_text, sizeof sig_text, "null");
     int len = snprintf(line, sizeof line,
                        "%s{\"exit_code\":%s,\"signal\":%s,\"timed_out\":%s,\"stdout_bytes\":%llu,\"stderr_bytes\":%llu,"
-                       "\"signal_scoped\":%s}\n",
+                       "\"signal_scoped\":%s,\"run_ms\":%lld",
                        v->trailer, exit_text, sig_text, timed_out ? "true" : "false", out.total, err.total,
-                       v->scope_ruleset >= 0 ? "true" : "false");
-    if (len > 0 && (size_t)len < sizeof line) write_all(1, line, (size_t)len);
+                       v->scope_ruleset >= 0 ? "true" : "false", run_ms);
+    if (len > 0 && (size_t)len < sizeof line) {
+      dyn_add(&status, line, (size_t)len);
+      /* After the group was killed: nothing the validator started still writes there. */
+      if (v->collect != NULL) collect_dir(v->collect, &status);
+      dyn_str(&status, "}\n");
+      if (!status.failed) write_all(1, status.p, status.len);
+    }
+    free(status.p);
   }
   return code;
 }
@@ -789,7 +962,7 @@ static void remember(const char *name) {
 }
 
 static int validator_exec_main(int argc, char **argv) {
-  struct vexec v = {NULL, -1, -1, NULL, NULL, -1};
+  struct vexec v = {NULL, -1, -1, NULL, NULL, NULL, -1};
   int i, supervised = 0;
   for (i = 2; i < argc; i++) {
     const char *a = argv[i];
@@ -825,11 +998,15 @@ static int validator_exec_main(int argc, char **argv) {
       if (len < 8 || len > 128 || !valid_env_name(value, len)) die(EXIT_USAGE, "--trailer wants 8-128 of [A-Za-z0-9_]");
       v.trailer = value;
       supervised = 1;
+    } else if (strcmp(a, "--collect") == 0) {
+      if (value[0] != '/' || strlen(value) >= PATH_MAX / 2) die(EXIT_USAGE, "--collect wants an absolute directory, got '%s'", value);
+      v.collect = value;
     } else {
       validator_usage();
     }
   }
   if (i >= argc) validator_usage();
+  if (v.collect != NULL && v.trailer == NULL) die(EXIT_USAGE, "--collect reports in the status line: it needs --trailer");
   v.cmd = &argv[i];
   /* Too many edits to remember them all: the plugin then leaves the environment as it is. */
   if (restore_len > 0 && !restore_full && setenv("AUTHBENCH_VALIDATOR_RESTORE", restore, 1) != 0)

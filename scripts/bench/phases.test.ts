@@ -17,6 +17,16 @@ describe('summarizePhases', () => {
     expect(r.rollouts).toBe(3);
   });
 
+  it("splits the task's tests out of the fixed cost when every sample timed them", () => {
+    const r = summarizePhases('t', [sample({ validatorCommands: 100 }), sample({ validatorCommands: 200 }), sample({ validatorCommands: 300 })]);
+    expect(r.tests?.commands.median).toBe(200);
+    // fixed 600 per rollout less 100, 200, 300.
+    expect(r.tests?.harnessFixed.median).toBe(400);
+    expect(r.ratios.harnessFixed).toBeCloseTo(1);
+    expect(renderPhases(r)).toMatch(/without the task's tests\s+400 ms.*1\.00×/);
+    expect(summarizePhases('t', [sample({ validatorCommands: 100 }), sample({})]).tests).toBeUndefined();
+  });
+
   it('refuses an empty sample', () => {
     expect(() => summarizePhases('t', [])).toThrow(/no rollout/);
   });

@@ -8,7 +8,8 @@
  * the task's image with the rollout's own spec (harness mount, limits), no command in it. One
  * floor sample before each rollout, so load on the shared machine lands on both alike; medians.
  * The fixed cost is every phase but the episode (the agent's own work) and the counterfactual
- * runs (none under gold).
+ * runs (none under gold). Of it, the validators' own commands (the task's test.sh and pytest,
+ * timed by their supervisor) are the task's: the harness's share is shown without them too.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -36,6 +37,8 @@ export interface PhaseSample {
   deferred: number;
   /** create + start + remove of a bare container of the image, measured just before. */
   floor: number;
+  /** Of validate: the validators' own commands (phases_ms.validator_commands); undefined when untimed. */
+  validatorCommands?: number;
 }
 
 export interface PhasesResult {
@@ -47,8 +50,13 @@ export interface PhasesResult {
   phases: Record<FixedPhase, Summary>;
   /** Per rollout, the sum of the fixed phases. */
   fixed: Summary;
+  /**
+   * Of validate, the task's own tests (test.sh, pytest) and, per rollout, the fixed cost without
+   * them: the harness's share. Undefined unless every sample was timed.
+   */
+  tests?: { commands: Summary; harnessFixed: Summary };
   /** Median ÷ the floor's median. */
-  ratios: Record<FixedPhase | 'fixed' | 'episode' | 'deferred', number>;
+  ratios: Record<FixedPhase | 'fixed' | 'episode' | 'deferred', number> & { tests?: number; harnessFixed?: number };
 }
 
 /** The issue's target for the fixed cost ÷ the floor. */
@@ -63,8 +71,12 @@ export function summarizePhases(task: string, samples: readonly PhaseSample[]): 
   const phases = Object.fromEntries(FIXED_PHASES.map((p) => [p, summarize(samples.map((s) => s[p]))])) as Record<FixedPhase, Summary>;
   const fixed = summarize(samples.map((s) => FIXED_PHASES.reduce((sum, p) => sum + s[p], 0)));
   const per = (x: Summary): number => (floor.median === 0 ? Number.NaN : x.median / floor.median);
-  const ratios = { ...(Object.fromEntries(FIXED_PHASES.map((p) => [p, per(phases[p])])) as Record<FixedPhase, number>), fixed: per(fixed), episode: per(episode), deferred: per(deferred) };
-  return { task, rollouts: samples.length, floor, episode, deferred, phases, fixed, ratios };
+  const ratios: PhasesResult['ratios'] = { ...(Object.fromEntries(FIXED_PHASES.map((p) => [p, per(phases[p])])) as Record<FixedPhase, number>), fixed: per(fixed), episode: per(episode), deferred: per(deferred) };
+  const timed = samples.every((s) => s.validatorCommands !== undefined);
+  if (!timed) return { task, rollouts: samples.length, floor, episode, deferred, phases, fixed, ratios };
+  const commands = summarize(samples.map((s) => s.validatorCommands ?? 0));
+  const harnessFixed = summarize(samples.map((s) => FIXED_PHASES.reduce((sum, p) => sum + s[p], 0) - (s.validatorCommands ?? 0)));
+  return { task, rollouts: samples.length, floor, episode, deferred, phases, fixed, tests: { commands, harnessFixed }, ratios: { ...ratios, tests: per(commands), harnessFixed: per(harnessFixed) } };
 }
 
 /** The section as text. Pure. */
@@ -74,8 +86,12 @@ export function renderPhases(r: PhasesResult): string {
   return [
     `per-rollout phases ÷ container floor (scripted/oracle on ${r.task}, gold, -n 1; ${r.rollouts} rollouts, medians)`,
     `  ${'floor (create+start+remove)'.padEnd(26)} ${ms(r.floor)}`,
-    ...FIXED_PHASES.map((p) => row(p === 'teardown' ? 'teardown (critical path)' : p, r.phases[p], r.ratios[p])),
+    ...FIXED_PHASES.flatMap((p) => [
+      row(p === 'teardown' ? 'teardown (critical path)' : p, r.phases[p], r.ratios[p]),
+      ...(p === 'validate' && r.tests !== undefined ? [row("  of which the task's tests", r.tests.commands, r.ratios.tests ?? Number.NaN)] : []),
+    ]),
     row('fixed cost (sum)', r.fixed, r.ratios.fixed) + `   target ≤ ${FIXED_TARGET}× ${r.ratios.fixed <= FIXED_TARGET ? 'ok' : 'over'}`,
+    ...(r.tests === undefined ? [] : [row("  without the task's tests", r.tests.harnessFixed, r.ratios.harnessFixed ?? Number.NaN) + "   (the harness's share)"]),
     row('removal, off the path', r.deferred, r.ratios.deferred),
     row('episode (the agent; not fixed)', r.episode, r.ratios.episode),
     '',
@@ -118,7 +134,10 @@ export async function measurePhases(engine: Engine, options: { task: string; rol
       await ctx.teardown?.settle();
       const deferred = performance.now() - t0 - wall;
       const p = result.phases_ms;
-      if (p !== undefined) samples.push({ setup: p.setup, episode: p.episode, validate: p.validate, measure: p.measure, teardown: Math.max(0, wall - result.duration_ms), deferred, floor });
+      if (p !== undefined) {
+        const tests = p.validator_commands === undefined ? {} : { validatorCommands: p.validator_commands };
+        samples.push({ setup: p.setup, episode: p.episode, validate: p.validate, measure: p.measure, teardown: Math.max(0, wall - result.duration_ms), deferred, floor, ...tests });
+      }
       return result;
     });
     return summarizePhases(options.task, samples);

@@ -246,10 +246,14 @@ describe('eval against a local OpenAI-compatible server', () => {
       // Where the time went: every phase measured, together no more than the rollout.
       const phases = result?.phases_ms;
       expect(phases).toBeDefined();
-      const spent = Object.values(phases ?? {});
+      // validator_commands is a part of validate, not a phase of its own.
+      const { validator_commands: tests, ...own } = phases ?? { validate: 0 };
+      const spent = Object.values(own);
       expect(spent.every((ms) => ms >= 0)).toBe(true);
       expect(phases?.episode ?? 0).toBeGreaterThan(0);
       expect(spent.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(result?.duration_ms ?? 0);
+      expect(tests).toBeGreaterThan(0);
+      expect(tests).toBeLessThanOrEqual(phases?.validate ?? 0);
     } finally {
       await server.close();
     }

@@ -327,6 +327,33 @@ describe('ab-launch --validator-exec', () => {
     expect(nnp.output).toMatch(/NoNewPrivs:\s+1/);
   });
 
+  it('collects the verdict directory into its status line, never following a link, and times the command', async () => {
+    await using box = await open(logTriage);
+    const c = box.container;
+    const token = 'AUTHBENCH_STATUS_test0003';
+    const run = async (script: string) => {
+      const exec = await c.exec({
+        cmd: validatorExecArgv({ launcher: LAUNCHER_PATH, env: { set: {}, unset: [] }, cwd: '/', timeoutSec: 30, capBytes: 10_000, trailer: token, collect: '/logs/verifier', cmd: ['bash', '-c', script] }),
+        user: '0:0',
+        workdir: '/',
+        outputCapBytes: 64 * 1024 * 1024,
+      });
+      return splitTrailer(exec.stdout, token).status;
+    };
+    // Regular files come back whole (bytes, not text); a link to a secret, a FIFO and an odd name are only counted.
+    const mixed = await run(
+      'mkdir -p /logs/verifier && cd /logs/verifier && printf "1\\n" > reward.txt && printf "a\\0b" > junit-utility-1.xml && ' +
+        'ln -s /etc/shadow reward.json && mkfifo junit-utility-2.xml && echo x > "odd name" && sleep 0.2',
+    );
+    expect(mixed?.run_ms).toBeGreaterThanOrEqual(200);
+    expect(mixed?.verifier).toEqual({ files: { 'reward.txt': Buffer.from('1\n').toString('base64'), 'junit-utility-1.xml': Buffer.from('a\0b').toString('base64') }, other: 3 });
+    // The directory gone: "missing"; reached through a symlinked /logs: not collected at all (the host reads it the old way).
+    expect((await run('rm -rf /logs'))?.verifier).toBe('missing');
+    expect((await run('mkdir -p /elsewhere/verifier && echo 1 > /elsewhere/verifier/reward.txt && ln -s /elsewhere /logs'))?.verifier).toBeUndefined();
+    // Past the 16 MiB it reads in all: not collected, never cut.
+    expect((await run('rm -f /logs; mkdir -p /logs/verifier && head -c 17000000 /dev/zero > /logs/verifier/junit-utility-1.xml'))?.verifier).toBeUndefined();
+  });
+
   it('keeps what the validator starts from signalling the container’s init (a `mkdir` the agent replaced)', async () => {
     await using box = await open(logTriage);
     const c = box.container;
