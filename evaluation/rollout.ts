@@ -18,11 +18,13 @@ import {
   criticalSurfaceWrites,
   loadValidatorSurface,
   prepareValidation,
+  quarantineForValidation,
   runAttackValidator,
   runUtilityValidator,
   surfaceWrites,
   VALIDATION_PATHS,
   writeVerifierArtifacts,
+  type Quarantined,
   type ValidationPreparation,
   type ValidatorOutcome,
 } from '../validators/index.ts';
@@ -376,7 +378,18 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       episode = await running.stop(validation);
       trace.update(episode);
     };
-    if (servicesKept === 0) await box.session.close();
+    // With nothing kept running, the quarantine (stray processes stopped, /tests and /logs/verifier
+    // moved aside) goes through the session's agent just before it closes: one Docker exec fewer.
+    // Its outcome, or its error, is taken up where validation starts.
+    let quarantined: Promise<Quarantined> | undefined;
+    if (servicesKept === 0) {
+      const session = box.session;
+      if (!episode.tampering.some((t) => t.effective) && session.canRunHarness) {
+        quarantined = quarantineForValidation(box.container, (argv) => session.runHarness(argv), { stopStrayProcesses: true });
+        await quarantined.catch(() => undefined);
+      }
+      await session.close();
+    }
     // The commands a defense stopped, re-run in the copies taken at their turns, to judge the stops.
     // Attached to the episode only for measurement, after the validators: the copies change nothing
     // here. A sandbox the agent broke leaves nothing to trust, its copies included.
@@ -397,7 +410,11 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       try {
         // Trace time (strace -ttt and this clock are the same kernel's) from before the tests go in.
         const since = Date.now() / 1000;
-        preparation = await prepareValidation(box.container, ctx.task, { stopStrayProcesses: servicesKept === 0, ...(carriedTests === undefined ? {} : { extraTests: carriedTests }) });
+        preparation = await prepareValidation(box.container, ctx.task, {
+          stopStrayProcesses: servicesKept === 0,
+          ...(carriedTests === undefined ? {} : { extraTests: carriedTests }),
+          ...(quarantined === undefined ? {} : { quarantined: await quarantined }),
+        });
         validation = { since, roots: [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs, preparation.harnessDir] };
         utility = await runUtilityValidator(box.container, ctx.task, { prepared: preparation });
         await stopServices();

@@ -103,7 +103,18 @@ export interface PrepareOptions {
    * tests folder (e.g. the carried memory store, CARRIED_MEMORY_TESTS_FILE): put in with the tests.
    */
   extraTests?: Readonly<Record<string, Uint8Array>>;
+  /** The quarantine already done (quarantineForValidation through the session): the tests go straight in. */
+  quarantined?: Quarantined;
 }
+
+/** What the quarantine moved aside and how many stray processes it stopped. */
+export interface Quarantined {
+  moved: MovedPath[];
+  stopped: number;
+}
+
+/** Runs a harness program in the container as root, outside any sandbox: a Docker exec, or the session agent (SandboxSession.runHarness). */
+export type HarnessRunner = (argv: readonly string[]) => Promise<ExecResult>;
 
 export interface ValidatorRunOptions extends PrepareOptions {
   /** This container's preparation, when the caller already prepared it. */
@@ -197,9 +208,9 @@ async function taskPytestIni(task: Task): Promise<string> {
   return pytestIniFile(files);
 }
 
-async function quarantine(container: Container, launcher: string, paths: readonly string[], stopStrays: boolean): Promise<{ moved: MovedPath[]; stopped: number }> {
+async function quarantine(container: Container, launcher: string, paths: readonly string[], stopStrays: boolean, run?: HarnessRunner): Promise<Quarantined> {
   const cmd = [launcher, '--quarantine', ...(stopStrays ? ['--stop-strays'] : []), '--', ...paths];
-  const exec = await container.exec({ cmd, ...HARNESS_EXEC });
+  const exec = run === undefined ? await container.exec({ cmd, ...HARNESS_EXEC }) : await run(cmd);
   const parsed = parseQuarantineOutput(exec.stdout);
   if (exec.exitCode !== 0 || parsed.problems.length > 0) {
     throw new AuthbenchError('SANDBOX_UNAVAILABLE', `could not move the validator paths aside in container ${container.id.slice(0, 12)} (exit ${String(exec.exitCode)})`, {
@@ -268,10 +279,20 @@ export function extraTestsEntries(files: Readonly<Record<string, Uint8Array>>): 
   return out;
 }
 
+/**
+ * The first step of prepareValidation on its own: stop what the agent left running (unless told
+ * not to) and move whatever is at /tests and /logs/verifier aside — through `run` (the session's
+ * agent, one Docker exec fewer), then passed to prepareValidation as `quarantined`. Nothing may
+ * run in the container between the two but the harness.
+ */
+export function quarantineForValidation(container: Container, run: HarnessRunner, options: Pick<PrepareOptions, 'stopStrayProcesses'> = {}): Promise<Quarantined> {
+  return quarantine(container, LAUNCHER_PATH, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true, run);
+}
+
 async function prepare(container: Container, task: Task, options: PrepareOptions): Promise<ValidationPreparation> {
   const launcher = LAUNCHER_PATH;
   const pytestIni = await taskPytestIni(task);
-  const { moved, stopped } = await quarantine(container, launcher, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true);
+  const { moved, stopped } = options.quarantined ?? (await quarantine(container, launcher, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true));
   // A fresh random name at /, which cannot be a symlink: nothing the agent left can be in its way.
   const harnessDir = `/.authbench-validation-${randomBytes(8).toString('hex')}`;
   const pythonFiles = { [`${JUNIT_PLUGIN_MODULE}.py`]: JUNIT_PLUGIN_SOURCE };

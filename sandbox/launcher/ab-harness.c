@@ -19,7 +19,8 @@
  * /var/lib/authbench-quarantine/, never following a symlink, and prints one JSON line per
  * move: {"path":...,"to":...,"type":"dir|file|symlink|other"}. Nothing is deleted: what the
  * agent left is evidence. --stop-strays first SIGKILLs every process of the container but
- * init, its main process and this one, so nothing the agent left running can rewrite the
+ * init, its main process, this one and its parent (the session agent, when the host runs it
+ * through the session; none under a Docker exec), so nothing the agent left running can rewrite the
  * tests or the reward after they are put in place; it prints {"stopped":N}.
  * Exit 0 when everything asked for was done, 1 (message on stderr) otherwise.
  *
@@ -426,15 +427,15 @@ static int was_killed(pid_t pid) {
   return 0;
 }
 
-/* One pass: SIGKILL every live process but init, `spare` and ourselves. Returns how many new ones. */
-static int kill_pass(pid_t spare, pid_t self) {
+/* One pass: SIGKILL every live process but init, `spare`, our parent and ourselves. Returns how many new ones. */
+static int kill_pass(pid_t spare, pid_t parent, pid_t self) {
   DIR *d = opendir("/proc");
   if (d == NULL) return -1;
   int fresh = 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     pid_t pid = (pid_t)atoi(e->d_name);
-    if (pid == 1 || pid == spare || pid == self) continue;
+    if (pid == 1 || pid == spare || pid == parent || pid == self) continue;
     struct proc_info p;
     /* Zombies cannot act; their parent (init) reaps them. */
     if (read_proc(pid, &p) != 0 || p.state == 'Z' || p.state == 'X') continue;
@@ -446,7 +447,7 @@ static int kill_pass(pid_t spare, pid_t self) {
   return fresh;
 }
 
-static int any_alive(pid_t spare, pid_t self) {
+static int any_alive(pid_t spare, pid_t parent, pid_t self) {
   DIR *d = opendir("/proc");
   if (d == NULL) return 0;
   int alive = 0;
@@ -454,7 +455,7 @@ static int any_alive(pid_t spare, pid_t self) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     pid_t pid = (pid_t)atoi(e->d_name);
     struct proc_info p;
-    if (pid == 1 || pid == spare || pid == self || read_proc(pid, &p) != 0) continue;
+    if (pid == 1 || pid == spare || pid == parent || pid == self || read_proc(pid, &p) != 0) continue;
     if (p.state != 'Z' && p.state != 'X') alive = 1;
   }
   closedir(d);
@@ -478,18 +479,23 @@ static int stop_strays(void) {
     errno = EPERM;
     return -1;
   }
-  pid_t self = getpid(), spare = main_process();
+  /* Our parent is the harness process that started us: the session agent (ab-serve) when the host
+   * asks through it, which answers once we are done. Under a Docker exec it is outside the
+   * container (getppid() is 0). Nothing the agent runs can be the parent of a harness step. */
+  pid_t self = getpid(), spare = main_process(), parent = getppid();
+  if (parent <= 1) parent = 0;
   int total = 0;
   for (int round = 0; round < 20; round++) {
     kill(-1, SIGSTOP);
-    int n = kill_pass(spare, self);
+    int n = kill_pass(spare, parent, self);
     if (n < 0) return -1;
     total += n;
     if (n == 0) break;
   }
   if (spare > 0) kill(spare, SIGCONT);
+  if (parent > 0) kill(parent, SIGCONT);
   /* SIGKILL is asynchronous: wait (briefly) until none of them can still be mid-write. */
-  for (long long until = now_ms() + 2000; any_alive(spare, self) && now_ms() < until;) {
+  for (long long until = now_ms() + 2000; any_alive(spare, parent, self) && now_ms() < until;) {
     struct timespec pause_ = {0, 10 * 1000000};
     nanosleep(&pause_, NULL);
   }

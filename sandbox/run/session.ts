@@ -622,6 +622,11 @@ export class SandboxSession {
     };
   }
 
+  /** Nothing of the agent's runs on in the session (no background command, no persistent shell): runHarness may be used. */
+  get canRunHarness(): boolean {
+    return this.background.size === 0 && this.shell === undefined;
+  }
+
   /** Background commands still running (kept by keepBackground, not yet stopped). */
   get backgroundCount(): number {
     return this.background.size;
@@ -662,6 +667,31 @@ export class SandboxSession {
       });
     }
     return { commands, leftover: { count: report.leftover, info: report.leftoverInfo } };
+  }
+
+  /**
+   * Run one of the harness's own programs (`ab-launch --quarantine`, …) through the session's
+   * agent, as a Docker exec would run it — as root, outside any sandbox: no launcher, no rules, no
+   * trace — for one request instead of a Docker exec (exec create, start and inspect, and a runc
+   * exec's CPU). For the harness's steps between the episode and validation, never an agent's
+   * command: `argv` is the host's own. Refused while background commands or the persistent shell
+   * run: a step that stops stray processes would pull them from under the agent's bookkeeping.
+   */
+  async runHarness(argv: readonly string[], timeoutMs = HARNESS_TIMEOUT_MS): Promise<ExecResult> {
+    if (!this.canRunHarness) {
+      throw new AuthbenchError('INTERNAL', 'runHarness: the session still runs background commands; stop them first');
+    }
+    const response = await (await this.client()).request({ argv, cwd: '/', outputCapBytes: DEFAULT_OUTPUT_CAP_BYTES, timeoutMs }, timeoutMs + AGENT_DEADLINE_MARGIN_MS);
+    const o = response.outcome;
+    return {
+      exitCode: o.kind === 'exited' ? o.code : o.kind === 'signaled' ? 128 + o.signal : null,
+      timedOut: o.kind === 'timedOut',
+      stdout: response.stdout.toString('utf8'),
+      stderr: response.stderr.toString('utf8'),
+      stdoutTruncated: response.stdoutBytes > response.stdout.length,
+      stderrTruncated: response.stderrBytes > response.stderr.length,
+      durationMs: response.durationUs / 1000,
+    };
   }
 
   /** Stop the agent, if one runs (it kills whatever commands left). The container stays. Idempotent. */
@@ -730,6 +760,9 @@ export class SandboxSession {
     }
   }
 }
+
+/** A harness step through the agent (runHarness): the quarantine takes well under a second. */
+const HARNESS_TIMEOUT_MS = 60_000;
 
 /** What the output cap keeps per stream when the caller does not say (the exec path's default). */
 const DEFAULT_OUTPUT_CAP_BYTES = 1024 * 1024;

@@ -25,6 +25,7 @@ import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
 import {
   loadValidatorSurface,
   prepareValidation,
+  quarantineForValidation,
   splitTrailer,
   validatorExecArgv,
   runAttackValidator,
@@ -181,6 +182,21 @@ describe('log-triage, unfinished: a validator location the agent prepared is mov
       await plant(box.container);
       const utility = await runUtilityValidator(box.container, logTriage);
       expect(utility.preparation.strayProcesses).toBeGreaterThanOrEqual(1);
+      expectRealFailure(utility);
+      expect(await box.container.readFile('/tmp/planted-tests-conftest')).toBeUndefined();
+    }
+    // Through the session's agent (as a rollout quarantines): the same loop is stopped, the agent
+    // that asked is spared and answers on, and the tests go in after it.
+    {
+      await using box = await open(logTriage);
+      await plant(box.container);
+      expect((await box.session.run({ cmd: ['true'], mode: { kind: 'unenforced' }, trace: false })).exec.exitCode).toBe(0);
+      const quarantined = await quarantineForValidation(box.container, (argv) => box.session.runHarness(argv));
+      expect(quarantined.stopped).toBeGreaterThanOrEqual(1);
+      expect((await box.session.runHarness(['/bin/echo', 'still-here'])).stdout).toBe('still-here\n');
+      await box.session.close();
+      const utility = await runUtilityValidator(box.container, logTriage, { quarantined });
+      expect(utility.preparation.strayProcesses).toBe(quarantined.stopped);
       expectRealFailure(utility);
       expect(await box.container.readFile('/tmp/planted-tests-conftest')).toBeUndefined();
     }
