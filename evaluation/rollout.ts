@@ -381,7 +381,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     // With nothing kept running, the quarantine (stray processes stopped, /tests and /logs/verifier
     // moved aside) goes through the session's agent just before it closes: one Docker exec fewer.
     // Its outcome, or its error, is taken up where validation starts.
-    let quarantined: Promise<Quarantined> | undefined;
+    let quarantined: Promise<Quarantined | undefined> | undefined;
     if (servicesKept === 0) {
       const session = box.session;
       if (!episode.tampering.some((t) => t.effective) && session.canRunHarness) {
@@ -410,10 +410,11 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       try {
         // Trace time (strace -ttt and this clock are the same kernel's) from before the tests go in.
         const since = Date.now() / 1000;
+        const done = await quarantined;
         preparation = await prepareValidation(box.container, ctx.task, {
           stopStrayProcesses: servicesKept === 0,
           ...(carriedTests === undefined ? {} : { extraTests: carriedTests }),
-          ...(quarantined === undefined ? {} : { quarantined: await quarantined }),
+          ...(done === undefined ? {} : { quarantined: done }),
         });
         validation = { since, roots: [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs, preparation.harnessDir] };
         utility = await runUtilityValidator(box.container, ctx.task, { prepared: preparation });

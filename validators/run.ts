@@ -113,6 +113,9 @@ export interface Quarantined {
   stopped: number;
 }
 
+/** ab-harness.c's EXIT_NOT_ROOT: --quarantine refused before doing anything, for want of root. */
+const QUARANTINE_NOT_ROOT_EXIT = 2;
+
 /** Runs a harness program in the container as root, outside any sandbox: a Docker exec, or the session agent (SandboxSession.runHarness). */
 export type HarnessRunner = (argv: readonly string[]) => Promise<ExecResult>;
 
@@ -283,10 +286,21 @@ export function extraTestsEntries(files: Readonly<Record<string, Uint8Array>>): 
  * The first step of prepareValidation on its own: stop what the agent left running (unless told
  * not to) and move whatever is at /tests and /logs/verifier aside — through `run` (the session's
  * agent, one Docker exec fewer), then passed to prepareValidation as `quarantined`. Nothing may
- * run in the container between the two but the harness.
+ * run in the container between the two but the harness. Undefined when `run` is not root (nothing
+ * was done): prepareValidation then quarantines through a Docker exec as root.
  */
-export function quarantineForValidation(container: Container, run: HarnessRunner, options: Pick<PrepareOptions, 'stopStrayProcesses'> = {}): Promise<Quarantined> {
-  return quarantine(container, LAUNCHER_PATH, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true, run);
+export async function quarantineForValidation(container: Container, run: HarnessRunner, options: Pick<PrepareOptions, 'stopStrayProcesses'> = {}): Promise<Quarantined | undefined> {
+  let notRoot = false;
+  const result = await quarantine(container, LAUNCHER_PATH, [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs], options.stopStrayProcesses ?? true, async (argv) => {
+    const exec = await run(argv);
+    // The runner is not root (a session of an image with its own USER): nothing was done, ask as root.
+    notRoot = exec.exitCode === QUARANTINE_NOT_ROOT_EXIT;
+    return exec;
+  }).catch((e: unknown) => {
+    if (notRoot) return undefined;
+    throw e;
+  });
+  return result;
 }
 
 async function prepare(container: Container, task: Task, options: PrepareOptions): Promise<ValidationPreparation> {

@@ -82,6 +82,7 @@ int drop_tracer_capability(void);
 /* Exit codes: the launcher's (sandbox/launcher/exit-codes.ts) where the meaning is the same. */
 enum {
   EXIT_FAILED = 1,        /* --quarantine could not do everything asked */
+  EXIT_NOT_ROOT = 2,      /* --quarantine not run as root: nothing was done (the caller asks again as root) */
   EXIT_USAGE = 120,       /* bad command line */
   EXIT_NO_NEW_PRIVS = 122, /* no_new_privs could not be set */
   EXIT_TIMED_OUT = 124,   /* supervised command hit --timeout (coreutils convention) */
@@ -507,6 +508,9 @@ static int quarantine_main(int argc, char **argv) {
   if (i < argc && strcmp(argv[i], "--stop-strays") == 0) strays = 1, i++;
   if (i < argc && strcmp(argv[i], "--") == 0) i++;
   if (i >= argc && !strays) die(EXIT_USAGE, "usage: ab-launch --quarantine [--stop-strays] PATH...");
+  /* Through a session whose agent runs as the image's own user, not root: refuse before touching
+   * anything, so a retry as root finds everything where the agent left it. */
+  if (geteuid() != 0) die(EXIT_NOT_ROOT, "--quarantine runs as root only (uid %u here): nothing was done", (unsigned)geteuid());
   int failed = 0;
   if (strays) {
     int n = stop_strays();

@@ -192,6 +192,7 @@ describe('log-triage, unfinished: a validator location the agent prepared is mov
       await plant(box.container);
       expect((await box.session.run({ cmd: ['true'], mode: { kind: 'unenforced' }, trace: false })).exec.exitCode).toBe(0);
       const quarantined = await quarantineForValidation(box.container, (argv) => box.session.runHarness(argv));
+      if (quarantined === undefined) throw new Error('the session agent of log-triage is root: the quarantine must have run');
       expect(quarantined.stopped).toBeGreaterThanOrEqual(1);
       expect((await box.session.runHarness(['/bin/echo', 'still-here'])).stdout).toBe('still-here\n');
       await box.session.close();
@@ -199,6 +200,14 @@ describe('log-triage, unfinished: a validator location the agent prepared is mov
       expect(utility.preparation.strayProcesses).toBe(quarantined.stopped);
       expectRealFailure(utility);
       expect(await box.container.readFile('/tmp/planted-tests-conftest')).toBeUndefined();
+    }
+    // A runner that is not root: refused before anything moved, and undefined (the caller asks as root).
+    {
+      await using box = await open(logTriage);
+      await agent(box.container, 'mkdir -p /tests && echo planted > /tests/x');
+      const asNobody = (argv: readonly string[]) => box.container.exec({ cmd: [...argv], user: '65534:65534', workdir: '/' });
+      expect(await quarantineForValidation(box.container, asNobody)).toBeUndefined();
+      expect((await box.container.readFile('/tests/x'))?.toString()).toBe('planted\n');
     }
     // Control: left running, the same process fools the validator.
     {
