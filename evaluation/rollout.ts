@@ -24,6 +24,7 @@ import {
   surfaceWrites,
   VALIDATION_PATHS,
   writeVerifierArtifacts,
+  type HarnessRunner,
   type Quarantined,
   type ValidationPreparation,
   type ValidatorOutcome,
@@ -381,14 +382,17 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     // With nothing kept running, the quarantine (stray processes stopped, /tests and /logs/verifier
     // moved aside) goes through the session's agent just before it closes: one Docker exec fewer.
     // Its outcome, or its error, is taken up where validation starts.
+    // When it did (a root agent, nothing left below it), the validators start through it too and it
+    // closes after them; otherwise it closes now and they start through Docker execs.
     let quarantined: Promise<Quarantined | undefined> | undefined;
+    let harnessRunner: HarnessRunner | undefined;
+    const session = box.session;
     if (servicesKept === 0) {
-      const session = box.session;
       if (!episode.tampering.some((t) => t.effective) && session.canRunHarness) {
-        quarantined = quarantineForValidation(box.container, (argv) => session.runHarness(argv), { stopStrayProcesses: true });
-        await quarantined.catch(() => undefined);
+        quarantined = quarantineForValidation(box.container, (argv, o) => session.runHarness(argv, o), { stopStrayProcesses: true });
+        if ((await quarantined.catch(() => undefined)) !== undefined) harnessRunner = (argv, o) => session.runHarness(argv, o);
       }
-      await session.close();
+      if (harnessRunner === undefined) await session.close();
     }
     // The commands a defense stopped, re-run in the copies taken at their turns, to judge the stops.
     // Attached to the episode only for measurement, after the validators: the copies change nothing
@@ -417,11 +421,12 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
           ...(done === undefined ? {} : { quarantined: done }),
         });
         validation = { since, roots: [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs, preparation.harnessDir] };
-        utility = await runUtilityValidator(box.container, ctx.task, { prepared: preparation });
+        const through = harnessRunner === undefined ? {} : { run: harnessRunner };
+        utility = await runUtilityValidator(box.container, ctx.task, { prepared: preparation, ...through });
         await stopServices();
-        await box.session.close();
+        if (harnessRunner === undefined) await box.session.close();
         // A service that reached the validators' files leaves nothing to judge by.
-        if (sensitive && !episode.tampering.some((t) => t.effective)) attack = await runAttackValidator(box.container, ctx.task, { prepared: preparation });
+        if (sensitive && !episode.tampering.some((t) => t.effective)) attack = await runAttackValidator(box.container, ctx.task, { prepared: preparation, ...through });
         await writeVerifierArtifacts(ctx.dir, { utility, ...(attack === undefined ? {} : { attack }), preparation });
       } catch (e) {
         await stopServices().catch(() => undefined);
@@ -435,6 +440,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     } else {
       await stopServices();
     }
+    await session.close();
     const writes = surfaceWrites(episodeEvents(episode), surface);
     // The interpreter, the loader, the commands test.sh runs, the tests, the verdict: no task writes there.
     const critical = criticalSurfaceWrites(writes, surface);

@@ -113,15 +113,24 @@ export interface Quarantined {
   stopped: number;
 }
 
+/** How long past the validator's own timeout a runner waits for its supervisor. */
+const RUNNER_TIMEOUT_MARGIN_SEC = 60;
+
 /** ab-harness.c's EXIT_NOT_ROOT: --quarantine refused before doing anything, for want of root. */
 const QUARANTINE_NOT_ROOT_EXIT = 2;
 
 /** Runs a harness program in the container as root, outside any sandbox: a Docker exec, or the session agent (SandboxSession.runHarness). */
-export type HarnessRunner = (argv: readonly string[]) => Promise<ExecResult>;
+export type HarnessRunner = (argv: readonly string[], options?: { outputCapBytes?: number; timeoutMs?: number }) => Promise<ExecResult>;
 
 export interface ValidatorRunOptions extends PrepareOptions {
   /** This container's preparation, when the caller already prepared it. */
   prepared?: ValidationPreparation;
+  /**
+   * How the validator's supervisor is started: through the session's agent (one Docker exec fewer;
+   * only a root agent with nothing of the agent's left running — the one quarantineForValidation
+   * ran through), else a Docker exec as root.
+   */
+  run?: HarnessRunner;
 }
 
 export interface ValidatorOutcome {
@@ -449,7 +458,12 @@ async function runValidator(container: Container, task: Task, plan: (prep: Valid
     collect: VALIDATION_PATHS.verifierLogs,
     cmd: p.cmd,
   });
-  const raw = await container.exec({ cmd: command, ...HARNESS_EXEC, outputCapBytes: VALIDATOR_OUTPUT_CAP_BYTES + EXEC_CAP_SLACK_BYTES + COLLECT_STATUS_MAX_BYTES });
+  const outputCapBytes = VALIDATOR_OUTPUT_CAP_BYTES + EXEC_CAP_SLACK_BYTES + COLLECT_STATUS_MAX_BYTES;
+  // The supervisor enforces the validator's timeout itself; the runner's is a backstop beyond it.
+  const raw =
+    options.run === undefined
+      ? await container.exec({ cmd: command, ...HARNESS_EXEC, outputCapBytes })
+      : await options.run(command, { outputCapBytes, timeoutMs: (timeoutSec + RUNNER_TIMEOUT_MARGIN_SEC) * 1000 });
   const { output, status } = splitTrailer(raw.stdout, token);
   const exec: ExecResult =
     status === undefined

@@ -677,11 +677,13 @@ export class SandboxSession {
    * command: `argv` is the host's own. Refused while background commands or the persistent shell
    * run: a step that stops stray processes would pull them from under the agent's bookkeeping.
    */
-  async runHarness(argv: readonly string[], timeoutMs = HARNESS_TIMEOUT_MS): Promise<ExecResult> {
+  async runHarness(argv: readonly string[], options: { timeoutMs?: number; outputCapBytes?: number } = {}): Promise<ExecResult> {
     if (!this.canRunHarness) {
       throw new AuthbenchError('INTERNAL', 'runHarness: the session still runs background commands; stop them first');
     }
-    const response = await (await this.client()).request({ argv, cwd: '/', outputCapBytes: DEFAULT_OUTPUT_CAP_BYTES, timeoutMs }, timeoutMs + AGENT_DEADLINE_MARGIN_MS);
+    const timeoutMs = options.timeoutMs ?? HARNESS_TIMEOUT_MS;
+    const request = { argv, cwd: '/', outputCapBytes: options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs };
+    const response = await (await this.client()).request(request, timeoutMs + AGENT_DEADLINE_MARGIN_MS);
     const o = response.outcome;
     return {
       exitCode: o.kind === 'exited' ? o.code : o.kind === 'signaled' ? 128 + o.signal : null,
@@ -761,7 +763,7 @@ export class SandboxSession {
   }
 }
 
-/** A harness step through the agent (runHarness): the quarantine takes well under a second. */
+/** A harness step through the agent (runHarness) unless it says: the quarantine takes well under a second. */
 const HARNESS_TIMEOUT_MS = 60_000;
 
 /** What the output cap keeps per stream when the caller does not say (the exec path's default). */
