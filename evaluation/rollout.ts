@@ -418,7 +418,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         preparation = await prepareValidation(box.container, ctx.task, {
           stopStrayProcesses: servicesKept === 0,
           ...(carriedTests === undefined ? {} : { extraTests: carriedTests }),
-          ...(done === undefined ? {} : { quarantined: done }),
+          ...(done === undefined || harnessRunner === undefined ? {} : { quarantined: done, install: harnessRunner }),
         });
         validation = { since, roots: [VALIDATION_PATHS.tests, VALIDATION_PATHS.verifierLogs, preparation.harnessDir] };
         const through = harnessRunner === undefined ? {} : { run: harnessRunner };

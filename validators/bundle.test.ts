@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import * as tarStream from 'tar-stream';
 import { describe, expect, it } from 'vitest';
-import { directoryFiles, tarOf, validationBundleEntries, type BundleEntry } from './bundle.ts';
+import { directoryFiles, tarOf, validationBundleEntries, type BundleEntry, installBundleOf } from './bundle.ts';
 
 interface Header {
   name: string;
@@ -100,5 +100,37 @@ describe('directoryFiles', () => {
   it('is empty for an empty directory', async () => {
     const files = await directoryFiles(await tarOf([{ type: 'directory', name: 'verifier', mode: 0o755 }]), 'verifier');
     expect(files?.size).toBe(0);
+  });
+});
+
+describe('installBundleOf', () => {
+  it('writes each entry as ab-launch --install-bundle reads it: type, mode, mtime, name, data', () => {
+    const mtime = new Date('2026-01-02T03:04:05Z');
+    const b = installBundleOf([
+      { type: 'directory', name: 'tests', mode: 0o755 },
+      { type: 'file', name: 'tests/test.sh', mode: 0o100755, content: Buffer.from('echo hi\n'), mtime },
+      { type: 'symlink', name: 'tests/link', linkname: '../x' },
+    ]);
+    expect(b.subarray(0, 4).toString()).toBe('ABB1');
+    let at = 4;
+    const next = () => {
+      const type = String.fromCharCode(b[at] ?? 0);
+      const mode = b.readUInt32BE(at + 1);
+      const when = b.readBigInt64BE(at + 5);
+      const nameLen = b.readUInt32BE(at + 13);
+      const name = b.subarray(at + 17, at + 17 + nameLen).toString();
+      const dataLen = b.readUInt32BE(at + 17 + nameLen);
+      const data = b.subarray(at + 21 + nameLen, at + 21 + nameLen + dataLen).toString();
+      at += 21 + nameLen + dataLen;
+      return { type, mode, when, name, data };
+    };
+    expect(next()).toEqual({ type: 'd', mode: 0o755, when: -1n, name: 'tests', data: '' });
+    expect(next()).toEqual({ type: 'f', mode: 0o755, when: BigInt(mtime.getTime() / 1000), name: 'tests/test.sh', data: 'echo hi\n' });
+    expect(next()).toEqual({ type: 'l', mode: 0o777, when: -1n, name: 'tests/link', data: '../x' });
+    expect(at).toBe(b.length);
+  });
+
+  it('refuses a name that leaves /', () => {
+    expect(() => installBundleOf([{ type: 'directory', name: '../etc', mode: 0o755 }])).toThrow(/below \//);
   });
 });

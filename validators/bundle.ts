@@ -81,6 +81,29 @@ export async function tarOf(entries: readonly BundleEntry[]): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * `entries` as `ab-launch --install-bundle` reads them on stdin (ab-harness.c): "ABB1", then per
+ * entry a type byte ('d', 'f', 'l'), mode u32, mtime i64 seconds (-1: none), the name and the
+ * data (content or link target), each u32-length-prefixed, big-endian. What the tar carried
+ * (owner root, modes, link targets, file mtimes) without a daemon round trip. Pure.
+ */
+export function installBundleOf(entries: readonly BundleEntry[]): Buffer {
+  const parts: Buffer[] = [Buffer.from('ABB1')];
+  for (const e of entries) {
+    const name = Buffer.from(checkedName(e.name));
+    const data = e.type === 'file' ? Buffer.from(e.content) : e.type === 'symlink' ? Buffer.from(e.linkname) : Buffer.alloc(0);
+    const head = Buffer.alloc(1 + 4 + 8 + 4);
+    head.write(e.type === 'file' ? 'f' : e.type === 'symlink' ? 'l' : 'd', 0, 'latin1');
+    head.writeUInt32BE(e.type === 'symlink' ? 0o777 : e.mode & 0o7777, 1);
+    head.writeBigInt64BE(e.mtime === undefined ? -1n : BigInt(Math.floor(e.mtime.getTime() / 1000)), 5);
+    head.writeUInt32BE(name.length, 13);
+    const size = Buffer.alloc(4);
+    size.writeUInt32BE(data.length, 0);
+    parts.push(head, name, size, data);
+  }
+  return Buffer.concat(parts);
+}
+
 /** A top-level entry of a directory's archive, as the validators' readers need it. */
 export type VerifierEntry = { type: 'file'; content: Buffer } | { type: 'other' };
 

@@ -40,7 +40,7 @@ import type { Container, ExecResult } from '../docker/index.ts';
 import { LAUNCHER_PATH } from '../sandbox/launcher/index.ts';
 import type { FsSnapshot } from '../sandbox/paths/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { directoryFiles, tarOf, validationBundleEntries, type BundleEntry, type VerifierEntry } from './bundle.ts';
+import { directoryFiles, installBundleOf, tarOf, validationBundleEntries, type BundleEntry, type VerifierEntry } from './bundle.ts';
 import { parseJunit, type TestResult } from './junit.ts';
 import {
   DEFAULT_VERIFIER_TIMEOUT_SEC,
@@ -105,6 +105,8 @@ export interface PrepareOptions {
   extraTests?: Readonly<Record<string, Uint8Array>>;
   /** The quarantine already done (quarantineForValidation through the session): the tests go straight in. */
   quarantined?: Quarantined;
+  /** Put the tests in through this runner (`ab-launch --install-bundle`, the session's agent) instead of the Docker archive API. */
+  install?: HarnessRunner;
 }
 
 /** What the quarantine moved aside and how many stray processes it stopped. */
@@ -113,6 +115,9 @@ export interface Quarantined {
   stopped: number;
 }
 
+/** Larger test folders go in through the Docker archive API (the agent's requests stop at 256 MiB). */
+const INSTALL_MAX_BYTES = 64 * 1024 * 1024;
+
 /** How long past the validator's own timeout a runner waits for its supervisor. */
 const RUNNER_TIMEOUT_MARGIN_SEC = 60;
 
@@ -120,7 +125,7 @@ const RUNNER_TIMEOUT_MARGIN_SEC = 60;
 const QUARANTINE_NOT_ROOT_EXIT = 2;
 
 /** Runs a harness program in the container as root, outside any sandbox: a Docker exec, or the session agent (SandboxSession.runHarness). */
-export type HarnessRunner = (argv: readonly string[], options?: { outputCapBytes?: number; timeoutMs?: number }) => Promise<ExecResult>;
+export type HarnessRunner = (argv: readonly string[], options?: { outputCapBytes?: number; timeoutMs?: number; stdin?: Uint8Array }) => Promise<ExecResult>;
 
 export interface ValidatorRunOptions extends PrepareOptions {
   /** This container's preparation, when the caller already prepared it. */
@@ -312,6 +317,17 @@ export async function quarantineForValidation(container: Container, run: Harness
   return result;
 }
 
+/** The bundle through the harness's own installer (after the quarantine, nothing of the agent's running). */
+async function installBundle(container: Container, run: HarnessRunner, bundle: Uint8Array): Promise<void> {
+  const exec = await run([LAUNCHER_PATH, '--install-bundle'], { stdin: bundle });
+  if (exec.exitCode !== 0 || !/^\{"installed":\d+\}\n$/.test(exec.stdout)) {
+    throw new AuthbenchError('SANDBOX_UNAVAILABLE', `could not put the validators' files in place in container ${container.id.slice(0, 12)} (exit ${String(exec.exitCode)})`, {
+      details: exec.stderr.trim().split('\n').slice(-5),
+      hint: 'the installer is ab-launch --install-bundle on the harness mount; is the harness mounted?',
+    });
+  }
+}
+
 async function prepare(container: Container, task: Task, options: PrepareOptions): Promise<ValidationPreparation> {
   const launcher = LAUNCHER_PATH;
   const pytestIni = await taskPytestIni(task);
@@ -319,11 +335,13 @@ async function prepare(container: Container, task: Task, options: PrepareOptions
   // A fresh random name at /, which cannot be a symlink: nothing the agent left can be in its way.
   const harnessDir = `/.authbench-validation-${randomBytes(8).toString('hex')}`;
   const pythonFiles = { [`${JUNIT_PLUGIN_MODULE}.py`]: JUNIT_PLUGIN_SOURCE };
-  if (container.extractArchive !== undefined) {
-    // One archive call instead of three (bundle.ts); still Docker doing the writing, after the quarantine.
+  if (options.install !== undefined || container.extractArchive !== undefined) {
     const tests = [...(await testsEntries(task.files.testsDir)), ...extraTestsEntries(options.extraTests ?? {})];
     const entries = validationBundleEntries({ tests, verifierLogs: VALIDATION_PATHS.verifierLogs, harnessDir, pythonFiles });
-    await container.extractArchive('/', await tarOf(entries));
+    const bundle = options.install === undefined ? undefined : installBundleOf(entries);
+    if (options.install !== undefined && bundle !== undefined && bundle.length <= INSTALL_MAX_BYTES) await installBundle(container, options.install, bundle);
+    // One archive call instead of three (bundle.ts); still Docker doing the writing, after the quarantine.
+    else await container.extractArchive?.('/', await tarOf(entries));
   } else {
     await container.copyIn(task.files.testsDir, '/');
     await createEmptyDir(container, VALIDATION_PATHS.verifierLogs);

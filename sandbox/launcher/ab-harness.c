@@ -8,6 +8,7 @@
  *             [--timeout SECONDS] [--cap BYTES] [--trailer TOKEN] -- cmd args...
  *   ab-launch --fs-remove [--stdin] [--] PATH...
  *   ab-launch --fs-mkdir [--] PATH...
+ *   ab-launch --install-bundle < BUNDLE
  *
  * After an agent episode every file the agent could write is hostile, the image's own
  * binaries included (`mv`, `mkdir`, `test`, `timeout` may have been replaced). So the steps
@@ -54,6 +55,16 @@
  * created 0755 (root's), an existing one must be a real directory. One JSON line per path:
  * {"path":P,"created":N} (N components created), or {"path":P,"error":M[,"through":C]}.
  * Both exit 0 when every path was handled, 1 when one was not (message on stderr too).
+ *
+ * --install-bundle puts the validation phase's files in place after the quarantine (what the
+ * Docker archive API did, without a daemon round trip when the host asks through the session's
+ * agent): stdin is "ABB1" then entries, each a type byte ('d' directory, 'f' file, 'l' symlink),
+ * mode (u32), mtime (i64 seconds, -1: none), name (u32 length + bytes: relative to /, normalised)
+ * and data (u32 length + bytes: the file's content or the link's target), numbers big-endian.
+ * Every name is walked from / one component at a time with O_NOFOLLOW, missing parents created
+ * 0755; a file is created O_EXCL (never written through or over something there), a directory
+ * may exist only as a real directory. Prints {"installed":N}; exit 0, or 1 at the first entry it
+ * could not put in place (message on stderr).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -1477,7 +1488,151 @@ static int fs_main(int argc, char **argv) {
   return failed ? EXIT_FAILED : 0;
 }
 
+/* ---- --install-bundle ---- */
+
+#define BUNDLE_MAX (256 * 1024 * 1024)
+
+struct reader {
+  const unsigned char *p;
+  size_t left;
+};
+
+static int take(struct reader *r, void *out, size_t n) {
+  if (r->left < n) return -1;
+  if (out != NULL) memcpy(out, r->p, n);
+  r->p += n, r->left -= n;
+  return 0;
+}
+
+static int take_u32(struct reader *r, uint32_t *v) {
+  unsigned char b[4];
+  if (take(r, b, 4) != 0) return -1;
+  *v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+  return 0;
+}
+
+/* The directory that holds `name`'s last component, from `rootfd`: missing parents made 0755, none followed. */
+static int install_parent(int rootfd, char *name, const char **last) {
+  int dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+  char *part = name;
+  for (char *slash; dir >= 0 && (slash = strchr(part, '/')) != NULL; part = slash + 1) {
+    *slash = '\0';
+    if (mkdirat(dir, part, 0755) != 0 && errno != EEXIST) part = NULL;
+    int next = part == NULL ? -1 : openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int e = errno;
+    *slash = '/';
+    close(dir);
+    dir = next;
+    errno = e;
+    if (part == NULL) return -1;
+  }
+  *last = part;
+  return dir;
+}
+
+/* A relative, normalised name: no empty, "." or ".." component, no leading or trailing slash. */
+static int bundle_name_ok(const char *name) {
+  if (name[0] == '\0' || name[0] == '/') return 0;
+  for (const char *c = name; *c != '\0';) {
+    const char *end = strchr(c, '/');
+    size_t len = end == NULL ? strlen(c) : (size_t)(end - c);
+    if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.')) return 0;
+    if (end == NULL) break;
+    c = end + 1;
+  }
+  return 1;
+}
+
+static int install_entry(int rootfd, char type, mode_t mode, int64_t mtime, char *name, const unsigned char *data, size_t len) {
+  const char *last = NULL;
+  int dir = install_parent(rootfd, name, &last);
+  if (dir < 0) return -1;
+  struct timespec times[2] = {{mtime, 0}, {mtime, 0}};
+  int rc = -1;
+  if (type == 'd') {
+    struct stat st;
+    if (mkdirat(dir, last, mode) == 0 || (errno == EEXIST && fstatat(dir, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)))
+      rc = fchmodat(dir, last, mode, 0);
+    else if (errno == EEXIST)
+      errno = ENOTDIR;
+  } else if (type == 'f') {
+    int fd = openat(dir, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      rc = write_all(fd, (const char *)data, len) == 0 && fchmod(fd, mode) == 0 && (mtime < 0 || futimens(fd, times) == 0) ? 0 : -1;
+      int e = errno;
+      close(fd);
+      errno = e;
+    }
+  } else if (type == 'l') {
+    char *target = strndup((const char *)data, len);
+    if (target != NULL && strlen(target) == len && symlinkat(target, dir, last) == 0)
+      rc = mtime < 0 ? 0 : utimensat(dir, last, times, AT_SYMLINK_NOFOLLOW);
+    else if (target != NULL && strlen(target) != len)
+      errno = EINVAL;
+    free(target);
+  } else {
+    errno = EINVAL;
+  }
+  int e = errno;
+  close(dir);
+  errno = e;
+  return rc;
+}
+
+static int install_bundle_main(void) {
+  size_t cap = 1 << 20, len = 0;
+  unsigned char *buf = malloc(cap);
+  for (;;) {
+    if (buf == NULL) die(EXIT_FAILED, "%s", strerror(ENOMEM));
+    if (len == cap) {
+      if (cap >= BUNDLE_MAX) die(EXIT_FAILED, "the bundle is larger than %d bytes", BUNDLE_MAX);
+      buf = realloc(buf, cap *= 2);
+      continue;
+    }
+    ssize_t got = read(0, buf + len, cap - len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) die(EXIT_FAILED, "read: %s", strerror(errno));
+    if (got == 0) break;
+    len += (size_t)got;
+  }
+  struct reader r = {buf, len};
+  char magic[4];
+  if (take(&r, magic, 4) != 0 || memcmp(magic, "ABB1", 4) != 0) die(EXIT_FAILED, "stdin is not a bundle (no ABB1)");
+  umask(0);
+  int rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) die(EXIT_FAILED, "cannot open /: %s", strerror(errno));
+  unsigned installed = 0;
+  while (r.left > 0) {
+    unsigned char type, when[8];
+    uint32_t mode, name_len, data_len;
+    if (take(&r, &type, 1) != 0 || take_u32(&r, &mode) != 0 || take(&r, when, 8) != 0 || take_u32(&r, &name_len) != 0 || name_len == 0 || name_len >= PATH_MAX || r.left < name_len)
+      die(EXIT_FAILED, "entry %u: truncated or malformed", installed + 1);
+    char name[PATH_MAX];
+    take(&r, name, name_len);
+    name[name_len] = '\0';
+    if (take_u32(&r, &data_len) != 0 || r.left < data_len) die(EXIT_FAILED, "entry %u: truncated data", installed + 1);
+    const unsigned char *data = r.p;
+    take(&r, NULL, data_len);
+    uint64_t raw = 0;
+    for (int k = 0; k < 8; k++) raw = raw << 8 | when[k];
+    if (strlen(name) != name_len || !bundle_name_ok(name)) die(EXIT_FAILED, "entry %u: not a relative, normalised name", installed + 1);
+    char shown[PATH_MAX + 2];
+    snprintf(shown, sizeof shown, "/%s", name);
+    if (install_entry(rootfd, (char)type, (mode_t)(mode & 07777), (int64_t)raw, name, data, data_len) != 0)
+      die(EXIT_FAILED, "cannot put %s in place: %s", shown, strerror(errno));
+    installed++;
+  }
+  close(rootfd);
+  free(buf);
+  printf("{\"installed\":%u}\n", installed);
+  return 0;
+}
+
 int harness_main(int argc, char **argv) {
+  if (strcmp(argv[1], "--install-bundle") == 0) {
+    if (argc != 2) die(EXIT_USAGE, "usage: ab-launch --install-bundle < BUNDLE");
+    return install_bundle_main();
+  }
   if (strcmp(argv[1], "--quarantine") == 0) return quarantine_main(argc, argv);
   if (strcmp(argv[1], "--fs-remove") == 0 || strcmp(argv[1], "--fs-mkdir") == 0) return fs_main(argc, argv);
   return validator_exec_main(argc, argv);

@@ -4,7 +4,7 @@
  *   ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...
  *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
  *   ab-launch --idle                          (the container's main process: waits forever)
- *   ab-launch --quarantine | --validator-exec | --fs-remove | --fs-mkdir
+ *   ab-launch --quarantine | --validator-exec | --fs-remove | --fs-mkdir | --install-bundle
  *             (validation-phase helpers and the rollback defense's filesystem steps, ab-harness.c)
  *
  * With --channel the launcher speaks to the session agent over an inherited
@@ -766,7 +766,7 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
   if (argc >= 2 && strcmp(argv[1], "--forward") == 0) return forward_main(argc, argv); /* the model relay tunnel, ab-forward.c */
   if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0 || strcmp(argv[1], "--fs-remove") == 0 ||
-                    strcmp(argv[1], "--fs-mkdir") == 0))
+                    strcmp(argv[1], "--fs-mkdir") == 0 || strcmp(argv[1], "--install-bundle") == 0))
     return harness_main(argc, argv);
   int best_effort = 0, rules_fd = -1;
   const char *rules_path = NULL, *report_path = NULL;

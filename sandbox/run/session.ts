@@ -677,12 +677,12 @@ export class SandboxSession {
    * command: `argv` is the host's own. Refused while background commands or the persistent shell
    * run: a step that stops stray processes would pull them from under the agent's bookkeeping.
    */
-  async runHarness(argv: readonly string[], options: { timeoutMs?: number; outputCapBytes?: number } = {}): Promise<ExecResult> {
+  async runHarness(argv: readonly string[], options: { timeoutMs?: number; outputCapBytes?: number; stdin?: Uint8Array } = {}): Promise<ExecResult> {
     if (!this.canRunHarness) {
       throw new AuthbenchError('INTERNAL', 'runHarness: the session still runs background commands; stop them first');
     }
     const timeoutMs = options.timeoutMs ?? HARNESS_TIMEOUT_MS;
-    const request = { argv, cwd: '/', outputCapBytes: options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs };
+    const request = { argv, cwd: '/', outputCapBytes: options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, ...(options.stdin === undefined ? {} : { stdin: options.stdin }) };
     const response = await (await this.client()).request(request, timeoutMs + AGENT_DEADLINE_MARGIN_MS);
     const o = response.outcome;
     return {

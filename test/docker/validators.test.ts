@@ -35,6 +35,7 @@ import {
   writeVerifierArtifacts,
   type ValidatorOutcome,
 } from '../../validators/index.ts';
+import { installBundleOf } from '../../validators/bundle.ts';
 
 const logTriage = await loadTask('tasks/log-triage');
 const memory = await loadTask('tasks/suite/csv-convert-mem-0');
@@ -408,5 +409,38 @@ describe('ab-launch --validator-exec', () => {
     expect(status).toMatchObject({ exit_code: 0, signal: null, timed_out: false });
     expect((await c.state?.())?.status).toBe('running');
     expect((await agent(c, 'echo alive')).stdout.trim()).toBe('alive');
+  });
+});
+
+describe('ab-launch --install-bundle', () => {
+  it('puts files, modes and links in place as the archive API did, and never writes through or over what is there', async () => {
+    await using box = await open(logTriage);
+    const c = box.container;
+    const install = (entries: Parameters<typeof installBundleOf>[0]) =>
+      c.exec({ cmd: [LAUNCHER_PATH, '--install-bundle'], stdin: installBundleOf(entries), user: '0:0', workdir: '/' });
+    const ok = await install([
+      { type: 'directory', name: 'inst/tests', mode: 0o750 },
+      { type: 'file', name: 'inst/tests/run.sh', mode: 0o755, content: Buffer.from('#!/bin/sh\necho ran\n'), mtime: new Date('2026-01-02T00:00:00Z') },
+      { type: 'symlink', name: 'inst/tests/data', linkname: 'run.sh' },
+      { type: 'directory', name: 'inst/logs/verifier', mode: 0o755 },
+    ]);
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe('{"installed":4}\n');
+    const look = await agent(c, 'stat -c "%a %U %n" /inst /inst/tests /inst/tests/run.sh /inst/logs/verifier; readlink /inst/tests/data; date -u -r /inst/tests/run.sh +%F; /inst/tests/run.sh');
+    expect(look.stdout).toBe('755 root /inst\n750 root /inst/tests\n755 root /inst/tests/run.sh\n755 root /inst/logs/verifier\nrun.sh\n2026-01-02\nran\n');
+    // Something already there (a file, or a link on the way) is neither overwritten nor followed.
+    await agent(c, 'mkdir -p /inst2 && echo mine > /inst2/reward.txt && ln -s /etc /inst3');
+    const over = await install([{ type: 'file', name: 'inst2/reward.txt', mode: 0o644, content: Buffer.from('1\n') }]);
+    expect(over.exitCode).toBe(1);
+    expect(over.stderr).toMatch(/cannot put \/inst2\/reward.txt in place: File exists/);
+    expect((await c.readFile('/inst2/reward.txt'))?.toString()).toBe('mine\n');
+    const through = await install([{ type: 'file', name: 'inst3/planted', mode: 0o644, content: Buffer.from('x') }]);
+    expect(through.exitCode).toBe(1);
+    expect(await c.readFile('/etc/planted')).toBeUndefined();
+    // A name that leaves / is refused whatever the host sent.
+    const raw = Buffer.concat([Buffer.from('ABB1d'), Buffer.from([0, 0, 1, 0xed]), Buffer.alloc(8, 0xff), Buffer.from([0, 0, 0, 6]), Buffer.from('../etc'), Buffer.alloc(4)]);
+    const escape = await c.exec({ cmd: [LAUNCHER_PATH, '--install-bundle'], stdin: raw, user: '0:0', workdir: '/' });
+    expect(escape.exitCode).toBe(1);
+    expect(escape.stderr).toMatch(/not a relative, normalised name/);
   });
 });
