@@ -23,6 +23,8 @@ export interface TraceProvenance {
   /** Which tracer watched the oracle, its version, and why eBPF fell back to strace. */
   tracer?: Provenance['tracer'];
   bpftrace_version?: string | undefined;
+  ebpf_backend?: Provenance['ebpf_backend'];
+  ab_ebpf_version?: string | undefined;
   tracer_fallback?: string | undefined;
   /** How many oracle runs went into the derivation (1 for a single run; mergeRuns sums). */
   runs?: number | undefined;
@@ -46,6 +48,8 @@ export function buildGold(derivation: Derivation, options: BuildGoldOptions): Go
     ...(options.provenance.strace_version === undefined ? {} : { strace_version: options.provenance.strace_version }),
     ...(options.provenance.tracer === undefined ? {} : { tracer: options.provenance.tracer }),
     ...(options.provenance.bpftrace_version === undefined ? {} : { bpftrace_version: options.provenance.bpftrace_version }),
+    ...(options.provenance.ebpf_backend === undefined ? {} : { ebpf_backend: options.provenance.ebpf_backend }),
+    ...(options.provenance.ab_ebpf_version === undefined ? {} : { ab_ebpf_version: options.provenance.ab_ebpf_version }),
     ...(options.provenance.tracer_fallback === undefined ? {} : { tracer_fallback: options.provenance.tracer_fallback }),
   };
   return canonicalGold({

@@ -56,6 +56,9 @@ describe('provenance: the tracer', () => {
     const ebpf = buildGold(d, { taskId: 'demo', provenance: { image_digest: 'sha256:1', solve_sh_sha256: 'abc', tracer: 'ebpf', bpftrace_version: '0.17.0' } });
     expect(ebpf.provenance).toMatchObject({ tracer: 'ebpf', bpftrace_version: '0.17.0' });
     expect(ebpf.provenance).not.toHaveProperty('tracer_fallback');
+    const native = buildGold(d, { taskId: 'demo', provenance: { image_digest: 'sha256:1', solve_sh_sha256: 'abc', tracer: 'ebpf', ebpf_backend: 'native', ab_ebpf_version: '0123456789abcdef' } });
+    expect(GoldFileSchema.parse(native).provenance).toMatchObject({ tracer: 'ebpf', ebpf_backend: 'native', ab_ebpf_version: '0123456789abcdef' });
+    expect(native.provenance).not.toHaveProperty('bpftrace_version');
   });
 
   it('still loads a gold written before the tracer was recorded, and refuses an unknown tracer', () => {

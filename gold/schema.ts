@@ -82,7 +82,12 @@ export const ProvenanceSchema = z
       .enum(['strace', 'ebpf'])
       .optional()
       .describe('Which tracer watched the oracle (gen-gold --tracer); absent in files written before the choice existed (strace)'),
-    bpftrace_version: z.string().optional().describe('bpftrace version, when the eBPF tracer watched the oracle'),
+    bpftrace_version: z.string().optional().describe('bpftrace version, when the eBPF tracer watched the oracle with its bpftrace backend'),
+    ebpf_backend: z
+      .enum(['native', 'bpftrace'])
+      .optional()
+      .describe('Which eBPF backend traced (tracer ebpf): native (ab-ebpf, libbpf) or bpftrace; absent in files written before the native one existed (bpftrace)'),
+    ab_ebpf_version: z.string().optional().describe('The native eBPF tracer\'s build: its builder image\'s content hash (sandbox/ebpf/native/)'),
     tracer_fallback: z
       .string()
       .optional()

@@ -114,7 +114,12 @@ interface TracedRun {
  */
 async function runOracleEbpf(box: TaskSandbox, task: Task, tracer: Extract<OracleTracer, { kind: 'ebpf' }>): Promise<TracedRun> {
   const solve = `${CONTAINER_PATHS.solution}/solve.sh`;
-  const trace = await startEbpfTrace({ containerId: box.container.id, cgroup2Mount: tracer.cgroup2Mount });
+  const trace = await startEbpfTrace({
+    containerId: box.container.id,
+    cgroup2Mount: tracer.cgroup2Mount,
+    backend: tracer.backend,
+    ...(tracer.abEbpf === undefined ? {} : { abEbpf: tracer.abEbpf }),
+  });
   let untraced: SandboxResult;
   try {
     untraced = await box.session.run({ cmd: ['bash', solve], mode: { kind: 'unenforced' }, trace: false, timeoutMs: timeoutOf(task) });

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../core/index.ts';
 import { resolveTracer, straceVersionOf, tracerProvenance } from './tracer.ts';
 
-const available = { available: true, cgroup2Mount: '/sys/fs/cgroup', version: 'bpftrace v0.17.0' } as const;
+const available = { available: true, backend: 'bpftrace', cgroup2Mount: '/sys/fs/cgroup', version: 'bpftrace v0.17.0' } as const;
+const availableNative = { available: true, backend: 'native', cgroup2Mount: '/sys/fs/cgroup' } as const;
+const native = { path: '/cache/ebpf/abc/ab-ebpf', contentHash: '0123456789abcdef0123' };
 const unavailable = { available: false, reason: 'not root: loading BPF programs needs CAP_BPF and CAP_PERFMON (run as root)' } as const;
 
 describe('resolveTracer', () => {
@@ -11,7 +13,18 @@ describe('resolveTracer', () => {
   });
 
   it('eBPF where it is available, with the version number alone', () => {
-    expect(resolveTracer('ebpf', available, false)).toEqual({ kind: 'ebpf', cgroup2Mount: '/sys/fs/cgroup', version: '0.17.0' });
+    expect(resolveTracer('ebpf', available, false)).toEqual({ kind: 'ebpf', backend: 'bpftrace', cgroup2Mount: '/sys/fs/cgroup', version: '0.17.0' });
+  });
+
+  it('native eBPF with its binary, versioned by its build', () => {
+    expect(resolveTracer('ebpf', availableNative, false, native)).toEqual({
+      kind: 'ebpf',
+      backend: 'native',
+      cgroup2Mount: '/sys/fs/cgroup',
+      version: '0123456789abcdef',
+      abEbpf: '/cache/ebpf/abc/ab-ebpf',
+    });
+    expect(() => resolveTracer('ebpf', availableNative, false)).toThrow(/binary/);
   });
 
   it('refuses eBPF where it is unavailable, with the probe\'s reason and the way out', () => {
@@ -41,7 +54,16 @@ describe('tracerProvenance', () => {
       strace_version: '6.1',
       tracer_fallback: 'eBPF unavailable: no BTF',
     });
-    expect(tracerProvenance({ kind: 'ebpf', cgroup2Mount: '/sys/fs/cgroup', version: '0.17.0' }, '6.1')).toEqual({ tracer: 'ebpf', bpftrace_version: '0.17.0' });
+    expect(tracerProvenance({ kind: 'ebpf', backend: 'bpftrace', cgroup2Mount: '/sys/fs/cgroup', version: '0.17.0' }, '6.1')).toEqual({
+      tracer: 'ebpf',
+      ebpf_backend: 'bpftrace',
+      bpftrace_version: '0.17.0',
+    });
+    expect(tracerProvenance({ kind: 'ebpf', backend: 'native', cgroup2Mount: '/sys/fs/cgroup', version: '0123456789abcdef', abEbpf: '/x' }, '6.1')).toEqual({
+      tracer: 'ebpf',
+      ebpf_backend: 'native',
+      ab_ebpf_version: '0123456789abcdef',
+    });
   });
 });
 

@@ -14,7 +14,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   docker: ['core'],
   'sandbox/paths': ['core'],
   'sandbox/trace': ['core'],
-  'sandbox/ebpf': ['core', 'sandbox/trace'],
+  'sandbox/ebpf': ['core', 'docker', 'sandbox/trace'],
   'sandbox/policy': ['core', 'sandbox/paths'],
   'sandbox/launcher': ['core', 'docker'],
   'sandbox/compile': ['core', 'sandbox/paths', 'sandbox/policy', 'sandbox/launcher'],

@@ -49,7 +49,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       .option('check', { describe: 'Recompute and diff against the stored gold; exit 1 on drift; write nothing', type: 'boolean', default: false })
       .option('write', { describe: 'Accept drift: overwrite the stored gold', type: 'boolean', default: false })
       .option('sufficiency', { describe: 'Replay the oracle under its gold policy (use --no-sufficiency to skip)', type: 'boolean', default: true })
-      .option('tracer', { describe: 'What traces the oracle: strace in the container, or eBPF from the host (root, bpftrace)', choices: TRACERS, defaultDescription: 'strace' })
+      .option('tracer', { describe: 'What traces the oracle: strace in the container, or eBPF from the host (root; ab-ebpf, built in Docker)', choices: TRACERS, defaultDescription: 'strace' })
       .option('tracer-fallback', { describe: 'Trace with strace where eBPF is unavailable (recorded in the gold\'s provenance)', type: 'boolean', default: false })
       .option('verbose', { alias: 'v', describe: 'Print every warning', type: 'boolean', default: false })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })

@@ -104,6 +104,20 @@ describe('parseEbpf', () => {
     expect(unparsedReasons(events)).toEqual([expect.stringContaining('may have been cut')]);
   });
 
+  it('takes the possibly-cut length from the backend (the native one copies 4095 bytes)', () => {
+    const long = `/${'a'.repeat(300)}`;
+    const argv = rec('S', [9, 9, 'execve', '/bin/echo']) + rec('A', [9, 9, 0, 'b'.repeat(300)]) + rec('R', [9, 9, 'execve', 0]);
+    const text = call(3, 'unlink', [], { 0: long }, 0) + argv;
+    const native = parseEbpf(text, { nonce: NONCE, stringLimit: 4096 });
+    expect(files(native.events)).toEqual([`unlink ${long} ok`]);
+    expect(native.events.find((e) => e.kind === 'exec')).not.toHaveProperty('argv_truncated');
+    const bpftrace = parseEbpf(text, { nonce: NONCE });
+    expect(files(bpftrace.events)).toEqual([]);
+    expect(bpftrace.events.find((e) => e.kind === 'exec')).toMatchObject({ argv_truncated: true });
+    const atLimit = parseEbpf(call(3, 'unlink', [], { 0: `/${'a'.repeat(4094)}` }, 0), { nonce: NONCE, stringLimit: 4096 });
+    expect(unparsedReasons(atLimit.events)).toEqual([expect.stringContaining('may have been cut')]);
+  });
+
   it('reads execve argv, truncation, and decodes sockaddrs', () => {
     const text =
       rec('S', [9, 9, 'execve', '/usr/bin/curl']) +

@@ -20,7 +20,7 @@
  * - fd → path per process: from successful opens, copied at fork. dup,
  *   fcntl(F_DUPFD) and fds passed over sockets are not traced.
  * A path that cannot be resolved (the cwd or a dirfd unknown, or a string
- * that may have been cut at STRING_LIMIT) becomes an `unparsed` event with
+ * that may have been cut at the backend's string limit) becomes an `unparsed` event with
  * the reason: never guessed. Processes the trace did not see start (they
  * existed before tracing) have an unknown cwd until they chdir.
  *
@@ -50,6 +50,11 @@ import { EBPF_SYSCALLS, isEbpfSyscall, STRING_LIMIT, type ArgSpec, type EbpfSysc
 export interface EbpfParseOptions {
   /** The run's nonce (program.ts): only records starting with it are read. */
   nonce: string;
+  /**
+   * The backend's string buffer, NUL included (default STRING_LIMIT, bpftrace's): a string of
+   * stringLimit - 1 bytes or more may have been cut (a path is then unparsed, argv truncated).
+   */
+  stringLimit?: number;
 }
 
 export interface EbpfParse {
@@ -293,7 +298,7 @@ export class EbpfParser {
   }
 
   #complete(tid: number, p: Pending, ret: number | null, out: TraceEvent[]): void {
-    const call = new CallView(tid, this.#tsSeconds(p.ts), p, ret, this.#proc(p.tgid));
+    const call = new CallView(tid, this.#tsSeconds(p.ts), p, ret, this.#proc(p.tgid), this.#options.stringLimit ?? STRING_LIMIT);
     try {
       const event = call.event();
       if (event !== undefined) out.push(event);
@@ -316,13 +321,15 @@ class CallView {
   readonly p: Pending;
   readonly ret: number | null;
   readonly state: ProcState;
+  readonly stringLimit: number;
 
-  constructor(pid: number, ts: number, p: Pending, ret: number | null, state: ProcState) {
+  constructor(pid: number, ts: number, p: Pending, ret: number | null, state: ProcState, stringLimit: number) {
     this.pid = pid;
     this.ts = ts;
     this.p = p;
     this.ret = ret;
     this.state = state;
+    this.stringLimit = stringLimit;
   }
 
   /** The scalar argument named `field` (a number). */
@@ -351,7 +358,7 @@ class CallView {
     const i = specs.findIndex((s) => s.name === field);
     const raw = this.p.strings.get(i);
     if (raw === undefined) throw new Unresolved(`the string argument ${field} was not printed`);
-    if (raw.length >= STRING_LIMIT - 1) throw new Unresolved(`${field} is ${raw.length} bytes, bpftrace's limit: it may have been cut`);
+    if (raw.length >= this.stringLimit - 1) throw new Unresolved(`${field} is ${raw.length} bytes, the tracer's limit: it may have been cut`);
     return utf8(raw);
   }
 
@@ -428,7 +435,7 @@ class CallView {
     if (this.ret === 0) {
       for (const [fd, entry] of this.state.fds) if (entry.cloexec) this.state.fds.delete(fd);
     }
-    const cut = this.p.argvMore || this.p.argv.some((a) => a.length >= STRING_LIMIT - 1);
+    const cut = this.p.argvMore || this.p.argv.some((a) => a.length >= this.stringLimit - 1);
     return {
       kind: 'exec',
       schema_version: TRACE_EVENT_SCHEMA_VERSION,

@@ -6,24 +6,32 @@ import { cgroupCandidates } from './run.ts';
 const ok: EbpfFacts = { uid: 0, bpftraceVersion: 'bpftrace v0.17.0\n', tracefs: true, btf: true, cgroup2Mount: '/sys/fs/cgroup/unified' };
 
 describe('judgeEbpf', () => {
-  it('accepts a root host with bpftrace 0.17, tracefs, BTF and cgroup v2', () => {
-    expect(judgeEbpf(ok)).toEqual({ available: true, cgroup2Mount: '/sys/fs/cgroup/unified', version: 'bpftrace v0.17.0' });
+  it('accepts a root host with bpftrace 0.17, tracefs, BTF and cgroup v2 for bpftrace', () => {
+    expect(judgeEbpf(ok, 'bpftrace')).toEqual({ available: true, backend: 'bpftrace', cgroup2Mount: '/sys/fs/cgroup/unified', version: 'bpftrace v0.17.0' });
   });
 
-  it.each<[string, Partial<EbpfFacts>, RegExp]>([
-    ['non-root', { uid: 1000 }, /not root/],
-    ['no bpftrace', { bpftraceVersion: undefined }, /not installed/],
-    ['old bpftrace', { bpftraceVersion: 'bpftrace v0.16.0' }, /older than 0\.17/],
-    ['no tracefs', { tracefs: false }, /tracefs/],
-    ['no BTF', { btf: false }, /BTF/],
-    ['no cgroup v2', { cgroup2Mount: undefined }, /cgroup v2/],
-    ['Docker Desktop', { engine: { operatingSystem: 'Docker Desktop' } }, /VM/],
-    ['rootless Docker', { engine: { securityOptions: ['name=seccomp,profile=default', 'name=rootless'] } }, /rootless/],
-    ['a remote engine', { engine: { host: 'ssh://me@build-1' } }, /remote/],
-  ])('refuses %s with a reason', (_name, patch, reason) => {
-    const v = judgeEbpf({ ...ok, ...patch });
-    expect(v.available).toBe(false);
-    if (!v.available) expect(v.reason).toMatch(reason);
+  it('accepts the native backend (the default) without bpftrace', () => {
+    expect(judgeEbpf({ ...ok, bpftraceVersion: undefined })).toEqual({ available: true, backend: 'native', cgroup2Mount: '/sys/fs/cgroup/unified' });
+    expect(judgeEbpf({ ...ok, bpftraceVersion: 'bpftrace v0.16.0' }, 'native').available).toBe(true);
+  });
+
+  const both = ['native', 'bpftrace'] as const;
+  it.each<[string, Partial<EbpfFacts>, RegExp, readonly ('native' | 'bpftrace')[]]>([
+    ['non-root', { uid: 1000 }, /not root/, both],
+    ['no bpftrace', { bpftraceVersion: undefined }, /not installed/, ['bpftrace']],
+    ['old bpftrace', { bpftraceVersion: 'bpftrace v0.16.0' }, /older than 0\.17/, ['bpftrace']],
+    ['no tracefs', { tracefs: false }, /tracefs/, both],
+    ['no BTF', { btf: false }, /BTF/, both],
+    ['no cgroup v2', { cgroup2Mount: undefined }, /cgroup v2/, both],
+    ['Docker Desktop', { engine: { operatingSystem: 'Docker Desktop' } }, /VM/, both],
+    ['rootless Docker', { engine: { securityOptions: ['name=seccomp,profile=default', 'name=rootless'] } }, /rootless/, both],
+    ['a remote engine', { engine: { host: 'ssh://me@build-1' } }, /remote/, both],
+  ])('refuses %s with a reason (for the backends that need it)', (_name, patch, reason, refusing) => {
+    for (const backend of both) {
+      const v = judgeEbpf({ ...ok, ...patch }, backend);
+      expect(v.available, backend).toBe(!refusing.includes(backend));
+      if (!v.available) expect(v.reason).toMatch(reason);
+    }
   });
 
   it('requireEbpf throws TRACER_UNAVAILABLE with the reason', () => {

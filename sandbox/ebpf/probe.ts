@@ -1,13 +1,18 @@
 /**
- * Can this host trace a container with eBPF? The facts are gathered once
- * (gatherEbpfFacts: files, uid, `bpftrace --version`); the verdict is pure
- * (judgeEbpf), so every refusal reason is table-tested. Callers refuse with
- * requireEbpf's error, or fall back to strace and record the reason.
+ * Can this host trace a container with eBPF, with a given backend? The facts
+ * are gathered once (gatherEbpfFacts: files, uid, `bpftrace --version`); the
+ * verdict is pure (judgeEbpf), so every refusal reason is table-tested.
+ * Callers refuse with requireEbpf's error, or fall back to strace and record
+ * the reason. The native backend (ab-ebpf, built in Docker) needs no bpftrace;
+ * both need root, tracefs's syscall events, BTF (bpftrace for its types,
+ * ab-ebpf for its CO-RE read of the O_TMPFILE inode), cgroup v2 and an engine
+ * whose containers run on this kernel.
  */
 import { execFile } from 'node:child_process';
 import { access, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { AuthbenchError } from '../../core/index.ts';
+import type { EbpfBackend } from './run.ts';
 
 export interface EbpfFacts {
   uid: number;
@@ -23,21 +28,31 @@ export interface EbpfFacts {
   engine?: { operatingSystem?: string; securityOptions?: readonly string[]; host?: string };
 }
 
-export type EbpfVerdict = { available: true; cgroup2Mount: string; version: string } | { available: false; reason: string };
+export type EbpfVerdict =
+  | {
+      available: true;
+      backend: EbpfBackend;
+      cgroup2Mount: string;
+      /** bpftrace's version (the bpftrace backend); the native one's is its build's content hash, known once built. */
+      version?: string;
+    }
+  | { available: false; reason: string };
 
 /** bpftrace 0.17 is the oldest measured (Debian 12): `cgroup` builtin, `%rx`, `uptr`, unroll. */
 const MIN_VERSION = [0, 17] as const;
 const VERSION_RE = /v?(\d+)\.(\d+)/;
 
-export function judgeEbpf(f: EbpfFacts): EbpfVerdict {
+export function judgeEbpf(f: EbpfFacts, backend: EbpfBackend = 'native'): EbpfVerdict {
   const refuse = (reason: string): EbpfVerdict => ({ available: false, reason });
   if (f.uid !== 0) return refuse('not root: loading BPF programs needs CAP_BPF and CAP_PERFMON (run as root)');
-  if (f.bpftraceVersion === undefined) return refuse('bpftrace is not installed (apt-get install bpftrace; scripts/setup-host.sh does)');
-  const m = VERSION_RE.exec(f.bpftraceVersion);
-  const major = Number(m?.[1] ?? -1);
-  const minor = Number(m?.[2] ?? -1);
-  if (m === null || major < MIN_VERSION[0] || (major === MIN_VERSION[0] && minor < MIN_VERSION[1])) {
-    return refuse(`bpftrace ${f.bpftraceVersion.trim()} is older than ${MIN_VERSION.join('.')}`);
+  if (backend === 'bpftrace') {
+    if (f.bpftraceVersion === undefined) return refuse('bpftrace is not installed (apt-get install bpftrace; scripts/setup-host.sh does)');
+    const m = VERSION_RE.exec(f.bpftraceVersion);
+    const major = Number(m?.[1] ?? -1);
+    const minor = Number(m?.[2] ?? -1);
+    if (m === null || major < MIN_VERSION[0] || (major === MIN_VERSION[0] && minor < MIN_VERSION[1])) {
+      return refuse(`bpftrace ${f.bpftraceVersion.trim()} is older than ${MIN_VERSION.join('.')}`);
+    }
   }
   if (!f.tracefs) return refuse('tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing; scripts/setup-host.sh does)');
   if (!f.btf) return refuse('the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)');
@@ -47,7 +62,8 @@ export function judgeEbpf(f: EbpfFacts): EbpfVerdict {
   if ((f.engine?.securityOptions ?? []).some((o) => /rootless/.test(o))) return refuse('the Docker engine is rootless: its containers live in a user namespace this tracer does not map');
   const host = f.engine?.host;
   if (host !== undefined && !host.startsWith('unix://') && host !== '') return refuse(`the Docker engine is remote (${host}): its containers run on another kernel`);
-  return { available: true, cgroup2Mount: f.cgroup2Mount, version: f.bpftraceVersion.trim() };
+  if (backend === 'native') return { available: true, backend, cgroup2Mount: f.cgroup2Mount };
+  return { available: true, backend, cgroup2Mount: f.cgroup2Mount, version: f.bpftraceVersion?.trim() ?? '' };
 }
 
 /** The cgroup2 mount point from /proc/self/mountinfo text (the 5th field of the line whose fs type is cgroup2). Pure. */
@@ -83,8 +99,8 @@ export async function gatherEbpfFacts(options: { bpftrace?: string; engine?: Ebp
 }
 
 /** The verdict, or the error to refuse with. */
-export function requireEbpf(facts: EbpfFacts): Extract<EbpfVerdict, { available: true }> {
-  const v = judgeEbpf(facts);
+export function requireEbpf(facts: EbpfFacts, backend: EbpfBackend = 'native'): Extract<EbpfVerdict, { available: true }> {
+  const v = judgeEbpf(facts, backend);
   if (!v.available) {
     throw new AuthbenchError('TRACER_UNAVAILABLE', `the eBPF tracer is unavailable: ${v.reason}`, { hint: 'trace with strace (the default) instead' });
   }

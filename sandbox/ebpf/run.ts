@@ -1,16 +1,18 @@
 /**
- * Trace one container with bpftrace from the host: find its cgroup, start
- * the program (program.ts) filtered on it, wait until every probe is
- * attached, and on stop return the parsed events (parse.ts).
+ * Trace one container with eBPF from the host: find its cgroup, start the
+ * tracer filtered on it, wait until every probe is attached, and on stop
+ * return the parsed events (parse.ts). Two backends print the same records:
+ * `native` (default), ab-ebpf (native.ts: libbpf, a ring buffer drained on a
+ * timer), and `bpftrace`, the program program.ts builds.
  *
  * Attachment: bpftrace prints `Attaching N probes...` BEFORE it attaches, so
- * that line proves nothing. bpftrace starts draining its perf buffers only
+ * that line proves nothing. Both backends start draining their buffers only
  * after attaching every probe, so a record printed by a probe of ours proves
  * all are in place: this process opens a path only it knows (the readiness
  * probe matches its pid and that path) until the Y record comes back. A
  * command started after start() resolved is traced from its first syscall.
  * Stopping does the same once more, so every record written before stop()
- * was called has been drained before bpftrace is interrupted.
+ * was called has been drained before the tracer is interrupted.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +20,8 @@ import { open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuthbenchError } from '../../core/index.ts';
+import type { Engine } from '../../docker/index.ts';
+import { ensureEbpfTracer, nativeArgs, NATIVE_STRING_LIMIT, readTracepointFormats } from './native.ts';
 import { buildProgram, FIELD_SEP, RECORD_START } from './program.ts';
 import { parseEbpf, type EbpfParse } from './parse.ts';
 import { STRING_LIMIT } from './syscalls.ts';
@@ -27,16 +31,25 @@ export interface EbpfTraceOptions {
   containerId: string;
   /** Where cgroup v2 is mounted (probe.ts: judgeEbpf's verdict). */
   cgroup2Mount: string;
+  /** Which tracer (default native: ab-ebpf). */
+  backend?: EbpfBackend;
+  /** native: the ab-ebpf binary (ensureEbpfTracer's path); without it, built through `engine`. */
+  abEbpf?: string;
+  /** native without `abEbpf`: the engine that builds ab-ebpf. */
+  engine?: Engine;
   /** The bpftrace binary (default: `bpftrace` on PATH). */
   bpftrace?: string;
   /** How long attaching may take (default 60 s: compiling ~80 probes on a loaded 2-core host takes seconds). */
   attachTimeoutMs?: number;
 }
 
+export const EBPF_BACKENDS = ['native', 'bpftrace'] as const;
+export type EbpfBackend = (typeof EBPF_BACKENDS)[number];
+
 export interface EbpfTraceResult extends EbpfParse {
-  /** bpftrace's raw output (records and its own notices). */
+  /** The tracer's raw output (records and its own notices). */
   raw: Buffer;
-  /** bpftrace's stderr (warnings), for a report. */
+  /** The tracer's stderr (warnings, lost-event counts), for a report. */
   stderr: string;
 }
 
@@ -87,11 +100,25 @@ export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTra
   const cgroupId = await containerCgroupId(options.cgroup2Mount, options.containerId);
   const nonce = randomBytes(12).toString('hex');
   const readyPath = join(tmpdir(), `authbench-ebpf-ready-${nonce}`);
-  const program = buildProgram({ cgroupId, nonce, readyPid: process.pid, readyPath });
-  const child = spawn(options.bpftrace ?? 'bpftrace', ['-e', program], {
-    env: { ...process.env, BPFTRACE_STRLEN: String(STRING_LIMIT), BPFTRACE_PERF_RB_PAGES: String(PERF_RB_PAGES) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const backend = options.backend ?? 'native';
+  const ready = { cgroupId, nonce, readyPid: process.pid, readyPath };
+  let command: string;
+  let args: string[];
+  let env: NodeJS.ProcessEnv;
+  if (backend === 'native') {
+    const abEbpf = options.abEbpf ?? (options.engine === undefined ? undefined : (await ensureEbpfTracer(options.engine)).path);
+    if (abEbpf === undefined) throw new RangeError('startEbpfTrace: the native backend needs abEbpf or engine');
+    command = abEbpf;
+    args = nativeArgs({ ...ready, ...(await readTracepointFormats()) });
+    // Nothing of this process's environment: ab-ebpf runs as root and needs none.
+    env = {};
+  } else {
+    command = options.bpftrace ?? 'bpftrace';
+    args = ['-e', buildProgram(ready)];
+    env = { ...process.env, BPFTRACE_STRLEN: String(STRING_LIMIT), BPFTRACE_PERF_RB_PAGES: String(PERF_RB_PAGES) };
+  }
+  const stringLimit = backend === 'native' ? NATIVE_STRING_LIMIT : STRING_LIMIT;
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: Buffer[] = [];
   let stderr = '';
   const readyMarker = Buffer.from(`${RECORD_START}${nonce}${FIELD_SEP}Y`, 'latin1');
@@ -119,8 +146,12 @@ export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTra
       resolve();
     });
   });
+  // ab-ebpf closes its output once it has drained and counted what was lost, then detaches its
+  // ~90 probes (each tracepoint's detach waits out an RCU grace period: seconds in all); the
+  // trace is complete at that point, so stopping waits for the output, not for the exit.
+  const outputClosed = Promise.all([new Promise((r) => child.stdout.on('close', r)), new Promise((r) => child.stderr.on('close', r))]);
   const failure = (what: string) =>
-    new AuthbenchError('TRACER_UNAVAILABLE', `bpftrace ${what}`, { details: stderr.trim().split('\n').slice(-15) });
+    new AuthbenchError('TRACER_UNAVAILABLE', `${backend === 'native' ? 'ab-ebpf' : 'bpftrace'} ${what}`, { details: stderr.trim().split('\n').slice(-15) });
 
   /** Open the ready path until more than `seen` markers came back. */
   const waitMarker = async (seen: number, timeoutMs: number): Promise<number> => {
@@ -138,8 +169,10 @@ export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTra
     if (exited !== undefined) return;
     child.kill('SIGINT');
     const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
-    await exit;
-    clearTimeout(timer);
+    // Kept until the exit (a tracer stuck detaching is still killed), without holding this process up.
+    timer.unref();
+    void exit.then(() => clearTimeout(timer));
+    await Promise.race([exit, outputClosed]);
   };
 
   let readyWallMs: number;
@@ -158,11 +191,11 @@ export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTra
         await kill();
       }
       const raw = Buffer.concat(stdout);
-      const parsed = parseEbpf(raw, { nonce });
+      const parsed = parseEbpf(raw, { nonce, stringLimit });
       // The first marker's kernel time against when it was seen: ms-accurate, and ts is informational.
       const offset = parsed.readyNs === undefined ? 0 : readyWallMs / 1000 - Number(parsed.readyNs) / 1e9;
       const events = parsed.events.map((e) => (e.ts === undefined ? e : { ...e, ts: e.ts + offset }));
-      // bpftrace writes its lost-event notices to stdout (counted by the parser); count any on stderr too.
+      // bpftrace writes its lost-event notices to stdout (counted by the parser), ab-ebpf to stderr.
       const lostOnStderr = [...stderr.matchAll(/Lost (\d+) events/g)].reduce((n, m) => n + Number(m[1]), 0);
       return { ...parsed, lost: parsed.lost + lostOnStderr, events, raw, stderr };
     })();

@@ -1,22 +1,34 @@
 /**
  * The eBPF tracer beside strace (issue 21 item 2): traced ÷ untraced per
  * workload, inside one unpinned bench container (the harness mounted, the
- * launcher on in every variant). strace is the harness's own, in the
- * container, as SandboxSession runs it; eBPF is bpftrace on the host filtered
- * on the container's cgroup (sandbox/ebpf), attached for the whole of its
- * measurement and never stopping the tracee. Its cost is the BPF programs in
- * the syscall path plus bpftrace's own formatting on the host's CPUs (the
- * container is unpinned, so both tracers may use the other core).
- * Untraced is measured before and after the eBPF block and the median of
- * both is the baseline, so a drift in machine load over the block shows.
+ * launcher on in every variant), for BOTH eBPF backends in the same run.
+ * strace is the harness's own, in the container, as SandboxSession runs it;
+ * eBPF runs on the host filtered on the container's cgroup (sandbox/ebpf) —
+ * native ab-ebpf (a ring buffer drained on a timer) and bpftrace (perf-buffer
+ * printfs) — attached for the whole of its measurement and never stopping the
+ * tracee. Its cost is the BPF programs in the syscall path plus the reader's
+ * formatting on the host's CPUs (the container is unpinned, so both tracers
+ * may use the other core). Untraced is measured before and after the eBPF
+ * block and the median of both is the baseline, so a drift in machine load
+ * over the block shows. A backend the host cannot run is skipped with its
+ * reason; the other is still measured.
  */
 import { AuthbenchError } from '../../core/index.ts';
-import type { Container } from '../../docker/index.ts';
-import { gatherEbpfFacts, judgeEbpf, startEbpfTrace } from '../../sandbox/ebpf/index.ts';
+import { connectDocker, type Container } from '../../docker/index.ts';
+import { EBPF_BACKENDS, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, startEbpfTrace, type EbpfBackend } from '../../sandbox/ebpf/index.ts';
 import { measureWorkload } from './in-container.ts';
 import type { Rounds } from './plan.ts';
 import { ratio, type Summary } from './stats.ts';
 import type { Workload } from './workloads.ts';
+
+/** One backend's traced run of a workload. */
+export interface EbpfTraced {
+  summary: Summary;
+  /** Records the tracer reported lost while the workload ran (the trace was incomplete when > 0). */
+  lost: number;
+  /** Events it parsed in that time: the tracer did see the workload. */
+  events: number;
+}
 
 export interface EbpfBenchRow {
   id: string;
@@ -24,14 +36,17 @@ export interface EbpfBenchRow {
   untracedBefore: Summary;
   untracedAfter: Summary;
   strace: Summary;
-  ebpf: Summary;
-  /** Records bpftrace reported lost while the workload ran (the trace was incomplete when > 0). */
-  lost: number;
-  /** Events it parsed in that time: the tracer did see the workload. */
-  events: number;
+  /** Per backend that could run on this host. */
+  traced: Partial<Record<EbpfBackend, EbpfTraced>>;
 }
 
-export type EbpfBench = { rows: EbpfBenchRow[] } | { skipped: string };
+export type EbpfBench =
+  | {
+      rows: EbpfBenchRow[];
+      /** Backends the host could not run, and why. */
+      skippedBackends: Partial<Record<EbpfBackend, string>>;
+    }
+  | { skipped: string };
 
 function need<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new AuthbenchError('INTERNAL', `bench (ebpf): no ${what}`);
@@ -39,22 +54,46 @@ function need<T>(value: T | undefined, what: string): T {
 }
 
 export async function measureEbpfOverhead(container: Container, workloads: readonly Workload[], rounds: Rounds, onProgress: (line: string) => void): Promise<EbpfBench> {
-  const verdict = judgeEbpf(await gatherEbpfFacts());
-  if (!verdict.available) return { skipped: verdict.reason };
+  const facts = await gatherEbpfFacts();
+  const skippedBackends: Partial<Record<EbpfBackend, string>> = {};
+  const runnable: { backend: EbpfBackend; cgroup2Mount: string; abEbpf?: string }[] = [];
+  for (const backend of EBPF_BACKENDS) {
+    const verdict = judgeEbpf(facts, backend);
+    if (!verdict.available) {
+      skippedBackends[backend] = verdict.reason;
+      continue;
+    }
+    if (backend === 'native') {
+      onProgress('building ab-ebpf (the native eBPF tracer)');
+      runnable.push({ backend, cgroup2Mount: verdict.cgroup2Mount, abEbpf: (await ensureEbpfTracer(await connectDocker())).path });
+    } else {
+      runnable.push({ backend, cgroup2Mount: verdict.cgroup2Mount });
+    }
+  }
+  if (runnable.length === 0) return { skipped: Object.entries(skippedBackends).map(([b, r]) => `${b}: ${r}`).join('; ') };
   const rows: EbpfBenchRow[] = [];
   for (const w of workloads) {
     onProgress(`${w.label}: untraced and strace (ebpf comparison)`);
     const before = await measureWorkload(container, w, ['launcher', 'launcher+strace'], rounds);
-    onProgress(`${w.label}: under ebpf`);
-    const trace = await startEbpfTrace({ containerId: container.id, cgroup2Mount: verdict.cgroup2Mount });
-    let under: Awaited<ReturnType<typeof measureWorkload>>;
-    try {
-      under = await measureWorkload(container, w, ['launcher'], rounds);
-    } catch (error) {
-      await trace[Symbol.asyncDispose]();
-      throw error;
+    const traced: Partial<Record<EbpfBackend, EbpfTraced>> = {};
+    for (const r of runnable) {
+      onProgress(`${w.label}: under ebpf (${r.backend})`);
+      const trace = await startEbpfTrace({
+        containerId: container.id,
+        cgroup2Mount: r.cgroup2Mount,
+        backend: r.backend,
+        ...(r.abEbpf === undefined ? {} : { abEbpf: r.abEbpf }),
+      });
+      let under: Awaited<ReturnType<typeof measureWorkload>>;
+      try {
+        under = await measureWorkload(container, w, ['launcher'], rounds);
+      } catch (error) {
+        await trace[Symbol.asyncDispose]();
+        throw error;
+      }
+      const result = await trace.stop();
+      traced[r.backend] = { summary: need(under.launcher, `ebpf (${r.backend}) run`), lost: result.lost, events: result.events.length };
     }
-    const traced = await trace.stop();
     onProgress(`${w.label}: untraced again`);
     const after = await measureWorkload(container, w, ['launcher'], rounds);
     rows.push({
@@ -63,12 +102,10 @@ export async function measureEbpfOverhead(container: Container, workloads: reado
       untracedBefore: need(before.launcher, 'untraced run'),
       untracedAfter: need(after.launcher, 'untraced run'),
       strace: need(before['launcher+strace'], 'strace run'),
-      ebpf: need(under.launcher, 'ebpf run'),
-      lost: traced.lost,
-      events: traced.events.length,
+      traced,
     });
   }
-  return { rows };
+  return { rows, skippedBackends };
 }
 
 /** The baseline: the mean of the medians before and after the eBPF block. */
@@ -77,15 +114,21 @@ function baseline(row: EbpfBenchRow): Summary {
   return { ...row.untracedBefore, median: m };
 }
 
+/** The eBPF section of `make bench`'s report: one line per workload, both backends beside strace. Pure. */
 export function renderEbpfBench(bench: EbpfBench): string {
   const lines = ['', 'eBPF tracer vs strace (scripts/bench/ebpf.ts; unpinned, launcher on; traced ÷ untraced, medians)'];
   if ('skipped' in bench) return [...lines, `  skipped: ${bench.skipped}`, ''].join('\n');
-  lines.push(`  ${'workload'.padEnd(24)} ${'untraced'.padStart(10)} ${'strace'.padStart(8)} ${'ebpf'.padStart(8)}  before/after untraced  ebpf events (lost)`);
+  const cell = (t: EbpfTraced | undefined, base: Summary): string => (t === undefined ? '—' : `${ratio(t.summary, base).toFixed(2)}×`);
+  const seen = (t: EbpfTraced | undefined): string => (t === undefined ? '—' : `${t.events} (${t.lost})`);
+  lines.push(
+    `  ${'workload'.padEnd(24)} ${'untraced'.padStart(10)} ${'strace'.padStart(8)} ${'native'.padStart(8)} ${'bpftrace'.padStart(9)}  before/after untraced  events (lost): native / bpftrace`,
+  );
   for (const r of bench.rows) {
     const base = baseline(r);
     lines.push(
-      `  ${r.label.padEnd(24)} ${`${base.median.toFixed(0)} ms`.padStart(10)} ${`${ratio(r.strace, base).toFixed(2)}×`.padStart(8)} ${`${ratio(r.ebpf, base).toFixed(2)}×`.padStart(8)}  ${`${r.untracedBefore.median.toFixed(0)} / ${r.untracedAfter.median.toFixed(0)} ms`.padStart(21)}  ${r.events} (${r.lost})`,
+      `  ${r.label.padEnd(24)} ${`${base.median.toFixed(0)} ms`.padStart(10)} ${`${ratio(r.strace, base).toFixed(2)}×`.padStart(8)} ${cell(r.traced.native, base).padStart(8)} ${cell(r.traced.bpftrace, base).padStart(9)}  ${`${r.untracedBefore.median.toFixed(0)} / ${r.untracedAfter.median.toFixed(0)} ms`.padStart(21)}  ${seen(r.traced.native)} / ${seen(r.traced.bpftrace)}`,
     );
   }
+  for (const [backend, reason] of Object.entries(bench.skippedBackends)) lines.push(`  ${backend} skipped: ${reason}`);
   return [...lines, ''].join('\n');
 }

@@ -1,6 +1,6 @@
 /**
- * `gen-gold --tracer ebpf` derives the same gold as strace on the starter
- * tasks: each oracle runs twice, once under each tracer (in two containers,
+ * `gen-gold --tracer ebpf` (its native backend, ab-ebpf) derives the same
+ * gold as strace on the starter tasks: each oracle runs twice, once under each tracer (in two containers,
  * at once), and every derived set — required, support, directories,
  * ephemeral, implicit, scored roots, sensitive, network — must be equal;
  * only the provenance differs, and it names the tracer. Skipped, with the
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { connectDocker, type DockerEngine } from '../../docker/index.ts';
 import { diffGold, renderGoldDiff, type GoldFile } from '../../gold/index.ts';
 import { engineFacts, generateGold, resolveTracer, type GenerateResult } from '../../oracle/index.ts';
-import { gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
+import { ensureEbpfTracer, gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage } from '../../taskenv/index.ts';
 import { FULL_TIER } from './tier.ts';
@@ -20,8 +20,9 @@ import { FULL_TIER } from './tier.ts';
 const CI_TASKS = ['log-triage', 'ini-config-repair'];
 
 const engine: DockerEngine = await connectDocker();
-const verdict = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }));
+const verdict = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }), 'native');
 const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
+const native = verdict.available ? await ensureEbpfTracer(engine) : undefined;
 const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
 const tasks = FULL_TIER ? starter : starter.filter((t) => CI_TASKS.includes(t.id));
 
@@ -42,11 +43,11 @@ describe(`gen-gold --tracer ebpf derives strace's gold on the starter tasks${rea
       const image = await buildTaskImage(engine, task);
       const [strace, ebpf] = await Promise.all([
         generateGold(engine, task, image, { sufficiency: false, tracer: resolveTracer('strace', undefined, false) }),
-        generateGold(engine, task, image, { sufficiency: false, tracer: resolveTracer('ebpf', verdict, false) }),
+        generateGold(engine, task, image, { sufficiency: false, tracer: resolveTracer('ebpf', verdict, false, native) }),
       ]);
       const diff = renderGoldDiff(diffGold(strace.gold, ebpf.gold), task.id);
       expect(errors(ebpf), diff).toEqual([]);
-      expect(ebpf.gold.provenance).toMatchObject({ tracer: 'ebpf', bpftrace_version: expect.stringMatching(/^\d+\.\d+/) as unknown });
+      expect(ebpf.gold.provenance).toMatchObject({ tracer: 'ebpf', ebpf_backend: 'native', ab_ebpf_version: expect.stringMatching(/^[0-9a-f]{16}$/) as unknown });
       expect(strace.gold.provenance).toMatchObject({ tracer: 'strace', strace_version: expect.stringMatching(/^\d+\.\d+/) as unknown });
       // A non-trivial oracle: two empty golds would be equal too.
       expect(ebpf.gold.required.read.length + ebpf.gold.required.write.length, diff).toBeGreaterThan(0);

@@ -1,7 +1,8 @@
 /**
  * The eBPF tracer against strace, on the starter tasks' oracles: one run of
  * solve.sh, traced by both at once (strace through the session as gen-gold
- * runs it, bpftrace on the container's cgroup from the host), so the two see
+ * runs it, the eBPF tracer — its native backend; the full tier also
+ * bpftrace — on the container's cgroup from the host), so the two see
  * the very same syscalls and any difference is the tracer's (but strace's
  * reads fault the tracee's pages in, which hides what eBPF alone misses there:
  * ebpf-gold.test.ts runs each tracer on its own). Agreement over
@@ -9,13 +10,24 @@
  * with the probe's reason, where eBPF cannot run (not root, no bpftrace, no
  * tracefs or BTF, Docker in a VM). The ci tier runs the fastest starter
  * tasks; the full tier all of them and one scenario per suite family (its
- * `-cln-0`, the plainest oracle of the family).
+ * `-cln-0`, the plainest oracle of the family). Last, the native backend
+ * reports a path longer than bpftrace's 199 bytes whole.
  */
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENV, readEnv } from '../../core/index.ts';
-import { connectDocker, type DockerEngine } from '../../docker/index.ts';
-import { commandEvents, compareTraces, gatherEbpfFacts, judgeEbpf, startEbpfTrace, type Agreement } from '../../sandbox/ebpf/index.ts';
+import { BASE_IMAGE_REF, connectDocker, type DockerEngine } from '../../docker/index.ts';
+import {
+  commandEvents,
+  compareTraces,
+  ensureEbpfTracer,
+  gatherEbpfFacts,
+  judgeEbpf,
+  startEbpfTrace,
+  type Agreement,
+  type EbpfBackend,
+  type EbpfFacts,
+} from '../../sandbox/ebpf/index.ts';
 import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage, openTaskSandbox } from '../../taskenv/index.ts';
@@ -29,29 +41,32 @@ const MIN_AGREEMENT = 0.99;
 const engine: DockerEngine = await connectDocker();
 // Docker Desktop and rootless engines are refused by what the engine says of itself.
 const info = (await engine.docker.info()) as { OperatingSystem?: string; SecurityOptions?: string[] };
-const verdict = judgeEbpf(
-  await gatherEbpfFacts({
-    engine: {
-      ...(info.OperatingSystem === undefined ? {} : { operatingSystem: info.OperatingSystem }),
-      ...(info.SecurityOptions === undefined ? {} : { securityOptions: info.SecurityOptions }),
-      ...(readEnv(ENV.DOCKER_HOST) === undefined ? {} : { host: readEnv(ENV.DOCKER_HOST) ?? '' }),
-    },
-  }),
-);
+const facts: EbpfFacts = await gatherEbpfFacts({
+  engine: {
+    ...(info.OperatingSystem === undefined ? {} : { operatingSystem: info.OperatingSystem }),
+    ...(info.SecurityOptions === undefined ? {} : { securityOptions: info.SecurityOptions }),
+    ...(readEnv(ENV.DOCKER_HOST) === undefined ? {} : { host: readEnv(ENV.DOCKER_HOST) ?? '' }),
+  },
+});
+const verdict = judgeEbpf(facts, 'native');
 const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
+const abEbpf = verdict.available ? (await ensureEbpfTracer(engine)).path : undefined;
+/** The full tier compares bpftrace too, where it can run. */
+const bpftraceVerdict = judgeEbpf(facts, 'bpftrace');
+const backends: EbpfBackend[] = FULL_TIER && bpftraceVerdict.available ? ['native', 'bpftrace'] : ['native'];
 const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
 const suiteFamilies: Task[] = FULL_TIER
   ? await Promise.all((await discoverTasks('tasks/suite')).filter((dir) => dir.endsWith('-cln-0')).map((dir) => loadTask(dir)))
   : [];
 const tasks = FULL_TIER ? [...starter, ...suiteFamilies] : starter.filter((t) => CI_TASKS.includes(t.id));
 
-async function traceBoth(task: Task): Promise<{ agreement: Agreement; ebpfUnparsed: string[]; lost: number; exitCode: number | null }> {
-  if (!verdict.available) throw new Error('unreachable: skipped');
+async function traceBoth(task: Task, backend: EbpfBackend): Promise<{ agreement: Agreement; ebpfUnparsed: string[]; lost: number; exitCode: number | null }> {
+  if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');
   const image = await buildTaskImage(engine, task);
   await using box = await openTaskSandbox(engine, task, image.tag, { pinCpu: 0 });
   await box.container.copyIn(dirname(task.files.solveSh), '/');
   const solve = `${CONTAINER_PATHS.solution}/solve.sh`;
-  const trace = await startEbpfTrace({ containerId: box.container.id, cgroup2Mount: verdict.cgroup2Mount });
+  const trace = await startEbpfTrace({ containerId: box.container.id, cgroup2Mount: verdict.cgroup2Mount, backend, abEbpf });
   const run = await box.session.run({ cmd: ['bash', solve], mode: { kind: 'unenforced' }, timeoutMs: 300_000 });
   const ebpf = await trace.stop();
   // The launcher exec the session started for solve.sh roots the command's tree (strace's own events are above it).
@@ -65,12 +80,12 @@ async function traceBoth(task: Task): Promise<{ agreement: Agreement; ebpfUnpars
 }
 
 describe(`eBPF tracer vs strace on the starter oracles (and the suite families, full tier)${reason}`, () => {
-  it.skipIf(!verdict.available).each(tasks.map((t) => [t.id, t] as const))(
-    '%s: ≥ 99% of gold-relevant events agree',
-    async (_id, task) => {
-      const r = await traceBoth(task);
+  it.skipIf(!verdict.available).each(backends.flatMap((b) => tasks.map((t) => [t.id, b, t] as const)))(
+    '%s (%s): ≥ 99% of gold-relevant events agree',
+    async (_id, backend, task) => {
+      const r = await traceBoth(task, backend);
       const report = [
-        `${task.id}: agreement ${(r.agreement.rate * 100).toFixed(2)}% (${r.agreement.matched} matched; strace ${r.agreement.totalA}, ebpf ${r.agreement.totalB}; lost ${r.lost})`,
+        `${task.id} (${backend}): agreement ${(r.agreement.rate * 100).toFixed(2)}% (${r.agreement.matched} matched; strace ${r.agreement.totalA}, ebpf ${r.agreement.totalB}; lost ${r.lost})`,
         ...r.agreement.differences.map((d) => `  strace ×${d.a} ebpf ×${d.b}  ${d.example}`),
         ...r.ebpfUnparsed.map((u) => `  ebpf unparsed: ${u}`),
       ].join('\n');
@@ -82,5 +97,23 @@ describe(`eBPF tracer vs strace on the starter oracles (and the suite families, 
       expect(r.agreement.rate, report).toBeGreaterThanOrEqual(MIN_AGREEMENT);
     },
     300_000,
+  );
+
+  it.skipIf(!verdict.available)(
+    'native: a path longer than bpftrace\'s 199 bytes comes through whole',
+    async () => {
+      if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');
+      await using container = await engine.startContainer({ image: BASE_IMAGE_REF, network: 'none' });
+      const dir = `/tmp/${'d'.repeat(150)}/${'e'.repeat(150)}`;
+      const trace = await startEbpfTrace({ containerId: container.id, cgroup2Mount: verdict.cgroup2Mount, abEbpf });
+      const run = await container.exec({ cmd: ['sh', '-c', `mkdir -p ${dir} && touch ${dir}/f`], timeoutMs: 30_000 });
+      const result = await trace.stop();
+      expect(run.exitCode).toBe(0);
+      expect(result.lost).toBe(0);
+      const paths = result.events.flatMap((e) => (e.kind === 'file' ? [e.path] : []));
+      expect(paths).toContain(`${dir}/f`);
+      expect(result.events.filter((e) => e.kind === 'unparsed' && e.reason.includes('cut'))).toEqual([]);
+    },
+    120_000,
   );
 });

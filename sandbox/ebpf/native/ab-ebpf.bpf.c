@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The native eBPF tracer's kernel side: one program for every
+ * tracepoint/syscalls/sys_enter_<name>, one for every sys_exit_<name> (the
+ * attach cookie says which syscall of the table it is), one for
+ * sched/sched_process_fork. Each first compares the current cgroup id with
+ * the container's and returns at once for any other process, then writes
+ * fixed-layout events (ab-ebpf.h) into one ring buffer WITHOUT waking the
+ * reader: user space drains it on a timer, so the tracee never pays for a
+ * wake-up (bpftrace's perf-buffer printfs woke its reader per record).
+ * Only the readiness marker forces a wake-up: run.ts waits for it.
+ *
+ * The semantics are program.ts's (see its header): strings that read empty at
+ * entry are read again at exit (not for execve/execveat), argv up to
+ * AB_ARGV_LIMIT with an M event when it goes on, O_TMPFILE opens report the
+ * inode the returned fd names.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "ab-ebpf.h"
+
+/* The kernel lends bpf_probe_read_user_str and friends only to GPL-compatible programs: this file
+ * (alone in the Apache-2.0 project) is dual BSD/GPL, as BPF programs usually are. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * The few kernel structs the O_TMPFILE inode read walks, as CO-RE
+ * relocations against the running kernel's BTF: declaring only the fields
+ * used keeps the build independent of the build host's kernel (a vmlinux.h
+ * generated there would tie the builder image's content hash to it).
+ */
+struct inode {
+  unsigned long i_ino;
+} __attribute__((preserve_access_index));
+struct file {
+  struct inode *f_inode;
+} __attribute__((preserve_access_index));
+struct fdtable {
+  unsigned int max_fds;
+  struct file **fd;
+} __attribute__((preserve_access_index));
+struct files_struct {
+  struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+struct task_struct {
+  struct files_struct *files;
+} __attribute__((preserve_access_index));
+
+/* Set by user space before load (read-only to the programs). */
+const volatile __u64 target_cgid = 0;
+const volatile __u32 ready_pid = 0;
+const volatile __u32 ready_len = 0;
+const volatile char ready_path[AB_READY_MAX] = {};
+const volatile __u32 fork_parent_off = 12;
+const volatile __u32 fork_child_off = 20;
+const volatile struct ab_call calls[AB_MAX_CALLS] = {};
+
+#define O_TMPFILE_BIT 020000000
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 32 << 20);
+} events SEC(".maps");
+
+/* Events built here, then copied out at their real size (a reserve must be of a constant size). */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct ab_event);
+} scratch SEC(".maps");
+
+/* Events the ring buffer had no room for, per CPU: printed at exit as `Lost N events`. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} lost SEC(".maps");
+
+/* What a thread's exit must do for the call it entered: strings to re-read, an O_TMPFILE inode. */
+struct pending {
+  __u64 ptr[AB_MAX_ARGS];
+  __u8 mask;
+  __u8 tmpfile;
+  __u8 call;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, struct pending);
+} pendings SEC(".maps");
+
+struct exit_ctx {
+  __u64 common;
+  __s64 nr;
+  __s64 ret;
+};
+
+static __always_inline struct ab_event *event_init(__u8 type, __u8 call, __u64 pid_tgid) {
+  __u32 zero = 0;
+  struct ab_event *e = bpf_map_lookup_elem(&scratch, &zero);
+  if (!e) return 0;
+  e->ts = bpf_ktime_get_ns();
+  e->tgid = pid_tgid >> 32;
+  e->tid = (__u32)pid_tgid;
+  e->type = type;
+  e->call = call;
+  e->idx = 0;
+  e->len = 0;
+  return e;
+}
+
+static __always_inline void submit(struct ab_event *e, __u64 flags) {
+  __u32 len = e->len;
+  if (len > AB_STR_MAX) len = AB_STR_MAX;
+  if (bpf_ringbuf_output(&events, e, AB_EVENT_HEAD + len, flags) != 0) {
+    __u32 zero = 0;
+    __u64 *n = bpf_map_lookup_elem(&lost, &zero);
+    if (n) *n += 1;
+  }
+}
+
+/* A user string into e->data; its length without the NUL, 0 when unreadable (as bpftrace's str() gives ""). */
+static __always_inline __u32 read_str(struct ab_event *e, __u64 ptr) {
+  long n = bpf_probe_read_user_str(e->data, AB_STR_MAX, (const void *)ptr);
+  e->len = n > 0 ? (__u32)(n - 1) : 0;
+  return e->len;
+}
+
+/* The host's readiness open (run.ts): openat by ready_pid of exactly ready_path. */
+static __always_inline void maybe_ready(__u64 pid_tgid, const struct ab_call *c, const __u64 *args) {
+  if ((pid_tgid >> 32) != ready_pid || !(c->flags & AB_CALL_READY)) return;
+  char buf[AB_READY_MAX];
+  __u32 slot = c->filename_slot;
+  if (slot >= AB_MAX_ARGS) return;
+  long n = bpf_probe_read_user_str(buf, sizeof buf, (const void *)args[slot]);
+  if (n != (long)ready_len + 1) return;
+  for (int i = 0; i < AB_READY_MAX; i++) {
+    if (i >= ready_len) break;
+    if (buf[i] != ready_path[i]) return;
+  }
+  struct ab_event *e = event_init(AB_EV_Y, 0, pid_tgid);
+  if (e) submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline void argv_events(__u8 call, __u64 pid_tgid, __u64 argv) {
+  for (int i = 0; i < AB_ARGV_LIMIT; i++) {
+    __u64 a = 0;
+    if (bpf_probe_read_user(&a, sizeof a, (const void *)(argv + i * 8)) != 0 || a == 0) return;
+    struct ab_event *e = event_init(AB_EV_A, call, pid_tgid);
+    if (!e) return;
+    e->idx = i;
+    read_str(e, a);
+    submit(e, BPF_RB_NO_WAKEUP);
+  }
+  __u64 more = 0;
+  bpf_probe_read_user(&more, sizeof more, (const void *)(argv + AB_ARGV_LIMIT * 8));
+  if (more != 0) {
+    struct ab_event *e = event_init(AB_EV_M, call, pid_tgid);
+    if (e) submit(e, BPF_RB_NO_WAKEUP);
+  }
+}
+
+SEC("tracepoint")
+int on_enter(void *ctx) {
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  if (cookie >= AB_MAX_CALLS) return 0;
+  const struct ab_call *c = (const struct ab_call *)&calls[cookie];
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u64 args[AB_MAX_ARGS] = {};
+  if (bpf_get_current_cgroup_id() != target_cgid) {
+    // The readiness open comes from the host process, outside the container's cgroup.
+    if ((pid_tgid >> 32) == ready_pid && (c->flags & AB_CALL_READY)) {
+      bpf_probe_read_kernel(args, sizeof args, (char *)ctx + 16);
+      maybe_ready(pid_tgid, c, args);
+    }
+    return 0;
+  }
+  // The syscall's arguments sit at 16 + 8 * slot; a helper read, because a direct load past the
+  // smallest tracepoint's record would make the program unattachable to it.
+  bpf_probe_read_kernel(args, sizeof args, (char *)ctx + 16);
+  struct ab_event *e = event_init(AB_EV_S, (__u8)cookie, pid_tgid);
+  if (!e) return 0;
+  struct pending p = {};
+  p.call = (__u8)cookie;
+  int first = -1;
+  for (int i = 0; i < AB_MAX_ARGS; i++) {
+    e->v[i] = args[i];
+  }
+  for (int i = 0; i < AB_MAX_ARGS; i++) {
+    if (i >= c->nargs) break;
+    __u8 kind = c->args[i].kind;
+    __u32 slot = c->args[i].slot;
+    if (slot >= AB_MAX_ARGS) return 0;
+    if (kind == AB_HOW) {
+      __u64 how = 0;
+      bpf_probe_read_user(&how, sizeof how, (const void *)args[slot]);
+      e->v[slot] = how;
+    } else if (kind == AB_SOCK) {
+      __u32 len_slot = c->args[i].len_slot;
+      if (len_slot >= AB_MAX_ARGS) return 0;
+      // A NULL address (sendto on a connected socket) or a negative length copies nothing.
+      __s32 given = (__s32)args[len_slot];
+      __u32 len = args[slot] == 0 || given < 0 ? 0 : (__u32)given;
+      if (len > AB_SOCK_MAX) len = AB_SOCK_MAX;
+      // Hide the bound from the compiler so the mask stays next to the call: the verifier needs it there.
+      asm volatile("" : "+r"(len));
+      len &= 0x7f;
+      if (len > 0 && bpf_probe_read_user(e->data, len, (const void *)args[slot]) != 0) len = 0;
+      e->len = len;
+    } else if (kind == AB_STR && first < 0) {
+      first = i;
+      if (read_str(e, args[slot]) == 0 && !(c->flags & AB_CALL_EXEC)) {
+        p.mask |= 1 << i;
+        p.ptr[i] = args[slot];
+      }
+    }
+  }
+  submit(e, BPF_RB_NO_WAKEUP);
+  // Further strings: a P event each (the S event carries the first).
+  for (int i = 0; i < AB_MAX_ARGS; i++) {
+    if (i >= c->nargs) break;
+    if (c->args[i].kind != AB_STR || i == first) continue;
+    __u32 slot = c->args[i].slot;
+    if (slot >= AB_MAX_ARGS) return 0;
+    e = event_init(AB_EV_P, (__u8)cookie, pid_tgid);
+    if (!e) return 0;
+    e->idx = i;
+    if (read_str(e, args[slot]) == 0 && !(c->flags & AB_CALL_EXEC)) {
+      p.mask |= 1 << i;
+      p.ptr[i] = args[slot];
+    }
+    submit(e, BPF_RB_NO_WAKEUP);
+  }
+  if (c->flags & AB_CALL_EXEC) {
+    __u32 argv_slot = c->aux_slot;
+    if (argv_slot < AB_MAX_ARGS) argv_events((__u8)cookie, pid_tgid, args[argv_slot]);
+  }
+  if (c->flags & AB_CALL_TMPFILE) {
+    __u32 fs = c->aux_slot;
+    if (fs < AB_MAX_ARGS && (args[fs] & O_TMPFILE_BIT)) p.tmpfile = 1;
+  }
+  if (p.mask || p.tmpfile) {
+    __u32 tid = (__u32)pid_tgid;
+    bpf_map_update_elem(&pendings, &tid, &p, BPF_ANY);
+  }
+  return 0;
+}
+
+SEC("tracepoint")
+int on_exit(struct exit_ctx *ctx) {
+  if (bpf_get_current_cgroup_id() != target_cgid) return 0;
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  if (cookie >= AB_MAX_CALLS) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tid = (__u32)pid_tgid;
+  __s64 ret = ctx->ret;
+  struct pending *p = bpf_map_lookup_elem(&pendings, &tid);
+  if (p) {
+    struct pending copy = *p;
+    bpf_map_delete_elem(&pendings, &tid);
+    if (copy.call == cookie) {
+      if (copy.tmpfile && ret >= 0) {
+        struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+        struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+        struct file *f = 0;
+        bpf_probe_read_kernel(&f, sizeof f, fds + ret);
+        struct ab_event *e = event_init(AB_EV_I, (__u8)cookie, pid_tgid);
+        if (e) {
+          e->v[0] = BPF_CORE_READ(f, f_inode, i_ino);
+          submit(e, BPF_RB_NO_WAKEUP);
+        }
+      }
+      for (int i = 0; i < AB_MAX_ARGS; i++) {
+        if (!(copy.mask & (1 << i))) continue;
+        struct ab_event *e = event_init(AB_EV_P, (__u8)cookie, pid_tgid);
+        if (!e) break;
+        e->idx = i;
+        read_str(e, copy.ptr[i]);
+        submit(e, BPF_RB_NO_WAKEUP);
+      }
+    }
+  }
+  struct ab_event *e = event_init(AB_EV_R, (__u8)cookie, pid_tgid);
+  if (!e) return 0;
+  e->v[0] = (__u64)ret;
+  submit(e, BPF_RB_NO_WAKEUP);
+  return 0;
+}
+
+SEC("tracepoint")
+int on_fork(void *ctx) {
+  if (bpf_get_current_cgroup_id() != target_cgid) return 0;
+  // The pids' offsets come from the tracepoint's format file (they moved between kernels).
+  __u8 rec[64] = {};
+  bpf_probe_read_kernel(rec, sizeof rec, ctx);
+  __u32 po = fork_parent_off & 0x3c;
+  __u32 co = fork_child_off & 0x3c;
+  struct ab_event *e = event_init(AB_EV_F, 0, bpf_get_current_pid_tgid());
+  if (!e) return 0;
+  e->v[0] = (__u64)(__s64) * (__s32 *)(rec + po);
+  e->v[1] = (__u64)(__s64) * (__s32 *)(rec + co);
+  submit(e, BPF_RB_NO_WAKEUP);
+  return 0;
+}

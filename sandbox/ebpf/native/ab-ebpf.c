@@ -1,0 +1,445 @@
+/*
+ * ab-ebpf: the native eBPF tracer (sandbox/ebpf/native.ts builds it, run.ts
+ * runs it as root on the host). Loads ab-ebpf.bpf.c (embedded as a libbpf
+ * skeleton), attaches it to each syscall's enter/exit tracepoint and to
+ * sched_process_fork, filtered on one container's cgroup id, and prints every
+ * event as EXACTLY the text record the bpftrace program (program.ts) prints,
+ * so parse.ts reads both backends alike:
+ *
+ *   RS nonce US type US field US field ... US \n
+ *
+ * The ring buffer is drained every POLL_MS (at once again while a pass was
+ * busy): the programs never wake this reader, except for the readiness
+ * marker. On SIGINT/SIGTERM it drains once more, prints `Lost N events` on
+ * stderr when the ring buffer overflowed, closes both outputs (the trace is
+ * complete: run.ts stops waiting there), detaches and exits 0.
+ *
+ * Everything in the events is the container's (hostile) bytes: every copy is
+ * bounded by the length the BPF side recorded and by the sample's size. The
+ * program runs as root: its arguments are parsed strictly (usage: exit 2),
+ * and it opens nothing but what libbpf needs (BTF, tracefs ids).
+ *
+ * Usage: ab-ebpf --cgroup-id N --nonce NONCE --ready-pid N --ready-path PATH
+ *                --fork-offsets PARENT,CHILD --call SPEC [--call SPEC]...
+ *        ab-ebpf --version
+ * SPEC: NAME:FLAGS:ARGS — FLAGS `-` or any of x<slot> (exec: argv slot),
+ * t<slot> (O_TMPFILE: flags slot), r<slot> (readiness: path slot); ARGS a
+ * comma list in the table's order of i<slot> (int: printed as bpftrace's %d
+ * prints it, the low 32 bits signed), s<slot> (string), h<slot> (open_how
+ * flags, unsigned 64-bit), a<slot><len slot> (sockaddr, `\xNN` per byte).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ab-ebpf.h"
+#include "ab-ebpf.skel.h"
+
+#define RS '\x1e'
+#define US '\x1f'
+#define POLL_MS 5
+/* A pass that consumed this many events drains again at once instead of sleeping. */
+#define BUSY_EVENTS 256
+#define NAME_MAX_LEN 31
+#define EXIT_USAGE 2
+#define EXIT_LOAD 3
+
+struct call_text {
+  char name[NAME_MAX_LEN + 1];
+  /* The argument letters per table position: i/s/h/a. */
+  char kind[AB_MAX_ARGS];
+  unsigned char slot[AB_MAX_ARGS];
+};
+
+static struct call_text texts[AB_MAX_CALLS];
+static int ncalls;
+static char nonce[65];
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig) {
+  (void)sig;
+  stopping = 1;
+}
+
+static int usage(const char *why) {
+  fprintf(stderr, "ab-ebpf: %s\n", why);
+  return EXIT_USAGE;
+}
+
+static int parse_u64(const char *s, unsigned long long *out) {
+  if (*s == '\0' || strlen(s) > 20) return -1;
+  unsigned long long v = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9') return -1;
+    unsigned long long d = (unsigned long long)(*p - '0');
+    if (v > (~0ULL - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+static int slot_of(char c) {
+  return c >= '0' && c < '0' + AB_MAX_ARGS ? c - '0' : -1;
+}
+
+/* NAME:FLAGS:ARGS into the BPF table entry and the formatter's text. */
+static int parse_call(const char *spec, struct ab_call *c, struct call_text *t) {
+  const char *colon = strchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : 0;
+  if (!colon || n == 0 || n > NAME_MAX_LEN) return -1;
+  for (size_t i = 0; i < n; i++) {
+    char ch = spec[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return -1;
+  }
+  memcpy(t->name, spec, n);
+  t->name[n] = '\0';
+  const char *p = colon + 1;
+  if (*p == '-') {
+    p++;
+  } else {
+    while (*p && *p != ':') {
+      int slot = slot_of(p[1]);
+      if (slot < 0) return -1;
+      if (p[0] == 'x') {
+        c->flags |= AB_CALL_EXEC;
+        c->aux_slot = slot;
+      } else if (p[0] == 't') {
+        c->flags |= AB_CALL_TMPFILE;
+        c->aux_slot = slot;
+      } else if (p[0] == 'r') {
+        c->flags |= AB_CALL_READY;
+        c->filename_slot = slot;
+      } else {
+        return -1;
+      }
+      p += 2;
+    }
+  }
+  if (*p != ':') return -1;
+  p++;
+  int nargs = 0;
+  while (*p) {
+    if (nargs >= AB_MAX_ARGS) return -1;
+    struct ab_arg *a = &c->args[nargs];
+    int slot = slot_of(p[1]);
+    if (slot < 0) return -1;
+    a->slot = slot;
+    t->slot[nargs] = slot;
+    t->kind[nargs] = p[0];
+    if (p[0] == 'i' || p[0] == 's' || p[0] == 'h') {
+      a->kind = p[0] == 'i' ? AB_INT : p[0] == 's' ? AB_STR : AB_HOW;
+      p += 2;
+    } else if (p[0] == 'a') {
+      int len = slot_of(p[2]);
+      if (len < 0) return -1;
+      a->kind = AB_SOCK;
+      a->len_slot = len;
+      p += 3;
+    } else {
+      return -1;
+    }
+    nargs++;
+    if (*p == ',') {
+      p++;
+      if (*p == '\0') return -1;
+    } else if (*p != '\0') {
+      return -1;
+    }
+  }
+  if (nargs == 0) return -1;
+  c->nargs = nargs;
+  return 0;
+}
+
+/* The record's start: RS nonce US type US ts US tgid US tid. */
+static void head(char type, const struct ab_event *e) {
+  printf("%c%s%c%c%c%llu%c%d%c%d", RS, nonce, US, type, US, e->ts, US, (int)e->tgid, US, (int)e->tid);
+}
+
+/* Raw bytes, bounded by the recorded length and by what the sample holds. */
+static void bytes(const struct ab_event *e, size_t avail) {
+  size_t n = e->len < avail ? e->len : avail;
+  fwrite(e->data, 1, n, stdout);
+}
+
+static void end(void) {
+  putchar(US);
+  putchar('\n');
+}
+
+static int on_event(void *ctx, void *data, size_t size) {
+  (void)ctx;
+  if (size < AB_EVENT_HEAD) return 0;
+  const struct ab_event *e = data;
+  size_t avail = size - AB_EVENT_HEAD;
+  const struct call_text *t = e->call < ncalls ? &texts[e->call] : NULL;
+  switch (e->type) {
+    case AB_EV_S: {
+      if (!t) return 0;
+      head('S', e);
+      printf("%c%s", US, t->name);
+      int first = -1;
+      for (int i = 0; i < AB_MAX_ARGS && t->kind[i]; i++) {
+        char k = t->kind[i];
+        int slot = t->slot[i];
+        if (k == 's') {
+          if (first < 0) first = i;
+          continue;
+        }
+        putchar(US);
+        if (k == 'i') printf("%d", (int)(unsigned int)e->v[slot]);
+        else if (k == 'h') printf("%llu", e->v[slot]);
+        else {
+          size_t n = e->len < avail ? e->len : avail;
+          for (size_t b = 0; b < n && b < AB_SOCK_MAX; b++) printf("\\x%02x", e->data[b]);
+        }
+      }
+      if (first >= 0) {
+        putchar(US);
+        bytes(e, avail);
+      }
+      end();
+      break;
+    }
+    case AB_EV_P:
+    case AB_EV_A:
+      head((char)e->type, e);
+      printf("%c%d%c", US, e->idx, US);
+      bytes(e, avail);
+      end();
+      break;
+    case AB_EV_M:
+      head('M', e);
+      end();
+      break;
+    case AB_EV_R:
+      if (!t) return 0;
+      head('R', e);
+      printf("%c%s%c%lld", US, t->name, US, (long long)e->v[0]);
+      end();
+      break;
+    case AB_EV_I:
+      head('I', e);
+      printf("%c%llu", US, e->v[0]);
+      end();
+      break;
+    case AB_EV_F:
+      printf("%c%s%c%c%c%llu%c%d%c%d%c%d", RS, nonce, US, 'F', US, e->ts, US, (int)e->tgid, US, (int)(long long)e->v[0], US,
+             (int)(long long)e->v[1]);
+      end();
+      break;
+    case AB_EV_Y:
+      printf("%c%s%c%c%c%llu", RS, nonce, US, 'Y', US, e->ts);
+      end();
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
+static void *detach_one(void *link) {
+  bpf_link__destroy(link);
+  return NULL;
+}
+
+/*
+ * Detach every link at once: each tracepoint's last detach waits for an RCU grace period
+ * (~60-80 ms on this 2-core VM), and concurrent waiters share one, so ~90 links take about
+ * one wait instead of ~6 s in a row. A link whose thread could not start is detached here.
+ */
+static void detach_all(struct bpf_link **links, int n) {
+  static pthread_t threads[2 * AB_MAX_CALLS + 1];
+  int started[2 * AB_MAX_CALLS + 1] = {0};
+  for (int i = 0; i < n; i++) started[i] = pthread_create(&threads[i], NULL, detach_one, links[i]) == 0;
+  for (int i = 0; i < n; i++) {
+    if (started[i]) pthread_join(threads[i], NULL);
+    else bpf_link__destroy(links[i]);
+  }
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list args) {
+  // Warnings and errors only: the debug stream is megabytes of verifier output.
+  if (level == LIBBPF_DEBUG) return 0;
+  return vfprintf(stderr, fmt, args);
+}
+
+static int valid_nonce(const char *s) {
+  size_t n = strlen(s);
+  if (n < 8 || n > 64) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return 0;
+  }
+  return 1;
+}
+
+static int valid_ready_path(const char *s) {
+  size_t n = strlen(s);
+  if (n < 2 || n >= AB_READY_MAX || s[0] != '/') return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("/._-", c))) return 0;
+  }
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    printf("ab-ebpf libbpf %u.%u\n", libbpf_major_version(), libbpf_minor_version());
+    return 0;
+  }
+  unsigned long long cgid = 0, ready_pid = 0, fork_parent = 0, fork_child = 0;
+  const char *ready_path = NULL;
+  static struct ab_call calls[AB_MAX_CALLS];
+  int have_fork = 0;
+  for (int i = 1; i < argc; i += 2) {
+    const char *opt = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!val) return usage("an option without its value");
+    if (strcmp(opt, "--cgroup-id") == 0) {
+      if (parse_u64(val, &cgid) != 0 || cgid <= 1) return usage("--cgroup-id: a container's cgroup id (> 1)");
+    } else if (strcmp(opt, "--nonce") == 0) {
+      if (!valid_nonce(val)) return usage("--nonce: 8-64 letters or digits");
+      strcpy(nonce, val);
+    } else if (strcmp(opt, "--ready-pid") == 0) {
+      if (parse_u64(val, &ready_pid) != 0 || ready_pid == 0 || ready_pid > 0x7fffffff) return usage("--ready-pid: a pid");
+    } else if (strcmp(opt, "--ready-path") == 0) {
+      if (!valid_ready_path(val)) return usage("--ready-path: an absolute path of [A-Za-z0-9/._-]");
+      ready_path = val;
+    } else if (strcmp(opt, "--fork-offsets") == 0) {
+      char a[8], b[8];
+      const char *comma = strchr(val, ',');
+      size_t la = comma ? (size_t)(comma - val) : 0;
+      if (!comma || la == 0 || la >= sizeof a || strlen(comma + 1) >= sizeof b) return usage("--fork-offsets: PARENT,CHILD");
+      memcpy(a, val, la);
+      a[la] = '\0';
+      strcpy(b, comma + 1);
+      if (parse_u64(a, &fork_parent) != 0 || parse_u64(b, &fork_child) != 0 || fork_parent > 60 || fork_child > 60 || fork_parent % 4 != 0 ||
+          fork_child % 4 != 0)
+        return usage("--fork-offsets: 4-aligned offsets below 64");
+      have_fork = 1;
+    } else if (strcmp(opt, "--call") == 0) {
+      if (ncalls >= AB_MAX_CALLS) return usage("too many --call");
+      if (parse_call(val, &calls[ncalls], &texts[ncalls]) != 0) return usage("--call: NAME:FLAGS:ARGS (see the source's header)");
+      ncalls++;
+    } else {
+      return usage("unknown option");
+    }
+  }
+  if (cgid == 0 || nonce[0] == '\0' || ready_pid == 0 || !ready_path || !have_fork || ncalls == 0)
+    return usage("needs --cgroup-id, --nonce, --ready-pid, --ready-path, --fork-offsets and at least one --call");
+
+  // Never outlive the process that reads us: a root tracer left behind would trace on.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() == 1) return usage("the parent is gone");
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  libbpf_set_print(libbpf_log);
+  static char outbuf[1 << 20];
+  setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+
+  struct ab_ebpf_bpf *skel = ab_ebpf_bpf__open();
+  if (!skel) {
+    fprintf(stderr, "ab-ebpf: could not open the BPF object: %s\n", strerror(errno));
+    return EXIT_LOAD;
+  }
+  skel->rodata->target_cgid = cgid;
+  skel->rodata->ready_pid = (unsigned int)ready_pid;
+  skel->rodata->ready_len = (unsigned int)strlen(ready_path);
+  memcpy((char *)skel->rodata->ready_path, ready_path, strlen(ready_path));
+  skel->rodata->fork_parent_off = (unsigned int)fork_parent;
+  skel->rodata->fork_child_off = (unsigned int)fork_child;
+  memcpy((void *)skel->rodata->calls, calls, sizeof calls);
+  int err = ab_ebpf_bpf__load(skel);
+  if (err) {
+    fprintf(stderr, "ab-ebpf: could not load the BPF programs: %s\n", strerror(-err));
+    ab_ebpf_bpf__destroy(skel);
+    return EXIT_LOAD;
+  }
+  static struct bpf_link *links[2 * AB_MAX_CALLS + 1];
+  int nlinks = 0;
+  for (int i = 0; i < ncalls && !err; i++) {
+    char tp[64];
+    const char *names[2] = {"sys_enter_%s", "sys_exit_%s"};
+    struct bpf_program *progs[2] = {skel->progs.on_enter, skel->progs.on_exit};
+    for (int k = 0; k < 2; k++) {
+      LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = (unsigned long long)i);
+      snprintf(tp, sizeof tp, names[k], texts[i].name);
+      struct bpf_link *l = bpf_program__attach_tracepoint_opts(progs[k], "syscalls", tp, &opts);
+      if (!l) {
+        err = -errno;
+        fprintf(stderr, "ab-ebpf: could not attach syscalls/%s: %s\n", tp, strerror(errno));
+        break;
+      }
+      links[nlinks++] = l;
+    }
+  }
+  if (!err) {
+    struct bpf_link *l = bpf_program__attach_tracepoint(skel->progs.on_fork, "sched", "sched_process_fork");
+    if (!l) {
+      err = -errno;
+      fprintf(stderr, "ab-ebpf: could not attach sched/sched_process_fork: %s\n", strerror(errno));
+    } else {
+      links[nlinks++] = l;
+    }
+  }
+  struct ring_buffer *rb = NULL;
+  if (!err) {
+    rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
+    if (!rb) {
+      err = -errno;
+      fprintf(stderr, "ab-ebpf: could not open the ring buffer: %s\n", strerror(errno));
+    }
+  }
+  if (!err) {
+    // Everything is attached: from here every record comes out (the readiness marker first proves it).
+    while (!stopping) {
+      int n = ring_buffer__consume(rb);
+      if (n < 0 && n != -EINTR) {
+        fprintf(stderr, "ab-ebpf: reading the ring buffer: %s\n", strerror(-n));
+        err = n;
+        break;
+      }
+      if (fflush(stdout) != 0) break;
+      if (n >= BUSY_EVENTS) continue;
+      // Sleeps POLL_MS unless the readiness marker forces a wake-up (then drains it at once).
+      n = ring_buffer__poll(rb, POLL_MS);
+      if (n > 0 && fflush(stdout) != 0) break;
+    }
+    // Everything before the host's last readiness marker is out already (run.ts waits for it);
+    // this drain takes what came after.
+    ring_buffer__consume(rb);
+    fflush(stdout);
+    unsigned int key = 0;
+    int ncpu = libbpf_num_possible_cpus();
+    unsigned long long total = 0;
+    if (ncpu > 0 && ncpu <= 4096) {
+      unsigned long long *per = calloc((size_t)ncpu, sizeof *per);
+      if (per && bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &key, per) == 0)
+        for (int i = 0; i < ncpu; i++) total += per[i];
+      free(per);
+    }
+    if (total > 0) fprintf(stderr, "Lost %llu events\n", total);
+    // Detaching takes seconds (see detach_all): the reader need not wait for it.
+    libbpf_set_print(NULL);
+    fclose(stdout);
+    fclose(stderr);
+    detach_all(links, nlinks);
+    nlinks = 0;
+  }
+  ring_buffer__free(rb);
+  for (int i = 0; i < nlinks; i++) bpf_link__destroy(links[i]);
+  ab_ebpf_bpf__destroy(skel);
+  return err ? EXIT_LOAD : 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * The layout shared by the BPF programs (ab-ebpf.bpf.c) and the user-space
+ * reader (ab-ebpf.c): the per-syscall argument table user space fills in
+ * before load, and the fixed-layout event the programs write to the ring
+ * buffer. Fixed widths only: the same header is compiled for the BPF target
+ * and for x86_64.
+ */
+#ifndef AB_EBPF_H
+#define AB_EBPF_H
+
+/* Syscalls one run may trace (the table in sandbox/ebpf/syscalls.ts has ~45). */
+#define AB_MAX_CALLS 64
+/* Tracepoint arguments: the syscall's, at ctx offset 16 + 8 * slot. */
+#define AB_MAX_ARGS 6
+/* Longest string copied (PATH_MAX, NUL included): a read of AB_STR_MAX - 1 bytes may have been cut. */
+#define AB_STR_MAX 4096
+/* Bytes of a sockaddr copied: sizeof(struct sockaddr_un), as program.ts's SOCKADDR_LIMIT. */
+#define AB_SOCK_MAX 110
+/* execve arguments copied per call, as syscalls.ts's ARGV_LIMIT. */
+#define AB_ARGV_LIMIT 24
+/* The readiness path's longest length (run.ts's paths are far shorter). */
+#define AB_READY_MAX 128
+
+enum ab_kind { AB_NONE = 0, AB_INT = 1, AB_STR = 2, AB_SOCK = 3, AB_HOW = 4 };
+
+/* Call flags. */
+#define AB_CALL_EXEC 1    /* execve/execveat: argv records, no re-read at exit */
+#define AB_CALL_TMPFILE 2 /* open/openat: O_TMPFILE in the flags slot asks for the inode at exit */
+#define AB_CALL_READY 4   /* openat: the readiness marker's call */
+
+struct ab_arg {
+  unsigned char kind;    /* enum ab_kind */
+  unsigned char slot;    /* which syscall argument (0..5) */
+  unsigned char len_slot; /* AB_SOCK: the slot holding the length */
+  unsigned char pad;
+};
+
+struct ab_call {
+  unsigned char nargs;
+  unsigned char flags;
+  unsigned char aux_slot; /* AB_CALL_EXEC: the argv slot; AB_CALL_TMPFILE: the open flags' slot */
+  unsigned char filename_slot; /* AB_CALL_READY: the slot holding the path */
+  struct ab_arg args[AB_MAX_ARGS];
+};
+
+/* Event types: the record letters program.ts prints. */
+#define AB_EV_S 'S'
+#define AB_EV_P 'P'
+#define AB_EV_R 'R'
+#define AB_EV_A 'A'
+#define AB_EV_M 'M'
+#define AB_EV_F 'F'
+#define AB_EV_Y 'Y'
+#define AB_EV_I 'I'
+
+struct ab_event {
+  unsigned long long ts;
+  unsigned int tgid;
+  unsigned int tid;
+  unsigned char type;
+  unsigned char call; /* index into the call table */
+  unsigned char idx;  /* P: the argument index in the call's table; A: the argv index */
+  unsigned char pad;
+  unsigned int len;   /* bytes in data: a string (no NUL) or a sockaddr */
+  unsigned long long v[AB_MAX_ARGS]; /* S: the raw argument slots; R: ret; F: parent, child; I: inode */
+  unsigned char data[AB_STR_MAX];
+};
+
+#define AB_EVENT_HEAD ((unsigned long)&((struct ab_event *)0)->data)
+
+#endif

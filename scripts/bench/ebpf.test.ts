@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { renderEbpfBench, type EbpfBenchRow } from './ebpf.ts';
+import { summarize } from './stats.ts';
+
+const ms = (median: number) => summarize([median, median, median]);
+
+describe('renderEbpfBench', () => {
+  const row: EbpfBenchRow = {
+    id: 'find',
+    label: 'find /usr',
+    untracedBefore: ms(100),
+    untracedAfter: ms(300),
+    strace: ms(500),
+    traced: { native: { summary: ms(240), lost: 0, events: 1234 }, bpftrace: { summary: ms(3000), lost: 7, events: 1200 } },
+  };
+
+  it('prints both backends beside strace, against the mean of the untraced medians', () => {
+    const text = renderEbpfBench({ rows: [row], skippedBackends: {} });
+    const line = text.split('\n').find((l) => l.includes('find /usr')) ?? '';
+    // Baseline (100 + 300) / 2 = 200 ms: strace 2.50×, native 1.20×, bpftrace 15.00×.
+    expect(line).toMatch(/200 ms\s+2\.50×\s+1\.20×\s+15\.00×\s+100 \/ 300 ms\s+1234 \(0\) \/ 1200 \(7\)/);
+  });
+
+  it('says which backend was skipped and why, and shows a dash for it', () => {
+    const { bpftrace: _b, ...onlyNative } = row.traced;
+    const text = renderEbpfBench({ rows: [{ ...row, traced: onlyNative }], skippedBackends: { bpftrace: 'bpftrace is not installed' } });
+    expect(text).toContain('bpftrace skipped: bpftrace is not installed');
+    expect(text.split('\n').find((l) => l.includes('find /usr'))).toMatch(/1\.20×\s+—\s/);
+    expect(renderEbpfBench({ skipped: 'native: not root' })).toContain('skipped: native: not root');
+  });
+});
