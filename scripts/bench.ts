@@ -50,7 +50,7 @@ const PHASES_TASK = 'log-triage';
 const PHASES_ROLLOUTS = { full: 20, quick: 6 } as const;
 /** Real rollouts/min at -n 1, 2, 4 (scripts/bench/concurrency.ts): starter tasks, rollouts per job, rounds. */
 const RATE_TASKS = ['log-triage', 'csv-sales-report', 'ini-config-repair'] as const;
-const RATE_PLAN = { full: { perJob: 12, rounds: 3 }, quick: { perJob: 6, rounds: 1 } } as const;
+const RATE_PLAN = { full: { perJob: 18, rounds: 3 }, quick: { perJob: 6, rounds: 1 } } as const;
 /** Concurrencies (e) compares: -n 2 fills a 2-core machine, -n 4 oversubscribes it (slots share CPUs). */
 const ROLLOUT_CONCURRENCIES = [1, 2, 4] as const;
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { concurrencyOrder, concurrencyRows, projectReproduce, renderConcurrency, REPRODUCE, type ConcurrencyRun } from './concurrency.ts';
+import { concurrencyOrder, concurrencyRows, projectReproduce, renderConcurrency, REPRODUCE, steadyStretch, type ConcurrencyRun } from './concurrency.ts';
 
-const run = (concurrency: number, seconds: number, round = 0, rollouts = 12): ConcurrencyRun => ({ concurrency, round, rollouts, seconds });
+/** A run whose steady stretch has the same rate as the whole (the tests of the arithmetic). */
+const run = (concurrency: number, seconds: number, round = 0, rollouts = 12): ConcurrencyRun => ({ concurrency, round, rollouts, seconds, steady: { seconds, rollouts } });
 
 describe('real-rollout concurrency rows', () => {
   it('takes the median rate over rounds per -n and divides by -n 1', () => {
@@ -21,6 +22,21 @@ describe('real-rollout concurrency rows', () => {
     expect(projectReproduce(at4)).toBeCloseTo((REPRODUCE.rollouts + REPRODUCE.rerun) / 120);
   });
 
+  it('takes the steady stretch from the n-th start to the last start', () => {
+    // -n 2, six rollouts: two start at once, then one every 2 s as slots free up.
+    expect(steadyStretch([0, 10, 2000, 4000, 6000, 8000], 2)).toEqual({ seconds: 7.99, rollouts: 4 });
+    expect(steadyStretch([0, 1000, 2000], 1)).toEqual({ seconds: 2, rollouts: 2 });
+    expect(steadyStretch([0, 10], 2)).toBeUndefined();
+  });
+
+  it('divides steady rates by -n 1, keeps the overall rate beside them, and has no ratio without a steady stretch', () => {
+    const slow = { concurrency: 4, round: 0, rollouts: 12, seconds: 12, steady: { seconds: 4, rollouts: 8 } }; // overall 60, steady 120 /min
+    const rows = concurrencyRows([run(1, 24), slow, { concurrency: 2, round: 0, rollouts: 2, seconds: 3 }]);
+    expect(rows[2]).toMatchObject({ per_minute: 60, steady_per_minute: 120, ratio: 4 });
+    expect(rows[1]).toMatchObject({ steady_per_minute: null, ratio: null });
+    expect(projectReproduce(rows)).toBeCloseTo((REPRODUCE.rollouts + REPRODUCE.rerun) / 120);
+  });
+
   it('rotates the order of the -n values from round to round', () => {
     expect(concurrencyOrder([1, 2, 4], 0)).toEqual([1, 2, 4]);
     expect(concurrencyOrder([1, 2, 4], 1)).toEqual([2, 4, 1]);
@@ -30,7 +46,7 @@ describe('real-rollout concurrency rows', () => {
   it('prints each rate, the ratio of the largest -n with its target, and the projection', () => {
     const rows = concurrencyRows([run(1, 24), run(4, 12)]); // 30 and 60 /min
     const text = renderConcurrency({ tasks: ['a', 'b'], rows, projected_reproduce_min: projectReproduce(rows), load: [1.2] });
-    expect(text).toMatch(/-n 1\s+30\.0 \/min\s+1\.00×/);
+    expect(text).toMatch(/-n 1\s+steady\s+30\.0 \/min\s+1\.00× -n 1\s+overall\s+30\.0 \/min/);
     expect(text).toMatch(/-n 4 ÷ -n 1: 2\.00×\s+target ≥ 1\.8× ok/);
     expect(text).toMatch(/projected make reproduce .*: 57 min\s+target ≤ 30 over/);
   });

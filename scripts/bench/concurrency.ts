@@ -3,10 +3,13 @@
  * a few starter tasks under their gold, through runJob and the real runRollout (container,
  * session, episode, validators, measurement, teardown) — what `make reproduce` runs, where the
  * synthetic rollouts of section (e) leave out the validators and the measurement. Each round runs
- * one job per -n in a rotated order (load on the shared machine lands on all alike); a cell's rate
- * is its rollouts over the time from its first rollout's start to its last one's end (the job's
- * image check and folder are not rollouts), and the section's figure is the median over rounds.
- * From the same run: each -n ÷ -n 1, and the projected `make reproduce` at its -n.
+ * one job per -n in a rotated order (load on the shared machine lands on all alike). A cell has two
+ * rates: overall, its rollouts over the time from its first rollout's start to its last one's end
+ * (the job's image check and folder are not rollouts), and steady, the rollouts started while every
+ * slot was busy — from the n-th start to the last start, N − n of them — over that time: a job of a
+ * dozen rollouts at -n 4 spends a good part of its time filling and draining its slots, which a
+ * `make reproduce` of 3,416 does not. The section's figures are medians over rounds; each -n ÷ -n 1
+ * and the projected `make reproduce` at its -n are taken from the steady rates.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,6 +32,8 @@ export const ConcurrencyRunSchema = z.object({
   rollouts: z.number().int().positive(),
   /** First rollout start to last rollout end. */
   seconds: z.number().positive(),
+  /** From the n-th start (every slot busy) to the last start, and the starts after the n-th in it; absent when rollouts ≤ n. */
+  steady: z.object({ seconds: z.number().positive(), rollouts: z.number().int().positive() }).optional(),
 });
 export type ConcurrencyRun = z.infer<typeof ConcurrencyRunSchema>;
 
@@ -36,9 +41,11 @@ export const ConcurrencyRowSchema = z.object({
   concurrency: z.number().int().positive(),
   runs: z.number().int().positive(),
   rollouts: z.number().int().positive(),
-  /** Median over rounds of rollouts per minute. */
+  /** Median over rounds of rollouts per minute, first start to last end. */
   per_minute: z.number(),
-  /** per_minute ÷ -n 1's (null without a -n 1 row). */
+  /** Median over rounds of the steady rate (every slot busy); null when no round had one. */
+  steady_per_minute: z.number().nullable(),
+  /** steady_per_minute ÷ -n 1's (null without a -n 1 row or a steady rate). */
   ratio: z.number().nullable(),
 });
 export type ConcurrencyRow = z.infer<typeof ConcurrencyRowSchema>;
@@ -52,21 +59,41 @@ export const ConcurrencyResultSchema = z.object({
 });
 export type ConcurrencyResult = z.infer<typeof ConcurrencyResultSchema>;
 
-/** One row per -n (ascending): median rate over rounds, ratio to -n 1. Pure. */
+/**
+ * The steady stretch of one job from its rollouts' start times: from the n-th start (every slot
+ * busy) to the last, with the N − n starts after the n-th. Undefined when there are no more
+ * rollouts than slots. Pure.
+ */
+export function steadyStretch(startsMs: readonly number[], n: number): { seconds: number; rollouts: number } | undefined {
+  const sorted = [...startsMs].sort((a, b) => a - b);
+  const from = sorted[n - 1];
+  const to = sorted.at(-1);
+  if (from === undefined || to === undefined || sorted.length <= n || to <= from) return undefined;
+  return { seconds: (to - from) / 1000, rollouts: sorted.length - n };
+}
+
+/** One row per -n (ascending): median rates over rounds, the steady one's ratio to -n 1. Pure. */
 export function concurrencyRows(runs: readonly ConcurrencyRun[]): ConcurrencyRow[] {
   const ns = [...new Set(runs.map((r) => r.concurrency))].sort((a, b) => a - b);
   const rows = ns.map((n) => {
     const mine = runs.filter((r) => r.concurrency === n);
-    return { concurrency: n, runs: mine.length, rollouts: mine.reduce((s, r) => s + r.rollouts, 0), per_minute: median(mine.map((r) => (r.rollouts * 60) / r.seconds)) };
+    const steady = mine.flatMap((r) => (r.steady === undefined ? [] : [(r.steady.rollouts * 60) / r.steady.seconds]));
+    return {
+      concurrency: n,
+      runs: mine.length,
+      rollouts: mine.reduce((s, r) => s + r.rollouts, 0),
+      per_minute: median(mine.map((r) => (r.rollouts * 60) / r.seconds)),
+      steady_per_minute: steady.length === 0 ? null : median(steady),
+    };
   });
-  const base = rows.find((r) => r.concurrency === 1)?.per_minute;
-  return rows.map((r) => ({ ...r, ratio: base === undefined || base === 0 ? null : r.per_minute / base }));
+  const base = rows.find((r) => r.concurrency === 1)?.steady_per_minute ?? null;
+  return rows.map((r) => ({ ...r, ratio: base === null || base === 0 || r.steady_per_minute === null ? null : r.steady_per_minute / base }));
 }
 
-/** Minutes `make reproduce` takes at this rate at its -n (its rollouts and the re-run; job start-up left out). Pure. */
+/** Minutes `make reproduce` takes at the steady rate at its -n (its rollouts and the re-run; job start-up left out). Pure. */
 export function projectReproduce(rows: readonly ConcurrencyRow[]): number | null {
-  const at = rows.find((r) => r.concurrency === REPRODUCE.concurrency);
-  return at === undefined || at.per_minute === 0 ? null : (REPRODUCE.rollouts + REPRODUCE.rerun) / at.per_minute;
+  const rate = rows.find((r) => r.concurrency === REPRODUCE.concurrency)?.steady_per_minute ?? null;
+  return rate === null || rate === 0 ? null : (REPRODUCE.rollouts + REPRODUCE.rerun) / rate;
 }
 
 /** -n values in round k's order: rotated by k. Pure. */
@@ -79,7 +106,11 @@ export function renderConcurrency(r: ConcurrencyResult): string {
   const last = r.rows.at(-1);
   const lines = [
     `real rollouts per minute (scripted/oracle on ${r.tasks.join(', ')}, gold, tool-boundary; median over rounds; load at start ${r.load.map((l) => l.toFixed(1)).join(' ')})`,
-    ...r.rows.map((row) => `  -n ${String(row.concurrency).padEnd(3)} ${row.per_minute.toFixed(1).padStart(6)} /min  ${row.ratio === null ? '   –' : `${row.ratio.toFixed(2)}×`} -n 1  (${row.runs} run(s), ${row.rollouts} rollouts)`),
+    `  steady: every slot busy (n-th start to last start); overall: first start to last end, filling and draining the slots included`,
+    ...r.rows.map(
+      (row) =>
+        `  -n ${String(row.concurrency).padEnd(3)} steady ${row.steady_per_minute === null ? '     –' : row.steady_per_minute.toFixed(1).padStart(6)} /min  ${row.ratio === null ? '   –' : `${row.ratio.toFixed(2)}×`} -n 1   overall ${row.per_minute.toFixed(1).padStart(6)} /min  (${row.runs} run(s), ${row.rollouts} rollouts)`,
+    ),
     ...(last?.ratio === null || last === undefined || last.concurrency === 1
       ? []
       : [`  -n ${last.concurrency} ÷ -n 1: ${last.ratio.toFixed(2)}×   target ≥ ${SCALING_TARGET}× ${last.ratio >= SCALING_TARGET ? 'ok' : 'under'}`]),
@@ -104,10 +135,11 @@ export async function measureConcurrency(
   const tag = `bench-concurrency-${process.pid}`;
   const attempts = Math.max(1, Math.ceil(options.perJob / options.tasks.length));
   try {
-    const job = async (name: string, n: number, k: number): Promise<{ rollouts: number; seconds: number }> => {
+    const job = async (name: string, n: number, k: number): Promise<Omit<ConcurrencyRun, 'concurrency' | 'round'>> => {
       const config = configFromFlags({ model: 'scripted/oracle', include: [...options.tasks], policies: ['gold'], cache: 'off', attempts: k });
       let first: number | undefined;
       let last = 0;
+      const starts: number[] = [];
       const outcome = await runJob(engine, {
         config,
         jobsDir,
@@ -115,7 +147,10 @@ export async function measureConcurrency(
         resume: false,
         concurrency: n,
         onEvent: (e) => {
-          if (e.kind === 'rollout-start') first ??= performance.now();
+          if (e.kind === 'rollout-start') {
+            first ??= performance.now();
+            starts.push(performance.now());
+          }
           if (e.kind === 'rollout-done') last = performance.now();
         },
       });
@@ -125,7 +160,8 @@ export async function measureConcurrency(
           details: bad.map((r) => `${r.rollout_id}: ${r.status} ${r.infra_error?.message ?? ''}`),
         });
       }
-      return { rollouts: outcome.results.length, seconds: (last - first) / 1000 };
+      const steady = steadyStretch(starts, n);
+      return { rollouts: outcome.results.length, seconds: (last - first) / 1000, ...(steady === undefined ? {} : { steady }) };
     };
     options.onProgress?.(`concurrency: warm-up job of ${options.tasks.join(', ')}`);
     await job(`${tag}-warmup`, Math.max(...options.concurrencies), 1);
