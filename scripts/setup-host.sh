@@ -45,7 +45,10 @@ elif ! answers; then
   fi
   echo "setup-host: starting dockerd"
   mkdir -p /var/log
-  nohup dockerd >/var/log/authbench-dockerd.log 2>&1 &
+  # A session of its own: whoever ran this script may end (a closed terminal, a job runner that
+  # kills its process group when the job is done) without taking the daemon and every
+  # container with it.
+  setsid nohup dockerd >/var/log/authbench-dockerd.log 2>&1 </dev/null &
   for _ in $(seq 1 60); do
     answers && break
     sleep 1
