@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
-import { cgroup2MountOf, judgeEbpf, requireEbpf, type EbpfFacts } from './probe.ts';
+import { cgroup2MountOf, judgeEbpf, kernelVersion, requireEbpf, type EbpfFacts } from './probe.ts';
 import { cgroupCandidates } from './run.ts';
 
 const ok: EbpfFacts = { uid: 0, bpftraceVersion: 'bpftrace v0.17.0\n', tracefs: true, btf: true, cgroup2Mount: '/sys/fs/cgroup/unified' };
@@ -13,6 +13,15 @@ describe('judgeEbpf', () => {
   it('accepts the native backend (the default) without bpftrace', () => {
     expect(judgeEbpf({ ...ok, bpftraceVersion: undefined })).toEqual({ available: true, backend: 'native', cgroup2Mount: '/sys/fs/cgroup/unified' });
     expect(judgeEbpf({ ...ok, bpftraceVersion: 'bpftrace v0.16.0' }, 'native').available).toBe(true);
+  });
+
+  it('refuses the native backend on a kernel older than 5.15, and reads a release string', () => {
+    expect(judgeEbpf({ ...ok, kernelRelease: '5.10.0-28-amd64' })).toEqual({ available: false, reason: expect.stringMatching(/kernel 5\.10\.0-28-amd64 is older than 5\.15/) as unknown });
+    expect(judgeEbpf({ ...ok, kernelRelease: '5.15.0' }).available).toBe(true);
+    expect(judgeEbpf({ ...ok, kernelRelease: '6.18.44-fc-v1045' }).available).toBe(true);
+    expect(judgeEbpf({ ...ok, kernelRelease: '5.10.0' }, 'bpftrace').available).toBe(true);
+    expect(kernelVersion('6.1.0-17-cloud-amd64')).toEqual([6, 1]);
+    expect(kernelVersion('weird')).toBeUndefined();
   });
 
   const both = ['native', 'bpftrace'] as const;

@@ -11,6 +11,7 @@
 import { execFile } from 'node:child_process';
 import { access, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { release } from 'node:os';
 import { AuthbenchError } from '../../core/index.ts';
 import type { EbpfBackend } from './run.ts';
 
@@ -24,6 +25,8 @@ export interface EbpfFacts {
   btf: boolean;
   /** Where cgroup v2 is mounted (the unified hierarchy of a hybrid host included); undefined: none. */
   cgroup2Mount: string | undefined;
+  /** The kernel's release (`uname -r`, os.release()); undefined: not known (facts written before). */
+  kernelRelease?: string;
   /** The Docker engine as it describes itself (`docker info`), when the caller asked it. */
   engine?: { operatingSystem?: string; securityOptions?: readonly string[]; host?: string };
 }
@@ -41,6 +44,15 @@ export type EbpfVerdict =
 /** bpftrace 0.17 is the oldest measured (Debian 12): `cgroup` builtin, `%rx`, `uptr`, unroll. */
 const MIN_VERSION = [0, 17] as const;
 const VERSION_RE = /v?(\d+)\.(\d+)/;
+
+/** The oldest kernel ab-ebpf loads on: bpf_get_attach_cookie for tracepoints came in 5.15. */
+const NATIVE_MIN_KERNEL = [5, 15] as const;
+
+/** `6.18.44-fc-v1045` → [6, 18]; undefined for a release that does not start with major.minor. Pure. */
+export function kernelVersion(release: string): [number, number] | undefined {
+  const m = /^(\d+)\.(\d+)/.exec(release.trim());
+  return m === null ? undefined : [Number(m[1]), Number(m[2])];
+}
 
 export function judgeEbpf(f: EbpfFacts, backend: EbpfBackend = 'native'): EbpfVerdict {
   const refuse = (reason: string): EbpfVerdict => ({ available: false, reason });
@@ -62,7 +74,13 @@ export function judgeEbpf(f: EbpfFacts, backend: EbpfBackend = 'native'): EbpfVe
   if ((f.engine?.securityOptions ?? []).some((o) => /rootless/.test(o))) return refuse('the Docker engine is rootless: its containers live in a user namespace this tracer does not map');
   const host = f.engine?.host;
   if (host !== undefined && !host.startsWith('unix://') && host !== '') return refuse(`the Docker engine is remote (${host}): its containers run on another kernel`);
-  if (backend === 'native') return { available: true, backend, cgroup2Mount: f.cgroup2Mount };
+  if (backend === 'native') {
+    const release = f.kernelRelease === undefined ? undefined : kernelVersion(f.kernelRelease);
+    if (release !== undefined && (release[0] < NATIVE_MIN_KERNEL[0] || (release[0] === NATIVE_MIN_KERNEL[0] && release[1] < NATIVE_MIN_KERNEL[1]))) {
+      return refuse(`kernel ${f.kernelRelease ?? ''} is older than ${NATIVE_MIN_KERNEL.join('.')}: ab-ebpf needs BPF attach cookies (5.15) and a ring buffer (5.8)`);
+    }
+    return { available: true, backend, cgroup2Mount: f.cgroup2Mount };
+  }
   return { available: true, backend, cgroup2Mount: f.cgroup2Mount, version: f.bpftraceVersion?.trim() ?? '' };
 }
 
@@ -94,6 +112,7 @@ export async function gatherEbpfFacts(options: { bpftrace?: string; engine?: Ebp
     tracefs,
     btf: await exists('/sys/kernel/btf/vmlinux'),
     cgroup2Mount: cgroup2MountOf(mountinfo),
+    kernelRelease: release(),
     ...(options.engine === undefined ? {} : { engine: options.engine }),
   };
 }
