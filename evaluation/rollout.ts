@@ -380,10 +380,10 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       trace.update(episode);
     };
     // With nothing kept running, the quarantine (stray processes stopped, /tests and /logs/verifier
-    // moved aside) goes through the session's agent just before it closes: one Docker exec fewer.
-    // Its outcome, or its error, is taken up where validation starts.
-    // When it did (a root agent, nothing left below it), the validators start through it too and it
-    // closes after them; otherwise it closes now and they start through Docker execs.
+    // moved aside) goes through the session's agent: no Docker exec. Its outcome, or its error, is
+    // taken up where validation starts. When it went through (a root agent, nothing of the agent's
+    // left below it), the tests' install and the validators do too and the session closes after
+    // them; otherwise it closes now and validation uses Docker execs, as with services kept.
     let quarantined: Promise<Quarantined | undefined> | undefined;
     let harnessRunner: HarnessRunner | undefined;
     const session = box.session;
