@@ -240,13 +240,15 @@ describe('defenses', () => {
 
   it('tool-boundary enforces the policy per command, after creating missing write-subtree bases', async () => {
     const session = new RecordingSession((o) =>
-      o.trace === false ? result({ stdout: '/root/.cache\n' }) : result({}, { enforcement: { level: 'full', landlockAbi: 7, seccomp: true, bestEffort: false } }),
+      o.cmd[3] === 'materialize' ? result({ stdout: '/root/.cache\n' }) : result({}, { enforcement: { level: 'full', landlockAbi: 7, seccomp: true, bestEffort: false } }),
     );
     const implicit = { read: [], write: ['/tmp/**'], execute: [] };
     const model = playbook([scriptedResponse('', [call('a', { command: 'ls' })]), scriptedResponse('ok')]);
     const episode = await runEpisode({ task, session, model, defense: getDefense('tool-boundary'), policy: POLICY, implicit });
     expect(session.calls[0]?.cmd.slice(3)).toEqual(['materialize', '/root/.cache', '/tmp']);
     expect(session.calls[0]?.mode).toEqual({ kind: 'unenforced' });
+    // Traced, so the session patches its snapshot with what it made instead of listing again.
+    expect(session.calls[0]?.trace).not.toBe(false);
     expect(session.calls[1]?.mode).toEqual({ kind: 'enforce', policy: POLICY, implicit });
     expect(model.requests[0]?.system).not.toContain('CHANGELOG');
     expect(episode.setup.created_dirs).toEqual(['/root/.cache']);
@@ -273,7 +275,7 @@ describe('held proposals and rollbacks', () => {
       scriptedResponse('ok'),
     ]);
     const episode = await runEpisode({ task, session, model, defense: getDefense('structured-guard'), policy: POLICY });
-    expect(session.calls.filter((c) => c.trace !== false).map((c) => c.cmd.at(-1))).toEqual([SED]);
+    expect(session.calls.filter((c) => c.cmd[3] !== 'materialize').map((c) => c.cmd.at(-1))).toEqual([SED]);
     expect(episode.steps.map((s) => s.proposals[0]?.decision?.rule_id)).toEqual(['structured-guard/needs-confirmation', 'structured-guard/confirmed', undefined]);
     expect(episode.totals).toMatchObject({ held: 1, blocked: 0, executed: 1 });
     const answer = model.requests[1]?.messages.find((m) => m.role === 'tool' && m.toolCallId === 'a');

@@ -493,8 +493,10 @@ class EpisodeRun {
     const roots = writeSubtreeRoots(mode.policy, mode.implicit);
     if (roots.length === 0) return undefined;
     try {
-      // Untraced and unenforced: harness setup, not an agent action; it also refreshes the compiler's snapshot.
-      const made = await this.options.session.run({ cmd: materializeArgv(roots), mode: { kind: 'unenforced' }, trace: false, timeoutMs: 30_000 });
+      // Unenforced: harness setup, not an agent action (its events are not the episode's). Traced so the
+      // session patches the compiler's snapshot with the directories it made: untraced, the first
+      // enforced command would list the whole container again (a listing per rollout, ~10% of its CPU).
+      const made = await this.options.session.run({ cmd: materializeArgv(roots), mode: { kind: 'unenforced' }, timeoutMs: 30_000 });
       this.createdDirs.push(...made.exec.stdout.split('\n').filter((l) => l !== ''));
       if (made.exec.exitCode === 0) return undefined;
       return { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'setup', message: `could not prepare write directories: ${made.exec.stderr.trim()}` } };
