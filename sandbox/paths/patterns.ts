@@ -5,7 +5,7 @@
  * below. Pure: no filesystem access.
  */
 import { posix } from 'node:path';
-import { minimatch } from 'minimatch';
+import { Minimatch } from 'minimatch';
 
 const GLOB_CHARS = /[*?[]/;
 const SEGMENT_OPTIONS = { dot: true, nobrace: true, noext: true, noglobstar: true, nocomment: true, nonegate: true } as const;
@@ -64,9 +64,19 @@ export function covers(pattern: string, path: string): boolean {
   return patSegs.every((seg, i) => segmentMatches(seg, pathSegs[i] ?? ''));
 }
 
+/** Compiled segment globs: a compile matches one pattern against thousands of entries. Bounded; pure in effect. */
+const segmentMatchers = new Map<string, Minimatch>();
+const SEGMENT_MATCHERS_MAX = 4096;
+
 function segmentMatches(patternSeg: string, pathSeg: string): boolean {
   if (!GLOB_CHARS.test(patternSeg)) return patternSeg === pathSeg;
-  return minimatch(pathSeg, patternSeg, SEGMENT_OPTIONS);
+  let m = segmentMatchers.get(patternSeg);
+  if (m === undefined) {
+    if (segmentMatchers.size >= SEGMENT_MATCHERS_MAX) segmentMatchers.clear();
+    m = new Minimatch(patternSeg, SEGMENT_OPTIONS);
+    segmentMatchers.set(patternSeg, m);
+  }
+  return m.match(pathSeg);
 }
 
 /** Is `path` (exact, normalised) equal to `root` or below it? */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { covers } from './patterns.ts';
 import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, resolveLinks, snapshotCommand, viewSnapshot } from './snapshot.ts';
 
 // Literal output of snapshotCommand(['/']) on a small merged-/usr tree (GNU find 4.9).
@@ -107,6 +108,21 @@ describe('expandPattern', () => {
     ['/bin/*', []], // lexical: the tree behind a symlinked directory is not searched
     ['/nope/*', []],
   ])('%s', (pattern, want) => expect(expandPattern(pattern, snap).map((e) => e.path)).toEqual(want));
+
+  it('expands a static base with /** and a glob by depth (the fast paths) exactly as matching every entry would', () => {
+    const tree = buildSnapshot([
+      { path: '/app/sub/deep/x', type: 'file' },
+      { path: '/app/sub2/y', type: 'file' },
+      { path: '/app/subx', type: 'file' },
+      { path: '/app/link', type: 'symlink', link: '/etc' },
+      { path: '/etc/passwd', type: 'file' },
+    ]);
+    for (const pattern of ['/**', '/app/**', '/app/sub/**', '/app/sub/deep/x/**', '/nope/**', '/app/link/**', '/app/sub*', '/app/*/deep', '/app/s?b/**', '/*', '/app/sub*/*/x']) {
+      const naive = tree.entries.filter((e) => covers(pattern, e.path)).map((e) => e.path);
+      expect(expandPattern(pattern, tree).map((e) => e.path), pattern).toEqual(naive);
+    }
+    expect(expandPattern('/app/sub/**', tree).map((e) => e.path)).toEqual(['/app/sub', '/app/sub/deep', '/app/sub/deep/x']);
+  });
 });
 
 describe('buildSnapshot', () => {
