@@ -15,6 +15,8 @@ export const ENV = {
   AUTHBENCH_CACHE_DIR: 'AUTHBENCH_CACHE_DIR',
   /** Path of a base-image map file (FROM substitution) overriding the default. */
   AUTHBENCH_BASE_MAP: 'AUTHBENCH_BASE_MAP',
+  /** How a container without network gets its namespace: `runtime` (default, cheaper) or `docker` (Docker's none network); docker/none-network.ts. */
+  AUTHBENCH_NONE_NETWORK: 'AUTHBENCH_NONE_NETWORK',
   /** PEM file of CA certificates image builds' RUN steps trust (as `--build-ca`); never kept in an image. */
   AUTHBENCH_BUILD_CA: 'AUTHBENCH_BUILD_CA',
   /** The host's proxies (either spelling), passed to image builds with `--build-proxy-from-env`. */

@@ -7,6 +7,7 @@ import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
 import { buildImage as buildImageWith } from './build.ts';
 import { readBuildStream } from './build-stream.ts';
 import { DockerContainer } from './container.ts';
+import { NONE_NETWORK_FILES, NONE_NETWORK_SYSCTLS, noneNetworkMode, noneNetworkTar, type NoneNetworkFiles } from './none-network.ts';
 import { removeRunOrphans } from './orphans.ts';
 import { currentOwner, ownerLabels, type ProcessOwner } from './owner.ts';
 import type { BuildRequest, BuildResult, Container, ContainerHealthcheck, ContainerSpec, Engine, ImageInfo, OrphanRemoval, ResourceKind } from './types.ts';
@@ -95,11 +96,32 @@ export class DockerEngine implements Engine {
   readonly stats = { buildCalls: 0, cacheHits: 0 };
   /** Recorded on every container and network this engine creates (docker/owner.ts). */
   readonly owner: ProcessOwner;
+  /**
+   * How `network: 'none'` containers are made (none-network.ts): 'docker' (Docker's none network),
+   * or Docker's /etc files for them once read from the first one, until then undefined.
+   */
+  private noneNetwork: NoneNetworkFiles | 'docker' | undefined;
+  private noneNetworkProbe: Promise<void> | undefined;
 
   constructor(docker: Dockerode, endpoint: string, owner: ProcessOwner = currentOwner()) {
     this.docker = docker;
     this.endpoint = endpoint;
     this.owner = owner;
+    if (noneNetworkMode() === 'docker') this.noneNetwork = 'docker';
+  }
+
+  /**
+   * From the first container started on Docker's none network: the files Docker gave it, for the
+   * containers after it. Read before the caller has the container, so before anything ran in it.
+   * Not Docker's engine (Podman), or a file that cannot be read: Docker's way from then on.
+   */
+  private async learnNoneNetwork(container: DockerContainer): Promise<void> {
+    if ((await this.product()).name !== 'Engine') {
+      this.noneNetwork = 'docker';
+      return;
+    }
+    const [hosts, resolvConf] = await Promise.all(NONE_NETWORK_FILES.map((path) => container.readFile(path)));
+    this.noneNetwork = hosts === undefined || resolvConf === undefined ? 'docker' : { '/etc/hosts': hosts, '/etc/resolv.conf': resolvConf };
   }
 
   /** The owner labels, under a caller's own run id (eval's job) when it gives one. */
@@ -135,10 +157,15 @@ export class DockerEngine implements Engine {
   }
 
   async startContainer(spec: ContainerSpec): Promise<Container> {
+    const none = typeof spec.network !== 'object' && (spec.network ?? 'none') === 'none';
+    // Known files: the runtime's namespace. Not yet known: Docker's way, and the first such container teaches them.
+    const files = none && typeof this.noneNetwork === 'object' ? this.noneNetwork : undefined;
     let handle: Dockerode.Container;
     try {
       handle = await this.docker.createContainer({
         Image: spec.image,
+        // NetworkMode stays none: an engine that ignored NetworkDisabled still gives no network.
+        ...(files === undefined ? {} : { NetworkDisabled: true }),
         ...processOf(spec),
         ...(spec.healthcheck === undefined ? {} : { Healthcheck: healthcheckOf(spec.healthcheck) }),
         Labels: { ...this.owned(spec.labels), [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
@@ -150,6 +177,7 @@ export class DockerEngine implements Engine {
           : {}),
         HostConfig: {
           NetworkMode: typeof spec.network === 'object' ? spec.network.name : (spec.network ?? 'none'),
+          ...(files === undefined ? {} : { Sysctls: { ...NONE_NETWORK_SYSCTLS } }),
           // docker-init as PID 1 reaps the orphans that exec'd commands leave behind.
           Init: true,
           ...(spec.cpusetCpus === undefined ? {} : { CpusetCpus: spec.cpusetCpus }),
@@ -187,10 +215,22 @@ export class DockerEngine implements Engine {
       throw apiError(`connect a container from ${spec.image} to its networks`, e);
     }
     try {
+      if (files !== undefined) await handle.putArchive(await noneNetworkTar(files), { path: '/' });
+    } catch (e) {
+      await container.remove().catch(() => undefined);
+      throw apiError(`write ${NONE_NETWORK_FILES.join(' and ')} into a container from ${spec.image}`, e);
+    }
+    try {
       await handle.start();
     } catch (e) {
       await container.remove().catch(() => undefined);
       throw apiError(`start container from ${spec.image}`, e);
+    }
+    if (none && this.noneNetwork === undefined && this.noneNetworkProbe === undefined) {
+      this.noneNetworkProbe = this.learnNoneNetwork(container).catch(() => {
+        this.noneNetwork = 'docker';
+      });
+      await this.noneNetworkProbe;
     }
     return container;
   }

@@ -208,7 +208,7 @@ async function main(): Promise<void> {
   const phases = values['skip-phases'] ? undefined : await measurePhases(engine, { task: PHASES_TASK, rollouts: values.quick ? PHASES_ROLLOUTS.quick : PHASES_ROLLOUTS.full, onProgress: progress });
   const rates = values['skip-rates']
     ? undefined
-    : await measureConcurrency(engine, { tasks: RATE_TASKS, concurrencies: ROLLOUT_CONCURRENCIES, ...(values.quick ? RATE_PLAN.quick : RATE_PLAN.full), load: loadavg(), onProgress: progress });
+    : await measureConcurrency(engine, { tasks: RATE_TASKS, concurrencies: ROLLOUT_CONCURRENCIES, ...(values.quick ? RATE_PLAN.quick : RATE_PLAN.full), load: loadavg(), cpus: cpus().length, onProgress: progress });
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
   if (!values.json && phases !== undefined) process.stdout.write(`\n${renderPhases(phases)}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { concurrencyOrder, concurrencyRows, projectReproduce, renderConcurrency, REPRODUCE, steadyStretch, type ConcurrencyRun } from './concurrency.ts';
+import { concurrencyOrder, concurrencyRows, cpuCeiling, projectReproduce, renderConcurrency, REPRODUCE, steadyStretch, type ConcurrencyRun } from './concurrency.ts';
 
 /** A run whose steady stretch has the same rate as the whole (the tests of the arithmetic). */
 const run = (concurrency: number, seconds: number, round = 0, rollouts = 12): ConcurrencyRun => ({ concurrency, round, rollouts, seconds, steady: { seconds, rollouts } });
@@ -45,9 +45,28 @@ describe('real-rollout concurrency rows', () => {
 
   it('prints each rate, the ratio of the largest -n with its target, and the projection', () => {
     const rows = concurrencyRows([run(1, 24), run(4, 12)]); // 30 and 60 /min
-    const text = renderConcurrency({ tasks: ['a', 'b'], rows, projected_reproduce_min: projectReproduce(rows), load: [1.2] });
+    const text = renderConcurrency({ tasks: ['a', 'b'], rows, projected_reproduce_min: projectReproduce(rows), load: [1.2], cpus: 2, cpu_ceiling: null });
     expect(text).toMatch(/-n 1\s+steady\s+30\.0 \/min\s+1\.00× -n 1\s+overall\s+30\.0 \/min/);
+    expect(text).not.toMatch(/CPUs busy|cpu ceiling/);
     expect(text).toMatch(/-n 4 ÷ -n 1: 2\.00×\s+target ≥ 1\.8× ok/);
     expect(text).toMatch(/projected make reproduce .*: 57 min\s+target ≤ 30 over/);
+  });
+
+  it('takes busy CPUs and CPU seconds per rollout from the steady stretches, and the ceiling from -n 1', () => {
+    const at = (concurrency: number, seconds: number, cores: number, round = 0): ConcurrencyRun => ({ concurrency, round, rollouts: 12, seconds, steady: { seconds, rollouts: 12, cores } });
+    // -n 1: 1.25 and 1.0 (and 1.5) CPUs busy → median 1.25; 12 rollouts in 12 s at 1.25 CPUs → 1.25 CPU-s each.
+    const rows = concurrencyRows([at(1, 12, 1.25), at(1, 12, 1.0, 1), at(1, 12, 1.5, 2), at(4, 8, 2.0)]);
+    expect(rows[0]).toMatchObject({ busy_cores: 1.25, cpu_s_per_rollout: 1.25 });
+    expect(rows[1]).toMatchObject({ busy_cores: 2, ratio: 1.5 });
+    expect(rows[1]?.cpu_s_per_rollout).toBeCloseTo((2 * 8) / 12);
+    expect(cpuCeiling(rows, 2)).toBeCloseTo(1.6);
+    // A stretch without samples counts for the rate, not for the CPU columns.
+    const unsampled = concurrencyRows([run(1, 12)]);
+    expect(unsampled[0]).toMatchObject({ busy_cores: null, cpu_s_per_rollout: null });
+    expect(cpuCeiling(unsampled, 2)).toBeNull();
+    const text = renderConcurrency({ tasks: ['a'], rows, projected_reproduce_min: projectReproduce(rows), load: [1], cpus: 2, cpu_ceiling: cpuCeiling(rows, 2) });
+    expect(text).toMatch(/-n 4 .*CPUs busy 2\.00 of 2, 1\.33 CPU-s\/rollout/);
+    expect(text).toMatch(/cpu ceiling: 2 CPUs ÷ 1\.25 busy at -n 1 = 1\.60×/);
+    expect(text).toMatch(/CPU per rollout, -n 4 ÷ -n 1: 1\.07×/);
   });
 });

@@ -10,6 +10,11 @@
  * dozen rollouts at -n 4 spends a good part of its time filling and draining its slots, which a
  * `make reproduce` of 3,416 does not. The section's figures are medians over rounds; each -n ÷ -n 1
  * and the projected `make reproduce` at its -n are taken from the steady rates.
+ *
+ * Beside each steady rate: how many of the host's CPUs were busy over that stretch, and the CPU
+ * time one rollout took (busy CPUs × seconds ÷ rollouts). When every CPU is busy at -n 4, nothing
+ * serializes the rollouts: the rate is bound by the CPU a rollout costs, and -n 4 ÷ -n 1 can reach
+ * at most CPUs ÷ CPUs busy at -n 1 (the `cpu ceiling`) unless a rollout's CPU cost falls with -n.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +23,7 @@ import { z } from 'zod';
 import { AuthbenchError } from '../../core/index.ts';
 import type { Engine } from '../../docker/index.ts';
 import { configFromFlags, runJob } from '../../evaluation/index.ts';
+import { busyCores, sampleCpu, type CpuSample } from './host-cpu.ts';
 import { median } from './stats.ts';
 
 /** `make reproduce` (issue 21): 3,360 rollouts, then the determinism re-run of 56, at scripts/reproduce.ts's default -n. */
@@ -33,7 +39,14 @@ export const ConcurrencyRunSchema = z.object({
   /** First rollout start to last rollout end. */
   seconds: z.number().positive(),
   /** From the n-th start (every slot busy) to the last start, and the starts after the n-th in it; absent when rollouts ≤ n. */
-  steady: z.object({ seconds: z.number().positive(), rollouts: z.number().int().positive() }).optional(),
+  steady: z
+    .object({
+      seconds: z.number().positive(),
+      rollouts: z.number().int().positive(),
+      /** The host's CPUs busy on average over the stretch (absent without /proc/stat). */
+      cores: z.number().nonnegative().optional(),
+    })
+    .optional(),
 });
 export type ConcurrencyRun = z.infer<typeof ConcurrencyRunSchema>;
 
@@ -47,6 +60,10 @@ export const ConcurrencyRowSchema = z.object({
   steady_per_minute: z.number().nullable(),
   /** steady_per_minute ÷ -n 1's (null without a -n 1 row or a steady rate). */
   ratio: z.number().nullable(),
+  /** Median over rounds of the CPUs busy in the steady stretch (null without samples). */
+  busy_cores: z.number().nullable(),
+  /** Median over rounds of the CPU seconds per rollout in the steady stretch (busy CPUs × seconds ÷ rollouts). */
+  cpu_s_per_rollout: z.number().nullable(),
 });
 export type ConcurrencyRow = z.infer<typeof ConcurrencyRowSchema>;
 
@@ -56,6 +73,10 @@ export const ConcurrencyResultSchema = z.object({
   /** Minutes for REPRODUCE at its -n, at this run's rate there (null when that -n was not measured). */
   projected_reproduce_min: z.number().nullable(),
   load: z.array(z.number()),
+  /** The host's CPUs. */
+  cpus: z.number().int().positive(),
+  /** The most -n k ÷ -n 1 can be while a rollout costs what it does at -n 1: cpus ÷ -n 1's busy CPUs (null without them). */
+  cpu_ceiling: z.number().nullable(),
 });
 export type ConcurrencyResult = z.infer<typeof ConcurrencyResultSchema>;
 
@@ -78,16 +99,25 @@ export function concurrencyRows(runs: readonly ConcurrencyRun[]): ConcurrencyRow
   const rows = ns.map((n) => {
     const mine = runs.filter((r) => r.concurrency === n);
     const steady = mine.flatMap((r) => (r.steady === undefined ? [] : [(r.steady.rollouts * 60) / r.steady.seconds]));
+    const sampled = mine.flatMap((r) => (r.steady?.cores === undefined ? [] : [{ ...r.steady, cores: r.steady.cores }]));
     return {
       concurrency: n,
       runs: mine.length,
       rollouts: mine.reduce((s, r) => s + r.rollouts, 0),
       per_minute: median(mine.map((r) => (r.rollouts * 60) / r.seconds)),
       steady_per_minute: steady.length === 0 ? null : median(steady),
+      busy_cores: sampled.length === 0 ? null : median(sampled.map((s) => s.cores)),
+      cpu_s_per_rollout: sampled.length === 0 ? null : median(sampled.map((s) => (s.cores * s.seconds) / s.rollouts)),
     };
   });
   const base = rows.find((r) => r.concurrency === 1)?.steady_per_minute ?? null;
   return rows.map((r) => ({ ...r, ratio: base === null || base === 0 || r.steady_per_minute === null ? null : r.steady_per_minute / base }));
+}
+
+/** cpus ÷ the CPUs busy at -n 1: the ratio's bound while a rollout's CPU cost does not fall with -n. Pure. */
+export function cpuCeiling(rows: readonly ConcurrencyRow[], cpus: number): number | null {
+  const busy = rows.find((r) => r.concurrency === 1)?.busy_cores ?? null;
+  return busy === null || busy <= 0 ? null : cpus / busy;
 }
 
 /** Minutes `make reproduce` takes at the steady rate at its -n (its rollouts and the re-run; job start-up left out). Pure. */
@@ -104,16 +134,25 @@ export function concurrencyOrder(ns: readonly number[], round: number): number[]
 
 export function renderConcurrency(r: ConcurrencyResult): string {
   const last = r.rows.at(-1);
+  const one = r.rows.find((row) => row.concurrency === 1)?.cpu_s_per_rollout ?? null;
+  const growth = last === undefined || last.concurrency === 1 || one === null || one <= 0 || last.cpu_s_per_rollout === null ? undefined : last.cpu_s_per_rollout / one;
   const lines = [
     `real rollouts per minute (scripted/oracle on ${r.tasks.join(', ')}, gold, tool-boundary; median over rounds; load at start ${r.load.map((l) => l.toFixed(1)).join(' ')})`,
     `  steady: every slot busy (n-th start to last start); overall: first start to last end, filling and draining the slots included`,
     ...r.rows.map(
       (row) =>
-        `  -n ${String(row.concurrency).padEnd(3)} steady ${row.steady_per_minute === null ? '     –' : row.steady_per_minute.toFixed(1).padStart(6)} /min  ${row.ratio === null ? '   –' : `${row.ratio.toFixed(2)}×`} -n 1   overall ${row.per_minute.toFixed(1).padStart(6)} /min  (${row.runs} run(s), ${row.rollouts} rollouts)`,
+        `  -n ${String(row.concurrency).padEnd(3)} steady ${row.steady_per_minute === null ? '     –' : row.steady_per_minute.toFixed(1).padStart(6)} /min  ${row.ratio === null ? '   –' : `${row.ratio.toFixed(2)}×`} -n 1   overall ${row.per_minute.toFixed(1).padStart(6)} /min  (${row.runs} run(s), ${row.rollouts} rollouts)` +
+        (row.busy_cores === null || row.cpu_s_per_rollout === null ? '' : `   CPUs busy ${row.busy_cores.toFixed(2)} of ${r.cpus}, ${row.cpu_s_per_rollout.toFixed(2)} CPU-s/rollout`),
     ),
     ...(last?.ratio === null || last === undefined || last.concurrency === 1
       ? []
       : [`  -n ${last.concurrency} ÷ -n 1: ${last.ratio.toFixed(2)}×   target ≥ ${SCALING_TARGET}× ${last.ratio >= SCALING_TARGET ? 'ok' : 'under'}`]),
+    ...(r.cpu_ceiling === null
+      ? []
+      : [
+          `  cpu ceiling: ${r.cpus} CPUs ÷ ${(r.cpus / r.cpu_ceiling).toFixed(2)} busy at -n 1 = ${r.cpu_ceiling.toFixed(2)}× (no -n does better while a rollout costs the CPU it does at -n 1)`,
+        ]),
+    ...(growth === undefined || last === undefined ? [] : [`  CPU per rollout, -n ${last.concurrency} ÷ -n 1: ${growth.toFixed(2)}× (what running ${last.concurrency} at once adds to each)`]),
     r.projected_reproduce_min === null
       ? `  projected make reproduce: – (-n ${REPRODUCE.concurrency} not measured)`
       : `  projected make reproduce (${REPRODUCE.rollouts} + ${REPRODUCE.rerun} re-run rollouts at -n ${REPRODUCE.concurrency}): ${r.projected_reproduce_min.toFixed(0)} min   target ≤ ${REPRODUCE_TARGET_MIN} ${r.projected_reproduce_min <= REPRODUCE_TARGET_MIN ? 'ok' : 'over'}`,
@@ -129,7 +168,7 @@ export function renderConcurrency(r: ConcurrencyResult): string {
  */
 export async function measureConcurrency(
   engine: Engine,
-  options: { tasks: readonly string[]; concurrencies: readonly number[]; perJob: number; rounds: number; load: readonly number[]; onProgress?: (line: string) => void },
+  options: { tasks: readonly string[]; concurrencies: readonly number[]; perJob: number; rounds: number; load: readonly number[]; cpus: number; onProgress?: (line: string) => void },
 ): Promise<ConcurrencyResult> {
   const jobsDir = await mkdtemp(join(tmpdir(), 'authbench-bench-concurrency-'));
   const tag = `bench-concurrency-${process.pid}`;
@@ -140,6 +179,7 @@ export async function measureConcurrency(
       let first: number | undefined;
       let last = 0;
       const starts: number[] = [];
+      const cpuAtStart: (CpuSample | undefined)[] = [];
       const outcome = await runJob(engine, {
         config,
         jobsDir,
@@ -150,6 +190,7 @@ export async function measureConcurrency(
           if (e.kind === 'rollout-start') {
             first ??= performance.now();
             starts.push(performance.now());
+            cpuAtStart.push(sampleCpu());
           }
           if (e.kind === 'rollout-done') last = performance.now();
         },
@@ -161,7 +202,14 @@ export async function measureConcurrency(
         });
       }
       const steady = steadyStretch(starts, n);
-      return { rollouts: outcome.results.length, seconds: (last - first) / 1000, ...(steady === undefined ? {} : { steady }) };
+      // Starts arrive in time order: the stretch's ends are the n-th sample and the last.
+      const [from, to] = [cpuAtStart[n - 1], cpuAtStart.at(-1)];
+      const cores = from === undefined || to === undefined ? undefined : busyCores(from, to, options.cpus);
+      return {
+        rollouts: outcome.results.length,
+        seconds: (last - first) / 1000,
+        ...(steady === undefined ? {} : { steady: { ...steady, ...(cores === undefined ? {} : { cores }) } }),
+      };
     };
     options.onProgress?.(`concurrency: warm-up job of ${options.tasks.join(', ')}`);
     await job(`${tag}-warmup`, Math.max(...options.concurrencies), 1);
@@ -173,7 +221,14 @@ export async function measureConcurrency(
       }
     }
     const rows = concurrencyRows(runs);
-    return { tasks: [...options.tasks], rows, projected_reproduce_min: projectReproduce(rows), load: [...options.load] };
+    return {
+      tasks: [...options.tasks],
+      rows,
+      projected_reproduce_min: projectReproduce(rows),
+      load: [...options.load],
+      cpus: options.cpus,
+      cpu_ceiling: cpuCeiling(rows, options.cpus),
+    };
   } finally {
     await rm(jobsDir, { recursive: true, force: true });
   }
