@@ -87,6 +87,33 @@ describe('applyFileEvents', () => {
     expect(targets(after)).toContainEqual(['/app/early', '/app/later']);
   });
 
+  it('places many new files and the links and directories between them as a fresh listing of the same tree has them', () => {
+    // New files leave the view events are placed through as it was; links and directories renew it.
+    const lines: string[] = [];
+    const tree: TreeEntry[] = [...TREE];
+    for (let i = 0; i < 40; i++) {
+      lines.push(`100 ${i}.0 openat(AT_FDCWD</app>, "/app/link/f${i}", O_WRONLY|O_CREAT, 0644) = 3</data/f${i}>`);
+      tree.push({ path: `/data/f${i}`, type: 'file' });
+      if (i % 10 === 3) {
+        lines.push(`100 ${i}.1 symlink("f${i}", "/app/link/l${i}") = 0`);
+        tree.push({ path: `/data/l${i}`, type: 'symlink', link: `f${i}` });
+        lines.push(`100 ${i}.2 mkdir("/app/link/d${i}", 0755) = 0`);
+        tree.push({ path: `/data/d${i}`, type: 'dir' });
+        lines.push(`100 ${i}.3 symlink("/data/d${i}", "/app/to${i}") = 0`);
+        tree.push({ path: `/app/to${i}`, type: 'symlink', link: `/data/d${i}` });
+        lines.push(`100 ${i}.4 openat(AT_FDCWD</app>, "/app/to${i}/inner", O_WRONLY|O_CREAT, 0644) = 3</data/d${i}/inner>`);
+        tree.push({ path: `/data/d${i}/inner`, type: 'file' });
+      }
+    }
+    // A link made before its target, which a later plain file creates.
+    lines.push('100 99.0 symlink("late.txt", "/app/dangling") = 0', '100 99.1 openat(AT_FDCWD</app>, "late.txt", O_WRONLY|O_CREAT, 0644) = 3</app/late.txt>');
+    tree.push({ path: '/app/dangling', type: 'symlink', link: 'late.txt' }, { path: '/app/late.txt', type: 'file' });
+    const after = applyFileEvents(base, events(lines.join('\n')));
+    const shape = (snap: FsSnapshot): string[] => snap.entries.map((e) => `${e.path} ${e.type} ${e.target ?? ''}`);
+    expect(shape(after)).toEqual(shape(buildSnapshot(tree)));
+    expect(after.entries.find((e) => e.path === '/app/dangling')?.target).toBe('/app/late.txt');
+  });
+
   it('resolves existing links again when what they lead through changes', () => {
     // /data (where /app/link leads) is removed and replaced by a link to /etc: /app/link now leads to /etc.
     const after = applyFileEvents(base, events(['100 1.0 rmdir("/data") = 0', '100 1.1 symlink("/etc", "/data") = 0'].join('\n')));

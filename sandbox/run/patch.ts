@@ -41,27 +41,51 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
   if (relevant.length === 0) return snapshot;
   const byPath = new Map<string, FsEntry>(snapshot.entries.map((e) => [e.path, e]));
   let view = viewSnapshot(snapshot);
+  // dirty: the view events are placed through is stale; changed: the links need resolving again
+  // (at the end, or before a new link's text is read against the tree: files included).
   let dirty = false;
+  let changed = false;
   // Links are resolved again whenever the tree changed: later events are placed through them.
   const settle = (): FsEntry[] => {
     const entries = resolveLinks([...byPath.values()]);
     for (const e of entries) byPath.set(e.path, e);
     dirty = false;
+    changed = false;
     return entries;
   };
   const current = (): ReturnType<typeof viewSnapshot> => {
     if (dirty) view = viewSnapshot({ roots: snapshot.roots, entries: settle() });
     return view;
   };
+  // A directory every prefix of which is a directory (no link on the way) is its own realpath.
+  const plainDir = (path: string): boolean => {
+    for (let at = path.indexOf('/', 1); ; at = path.indexOf('/', at + 1)) {
+      if (byPath.get(at === -1 ? path : path.slice(0, at))?.type !== 'dir') return false;
+      if (at === -1) return true;
+    }
+  };
   // The kernel's location of a lexical path: its parent resolved, the last segment kept.
   const place = (path: string): string => {
     const parent = posix.dirname(path);
-    const real = parent === path ? parent : current().realpath(parent);
+    // Resolving through the view (built again after a change) only where a link may be on the way.
+    const real = parent === path || parent === '/' || plainDir(parent) ? parent : current().realpath(parent);
     return real === undefined ? path : real === '/' ? `/${posix.basename(path)}` : `${real}/${posix.basename(path)}`;
   };
   const add = (entry: FsEntry): void => {
     byPath.set(entry.path, entry);
     dirty = true;
+    changed = true;
+  };
+  /*
+   * A new regular file changes no realpath a later event is placed through: placing resolves the
+   * parent directory, and a path through the new file (or a link to it) is not a directory, so a
+   * call that succeeded cannot have gone through it. Only resolving links needs it (a dangling
+   * link that now points at it, a new link's text), so it leaves the view as it is: a command
+   * writing many files would otherwise resolve every link in the snapshot again per file.
+   */
+  const addFile = (path: string): void => {
+    byPath.set(path, { path, type: 'file', mode: 0o644 });
+    changed = true;
   };
   const removeTree = (path: string): FsEntry[] => {
     const gone: FsEntry[] = [];
@@ -72,6 +96,7 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
       }
     }
     dirty = true;
+    changed = true;
     return gone;
   };
 
@@ -82,7 +107,7 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
       case 'write':
       case 'truncate': {
         const at = place(e.path);
-        if (!byPath.has(at)) add({ path: at, type: 'file', mode: 0o644 });
+        if (!byPath.has(at)) addFile(at);
         break;
       }
       case 'mkdir': {
@@ -111,6 +136,8 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
       }
       case 'symlink': {
         if (e.path2 === undefined) break;
+        // The link's text is read against every path, new files included (a link to one made just before).
+        if (changed) dirty = true;
         const link = linkText(e.path, e.path2, current());
         add({ path: place(e.path2), type: 'symlink', mode: 0o777, ...(link === undefined ? {} : { link }) });
         break;
@@ -123,7 +150,7 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
         break;
     }
   }
-  const entries = (dirty ? settle() : [...byPath.values()]).sort((a, b) => compareStrings(a.path, b.path));
+  const entries = (changed ? settle() : [...byPath.values()]).sort((a, b) => compareStrings(a.path, b.path));
   return { roots: snapshot.roots, entries };
 }
 
