@@ -117,7 +117,7 @@ describe('expandPattern', () => {
       { path: '/app/link', type: 'symlink', link: '/etc' },
       { path: '/etc/passwd', type: 'file' },
     ]);
-    for (const pattern of ['/**', '/app/**', '/app/sub/**', '/app/sub/deep/x/**', '/nope/**', '/app/link/**', '/app/sub*', '/app/*/deep', '/app/s?b/**', '/*', '/app/sub*/*/x']) {
+    for (const pattern of ['/**', '/app/**', '/app/sub/**', '/app/sub/deep/x/**', '/nope/**', '/app/link/**', '/app/sub*', '/app/*/deep', '/app/s?b/**', '/*', '/app/sub*/*/x', '/app/sub', '/app', '/', '/app/sub/deep/x', '/app/*/*/x', '/*/*', '/app/link', '/app/link/*']) {
       const naive = tree.entries.filter((e) => covers(pattern, e.path)).map((e) => e.path);
       expect(expandPattern(pattern, tree).map((e) => e.path), pattern).toEqual(naive);
     }

@@ -167,6 +167,8 @@ export interface SnapshotView {
   resolve(path: string): FsEntry | undefined;
   /** Every entry strictly below `dir`, lexically (symlinked directories are not descended). */
   descendants(dir: string): readonly FsEntry[];
+  /** The descendants of `dir` whose path has exactly `depth` slashes (a glob without `**` matches one depth). */
+  descendantsAtDepth(dir: string, depth: number): readonly FsEntry[];
 }
 
 const views = new WeakMap<FsSnapshot, SnapshotView>();
@@ -201,6 +203,40 @@ export function viewSnapshot(snapshot: FsSnapshot): SnapshotView {
     return cur;
   };
 
+  // The sorted entries of each depth (slashes in the path), split once per view on first use:
+  // expanding a glob without `**` asks for one depth below its static prefix, per pattern.
+  let byDepth: Map<number, FsEntry[]> | undefined;
+  const atDepth = (depth: number): readonly FsEntry[] => {
+    if (byDepth === undefined) {
+      byDepth = new Map();
+      for (const e of sorted) {
+        const d = slashes(e.path);
+        const list = byDepth.get(d);
+        if (list === undefined) byDepth.set(d, [e]);
+        else list.push(e);
+      }
+    }
+    return byDepth.get(depth) ?? [];
+  };
+  // Entries of `list` (sorted) strictly below `dir`: the range that starts with `dir/`.
+  const below = (list: readonly FsEntry[], dir: string): FsEntry[] => {
+    const prefix = dir === '/' ? '/' : `${dir}/`;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareStrings(list[mid]?.path ?? '', prefix) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: FsEntry[] = [];
+    for (let i = lo; i < list.length; i++) {
+      const e = list[i];
+      if (e === undefined || !e.path.startsWith(prefix)) break;
+      if (e.path !== '/') out.push(e);
+    }
+    return out;
+  };
+
   const view: SnapshotView = {
     snapshot,
     get: (path) => byPath.get(path),
@@ -210,23 +246,8 @@ export function viewSnapshot(snapshot: FsSnapshot): SnapshotView {
       const real = realpath(path);
       return real === undefined ? undefined : byPath.get(real);
     },
-    descendants: (dir) => {
-      const prefix = dir === '/' ? '/' : `${dir}/`;
-      let lo = 0;
-      let hi = sorted.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (compareStrings(sorted[mid]?.path ?? '', prefix) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      const out: FsEntry[] = [];
-      for (let i = lo; i < sorted.length; i++) {
-        const e = sorted[i];
-        if (e === undefined || !e.path.startsWith(prefix)) break;
-        if (e.path !== '/') out.push(e);
-      }
-      return out;
-    },
+    descendants: (dir) => below(sorted, dir),
+    descendantsAtDepth: (dir, depth) => below(atDepth(depth), dir),
   };
   views.set(snapshot, view);
   return view;
@@ -246,17 +267,19 @@ function slashes(path: string): number {
 export function expandPattern(pattern: string, snapshot: FsSnapshot): FsEntry[] {
   const view = viewSnapshot(snapshot);
   const prefix = staticPrefix(pattern);
-  const candidates = [view.get(prefix), ...view.descendants(prefix)];
   // `<static base>/**` covers its base and everything lexically below it, which is exactly the
   // candidates: no need to match each of thousands of entries segment by segment (most of a
   // rollout's compile time went there). Any other glob is matched entry by entry.
   if (hasRecursiveTail(pattern)) {
+    const candidates = [view.get(prefix), ...view.descendants(prefix)];
     if (!isGlob(pattern)) return candidates.filter((e): e is FsEntry => e !== undefined);
     return candidates.filter((e): e is FsEntry => e !== undefined && covers(pattern, e.path));
   }
-  // Without `/**` a pattern covers only paths of its own depth: count slashes before matching.
+  // Without `/**` a pattern covers only paths of its own depth: only those are matched.
   const depth = slashes(pattern);
-  return candidates.filter((e): e is FsEntry => e !== undefined && slashes(e.path) === depth && covers(pattern, e.path));
+  const base = view.get(prefix);
+  const atDepth = [...(base !== undefined && slashes(base.path) === depth ? [base] : []), ...view.descendantsAtDepth(prefix, depth)];
+  return atDepth.filter((e) => covers(pattern, e.path));
 }
 
 export interface TreeEntry {
