@@ -14,6 +14,7 @@ import type { Task } from '../task-format/index.ts';
 import { buildTaskImage, type BuildOptions } from '../taskenv/index.ts';
 import { generateGold } from './generate.ts';
 import { chooseTracer, type OracleTracer, type OracleTracerName } from './tracer.ts';
+import type { EbpfBackend } from '../sandbox/ebpf/index.ts';
 
 /**
  * `check`: compare only, never write. `accept-drift` (--write): overwrite a
@@ -80,6 +81,8 @@ export interface GenGoldOptions {
   /** The tracer asked for (default strace), and whether eBPF may fall back to strace (recorded) where it is unavailable. */
   tracer?: OracleTracerName;
   tracerFallback?: boolean;
+  /** With tracer ebpf: which backend (default native, ab-ebpf; bpftrace to cross-check it). */
+  ebpfBackend?: EbpfBackend;
   onProgress?: (taskId: string, message: string) => void;
   onTaskDone?: (report: TaskGoldReport) => void;
 }
@@ -102,7 +105,7 @@ const entries = (sets: AxisLists): number => sets.read.length + sets.write.lengt
 export async function genGoldTask(
   engine: Engine,
   task: Task,
-  options: Omit<GenGoldOptions, 'concurrency' | 'onTaskDone' | 'tracer' | 'tracerFallback'> & { tracer?: OracleTracer },
+  options: Omit<GenGoldOptions, 'concurrency' | 'onTaskDone' | 'tracer' | 'tracerFallback' | 'ebpfBackend'> & { tracer?: OracleTracer },
 ): Promise<TaskGoldReport> {
   const paths = goldPaths(options.oracleTracesDir, task.id);
   const image = await buildTaskImage(engine, task, options.build ?? {});
@@ -148,7 +151,7 @@ export async function genGoldTask(
 /** gen-gold over `tasks`; library errors other than infrastructure ones (a bad override, an oracle that fails its own validator) stop the run. */
 export async function genGold(engine: Engine, tasks: readonly Task[], options: GenGoldOptions): Promise<GenGoldRun> {
   // Probed once for the run: every task's gold comes from the same tracer (or the same recorded fallback).
-  const tracer = await chooseTracer(engine, options.tracer ?? 'strace', options.tracerFallback === true);
+  const tracer = await chooseTracer(engine, options.tracer ?? 'strace', options.tracerFallback === true, options.ebpfBackend ?? 'native');
   const failures: GenGoldRun['failures'] = [];
   const derive = async (task: Task): Promise<TaskGoldReport> => {
     try {

@@ -27,6 +27,16 @@ describe('gen-gold --tracer', () => {
     expect(r.err).toContain('INVALID_ARGUMENT: --tracer-fallback only applies to --tracer ebpf');
   });
 
+  it('refuses --ebpf-backend without --tracer ebpf, and a backend it does not know', async () => {
+    const without = await runCli('gen-gold', 'log-triage', '--ebpf-backend', 'bpftrace');
+    expect(without.code).toBe(1);
+    expect(without.err).toContain('INVALID_ARGUMENT: --ebpf-backend only applies to --tracer ebpf');
+    const unknown = await runCli('gen-gold', 'log-triage', '--tracer', 'ebpf', '--ebpf-backend', 'dtrace');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.err).toMatch(/ebpf-backend/);
+    expect(unknown.err).toMatch(/bpftrace/);
+  });
+
   it('accepts only strace and ebpf', async () => {
     const r = await runCli('gen-gold', 'log-triage', '--tracer', 'dtrace');
     expect(r.code).not.toBe(0);

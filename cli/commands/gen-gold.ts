@@ -24,6 +24,7 @@ interface GenGoldArgs extends BuildFlagArgs {
   sufficiency: boolean;
   tracer: OracleTracerName | undefined;
   'tracer-fallback': boolean;
+  'ebpf-backend': (typeof EBPF_BACKEND_CHOICES)[number] | undefined;
   verbose: boolean;
   json: boolean;
 }
@@ -32,6 +33,7 @@ type Row = TaskGoldReport;
 
 // Spelled here: the oracle module is imported lazily, in the handler.
 const TRACERS = ['strace', 'ebpf'] as const satisfies readonly OracleTracerName[];
+const EBPF_BACKEND_CHOICES = ['native', 'bpftrace'] as const;
 
 const command: CommandModule<object, GenGoldArgs> = {
   command: 'gen-gold [task..]',
@@ -50,6 +52,11 @@ const command: CommandModule<object, GenGoldArgs> = {
       .option('write', { describe: 'Accept drift: overwrite the stored gold', type: 'boolean', default: false })
       .option('sufficiency', { describe: 'Replay the oracle under its gold policy (use --no-sufficiency to skip)', type: 'boolean', default: true })
       .option('tracer', { describe: 'What traces the oracle: strace in the container, or eBPF from the host (root; ab-ebpf, built in Docker)', choices: TRACERS, defaultDescription: 'strace' })
+      .option('ebpf-backend', {
+        describe: "With --tracer ebpf: ab-ebpf (libbpf, built in Docker) or Debian's bpftrace — the same records, to cross-check one with the other",
+        choices: EBPF_BACKEND_CHOICES,
+        defaultDescription: 'native',
+      })
       .option('tracer-fallback', { describe: 'Trace with strace where eBPF is unavailable (recorded in the gold\'s provenance)', type: 'boolean', default: false })
       .option('verbose', { alias: 'v', describe: 'Print every warning', type: 'boolean', default: false })
       .option('json', { describe: 'Print JSON instead of a table', type: 'boolean', default: false })
@@ -65,6 +72,7 @@ const command: CommandModule<object, GenGoldArgs> = {
     if (args.task.length === 0 && !args.all) throw new AuthbenchError('INVALID_ARGUMENT', 'name tasks or pass --all');
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--runs must be a positive integer, got ${args.runs}`);
     if (args['tracer-fallback'] && args.tracer !== 'ebpf') throw new AuthbenchError('INVALID_ARGUMENT', '--tracer-fallback only applies to --tracer ebpf');
+    if (args['ebpf-backend'] !== undefined && args.tracer !== 'ebpf') throw new AuthbenchError('INVALID_ARGUMENT', '--ebpf-backend only applies to --tracer ebpf');
     const build = await parseBuildFlags(args);
     const tasks = await selectTasks(args.tasks, args.all ? [] : args.task);
     const engine = await connectDocker();
@@ -82,6 +90,7 @@ const command: CommandModule<object, GenGoldArgs> = {
       build,
       ...(args.tracer === undefined ? {} : { tracer: args.tracer }),
       tracerFallback: args['tracer-fallback'],
+      ...(args['ebpf-backend'] === undefined ? {} : { ebpfBackend: args['ebpf-backend'] }),
       onProgress: (task, m) => progress.detail(chalk.dim(`  ${task}: ${m}`)),
       onTaskDone: (row) => {
         finished += 1;

@@ -14,6 +14,7 @@ import { engineFacts, generateGold, resolveTracer, type GenerateResult } from '.
 import { ensureEbpfTracer, gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage } from '../../taskenv/index.ts';
+import { runCli } from '../cli.ts';
 import { FULL_TIER } from './tier.ts';
 
 /** Fast oracles (a few seconds each) for the ci tier. */
@@ -23,6 +24,7 @@ const engine: DockerEngine = await connectDocker();
 const verdict = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }), 'native');
 const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
 const native = verdict.available ? await ensureEbpfTracer(engine) : undefined;
+const bpftrace = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }), 'bpftrace');
 const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
 const tasks = FULL_TIER ? starter : starter.filter((t) => CI_TASKS.includes(t.id));
 
@@ -52,6 +54,20 @@ describe(`gen-gold --tracer ebpf derives strace's gold on the starter tasks${rea
       // A non-trivial oracle: two empty golds would be equal too.
       expect(ebpf.gold.required.read.length + ebpf.gold.required.write.length, diff).toBeGreaterThan(0);
       expect(sets(ebpf.gold), diff).toEqual(sets(strace.gold));
+    },
+    300_000,
+  );
+});
+
+describe(`gen-gold --tracer ebpf --ebpf-backend bpftrace${bpftrace.available ? '' : ` (skipped: ${bpftrace.reason})`}`, () => {
+  it.skipIf(!bpftrace.available)(
+    'checks the stored gold of log-triage through bpftrace, and says which backend traced',
+    async () => {
+      const r = await runCli('gen-gold', 'log-triage', '--check', '--tracer', 'ebpf', '--ebpf-backend', 'bpftrace', '--no-sufficiency', '--json');
+      expect(r.code, r.err).toBe(0);
+      const out = JSON.parse(r.out) as { tasks: { task: string; action: string }[]; tracer: { kind: string; backend?: string } };
+      expect(out.tracer).toMatchObject({ kind: 'ebpf', backend: 'bpftrace' });
+      expect(out.tasks).toEqual([expect.objectContaining({ task: 'log-triage', action: 'checked' })]);
     },
     300_000,
   );
