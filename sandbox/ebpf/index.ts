@@ -5,3 +5,5 @@ export { cgroupCandidates, containerCgroupId, EBPF_BACKENDS, startEbpfTrace, typ
 export { callSpec, ensureEbpfTracer, NATIVE_SOURCE_DIR, NATIVE_STRING_LIMIT, nativeArgs, parseTracepointFormat, readTracepointFormats, type NativeTracer, type TracepointField } from './native.ts';
 export { compareTraces, goldRelevant, type Agreement, type AgreementDifference } from './agreement.ts';
 export { ARGV_LIMIT, EBPF_SYSCALLS, STRING_LIMIT } from './syscalls.ts';
+export { EbpfHub, type EbpfHubOptions, type HubTrace } from './hub.ts';
+export { HubDemux, type DemuxSink, type HubAck } from './demux.ts';

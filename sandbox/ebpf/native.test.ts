@@ -98,6 +98,12 @@ describe('nativeArgs', () => {
     expect(calls.filter((a) => a !== '--call').map((c) => c.split(':')[0])).toEqual(Object.keys(EBPF_SYSCALLS));
   });
 
+  it('starts a hub with --hub in place of the cgroup', () => {
+    const args = nativeArgs({ ...base, cgroupId: 'hub' });
+    expect(args.slice(0, 3)).toEqual(['--hub', '--nonce', 'abcdefgh1234']);
+    expect(args).not.toContain('--cgroup-id');
+  });
+
   it('refuses a kernel without a traced syscall or the fork pids', () => {
     const missing = new Map(base.formats);
     missing.delete('creat');

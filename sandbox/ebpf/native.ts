@@ -78,7 +78,8 @@ export function callSpec(name: string, specs: readonly ArgSpec[], fields: Readon
 }
 
 export interface NativeArgsOptions {
-  cgroupId: bigint;
+  /** One container's cgroup, or `hub`: cgroups added and removed on stdin (hub.ts). */
+  cgroupId: bigint | 'hub';
   nonce: string;
   readyPid: number;
   readyPath: string;
@@ -87,7 +88,7 @@ export interface NativeArgsOptions {
   forkFormat: ReadonlyMap<string, TracepointField>;
 }
 
-/** ab-ebpf's argv for one container. Pure. */
+/** ab-ebpf's argv for one container, or for a hub. Pure. */
 export function nativeArgs(options: NativeArgsOptions): string[] {
   const fork = ['parent_pid', 'child_pid'].map((f) => {
     const field = options.forkFormat.get(f);
@@ -100,8 +101,7 @@ export function nativeArgs(options: NativeArgsOptions): string[] {
     return ['--call', callSpec(name, specs, fields)];
   });
   return [
-    '--cgroup-id',
-    options.cgroupId.toString(),
+    ...(options.cgroupId === 'hub' ? ['--hub'] : ['--cgroup-id', options.cgroupId.toString()]),
     '--nonce',
     options.nonce,
     '--ready-pid',

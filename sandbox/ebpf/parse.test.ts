@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceEvent } from '../trace/index.ts';
-import { commandEvents, parseEbpf } from './parse.ts';
+import { commandEvents, EbpfParser, parseEbpf } from './parse.ts';
 import { FIELD_SEP, RECORD_START } from './program.ts';
 
 const NONCE = 'testnonce123';
@@ -24,6 +24,17 @@ const files = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind =
 const unparsedReasons = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind === 'unparsed' ? [e.reason] : []));
 
 describe('parseEbpf', () => {
+  it('keeps a call in flight for the next parse when not final (a hub\'s take), and ends it when final', () => {
+    const parser = new EbpfParser({ nonce: NONCE });
+    const entry = rec('S', [30, 30, 'openat', -100, 0, 0, '/tmp/fifo']);
+    expect(parser.parse(entry, { final: false }).events).toEqual([]);
+    const later = parser.parse(rec('R', [30, 30, 'openat', 3]), { final: false });
+    expect(files(later.events)).toEqual(['read /tmp/fifo ok']);
+    const cut = new EbpfParser({ nonce: NONCE });
+    expect(files(cut.parse(entry).events)).toEqual(['read /tmp/fifo ok']);
+    expect(unparsedReasons(cut.parse(rec('R', [30, 30, 'openat', 3])).events)).toEqual(['openat returned without a traced entry']);
+  });
+
   it('resolves relative paths against the cwd set by chdir and inherited across fork', () => {
     const text =
       call(10, 'chdir', [], { 0: '/app' }, 0) +

@@ -160,7 +160,11 @@ export class EbpfParser {
     this.#options = options;
   }
 
-  parse(input: string | Uint8Array): EbpfParse {
+  /**
+   * Parse records. `final: false` (a hub's take, hub.ts) keeps calls still in flight for the
+   * next parse, where their returns come; otherwise they end here as never returned.
+   */
+  parse(input: string | Uint8Array, { final = true }: { final?: boolean } = {}): EbpfParse {
     const text = typeof input === 'string' ? Buffer.from(input, 'utf8').toString('latin1') : Buffer.from(input).toString('latin1');
     const marker = `${RECORD_START}${this.#options.nonce}${FIELD_SEP}`;
     const chunks = text.split(marker);
@@ -189,9 +193,11 @@ export class EbpfParser {
       if (r.type === 'Y') readyNs ??= r.ts;
       else this.#apply(r, out);
     }
-    // Calls that never returned (the process died inside them, or tracing stopped first).
-    for (const [tid, p] of this.#pending) this.#complete(tid, p, null, out);
-    this.#pending.clear();
+    if (final) {
+      // Calls that never returned (the process died inside them, or tracing stopped first).
+      for (const [tid, p] of this.#pending) this.#complete(tid, p, null, out);
+      this.#pending.clear();
+    }
     return { events: out, lost, ...(readyNs === undefined ? {} : { readyNs }) };
   }
 

@@ -3,8 +3,9 @@
  * The native eBPF tracer's kernel side: one program for every
  * tracepoint/syscalls/sys_enter_<name>, one for every sys_exit_<name> (the
  * attach cookie says which syscall of the table it is), one for
- * sched/sched_process_fork. Each first compares the current cgroup id with
- * the container's and returns at once for any other process, then writes
+ * sched/sched_process_fork. Each first looks the current cgroup id up in the
+ * traced set (one container's, or a hub's many) and returns at once for any
+ * other process, then writes
  * fixed-layout events (ab-ebpf.h) into one ring buffer WITHOUT waking the
  * reader: user space drains it on a timer, so the tracee never pays for a
  * wake-up (bpftrace's perf-buffer printfs woke its reader per record).
@@ -49,7 +50,6 @@ struct task_struct {
 } __attribute__((preserve_access_index));
 
 /* Set by user space before load (read-only to the programs). */
-const volatile __u64 target_cgid = 0;
 const volatile __u32 ready_pid = 0;
 const volatile __u32 ready_len = 0;
 const volatile char ready_path[AB_READY_MAX] = {};
@@ -72,13 +72,17 @@ struct {
   __type(value, struct ab_event);
 } scratch SEC(".maps");
 
-/* Events the ring buffer had no room for, per CPU: printed at exit as `Lost N events`. */
+/*
+ * The traced cgroups: id -> events the ring buffer had no room for, per cgroup (a hub traces
+ * several containers at once, and one flooding the buffer must not make another's trace look
+ * complete). User space adds and removes them; a process is traced while its cgroup is here.
+ */
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, AB_MAX_CGROUPS);
+  __type(key, __u64);
   __type(value, __u64);
-} lost SEC(".maps");
+} cgroups SEC(".maps");
 
 /* What a thread's exit must do for the call it entered: strings to re-read, an O_TMPFILE inode. */
 struct pending {
@@ -101,11 +105,18 @@ struct exit_ctx {
   __s64 ret;
 };
 
+/* Whether the current process is in a traced cgroup. */
+static __always_inline int traced(void) {
+  __u64 cgid = bpf_get_current_cgroup_id();
+  return bpf_map_lookup_elem(&cgroups, &cgid) != 0;
+}
+
 static __always_inline struct ab_event *event_init(__u8 type, __u8 call, __u64 pid_tgid) {
   __u32 zero = 0;
   struct ab_event *e = bpf_map_lookup_elem(&scratch, &zero);
   if (!e) return 0;
   e->ts = bpf_ktime_get_ns();
+  e->cgid = bpf_get_current_cgroup_id();
   e->tgid = pid_tgid >> 32;
   e->tid = (__u32)pid_tgid;
   e->type = type;
@@ -119,9 +130,9 @@ static __always_inline void submit(struct ab_event *e, __u64 flags) {
   __u32 len = e->len;
   if (len > AB_STR_MAX) len = AB_STR_MAX;
   if (bpf_ringbuf_output(&events, e, AB_EVENT_HEAD + len, flags) != 0) {
-    __u32 zero = 0;
-    __u64 *n = bpf_map_lookup_elem(&lost, &zero);
-    if (n) *n += 1;
+    __u64 cgid = e->cgid;
+    __u64 *n = bpf_map_lookup_elem(&cgroups, &cgid);
+    if (n) __sync_fetch_and_add(n, 1);
   }
 }
 
@@ -173,7 +184,7 @@ int on_enter(void *ctx) {
   const struct ab_call *c = (const struct ab_call *)&calls[cookie];
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u64 args[AB_MAX_ARGS] = {};
-  if (bpf_get_current_cgroup_id() != target_cgid) {
+  if (!traced()) {
     // The readiness open comes from the host process, outside the container's cgroup.
     if ((pid_tgid >> 32) == ready_pid && (c->flags & AB_CALL_READY)) {
       bpf_probe_read_kernel(args, sizeof args, (char *)ctx + 16);
@@ -254,7 +265,7 @@ int on_enter(void *ctx) {
 
 SEC("tracepoint")
 int on_exit(struct exit_ctx *ctx) {
-  if (bpf_get_current_cgroup_id() != target_cgid) return 0;
+  if (!traced()) return 0;
   __u64 cookie = bpf_get_attach_cookie(ctx);
   if (cookie >= AB_MAX_CALLS) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -295,7 +306,7 @@ int on_exit(struct exit_ctx *ctx) {
 
 SEC("tracepoint")
 int on_fork(void *ctx) {
-  if (bpf_get_current_cgroup_id() != target_cgid) return 0;
+  if (!traced()) return 0;
   // The pids' offsets come from the tracepoint's format file (they moved between kernels).
   __u8 rec[64] = {};
   bpf_probe_read_kernel(rec, sizeof rec, ctx);

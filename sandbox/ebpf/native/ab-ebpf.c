@@ -19,7 +19,18 @@
  * program runs as root: its arguments are parsed strictly (usage: exit 2),
  * and it opens nothing but what libbpf needs (BTF, tracefs ids).
  *
- * Usage: ab-ebpf --cgroup-id N --nonce NONCE --ready-pid N --ready-path PATH
+ * Hub mode (`--hub` instead of `--cgroup-id`): one tracer for many containers
+ * (eval's rollouts; attaching ~90 tracepoints per container would cost
+ * seconds each). It starts with no cgroup and reads commands on stdin, one
+ * per line: `+ID` traces cgroup ID from now on, `-ID` stops tracing it. Each
+ * is acknowledged on stdout, in order with the records, once the kernel map
+ * holds it:  RS nonce US K US +ID US 0 US \n  (`-ID`: the events the ring
+ * buffer lost for that cgroup instead of 0; `!ID` and errno: refused). Before
+ * a run of records from another cgroup it prints  RS nonce US G US ID US \n;
+ * readiness records (Y) belong to no cgroup. End of stdin stops it as SIGINT
+ * does, and `Lost N events in ID` goes to stderr per cgroup still traced.
+ *
+ * Usage: ab-ebpf (--cgroup-id N | --hub) --nonce NONCE --ready-pid N --ready-path PATH
  *                --fork-offsets PARENT,CHILD --call SPEC [--call SPEC]...
  *        ab-ebpf --version
  * SPEC: NAME:FLAGS:ARGS — FLAGS `-` or any of x<slot> (exec: argv slot),
@@ -29,6 +40,7 @@
  * flags, unsigned 64-bit), a<slot><len slot> (sockaddr, `\xNN` per byte).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +73,10 @@ static struct call_text texts[AB_MAX_CALLS];
 static int ncalls;
 static char nonce[65];
 static volatile sig_atomic_t stopping;
+static int hub;
+/* Hub mode: the cgroup of the last record printed (0: none yet, or a readiness record). */
+static unsigned long long printed_cgid;
+static int cgroups_fd = -1;
 
 static void on_signal(int sig) {
   (void)sig;
@@ -179,6 +195,10 @@ static int on_event(void *ctx, void *data, size_t size) {
   if (size < AB_EVENT_HEAD) return 0;
   const struct ab_event *e = data;
   size_t avail = size - AB_EVENT_HEAD;
+  if (hub && e->type != AB_EV_Y && e->cgid != printed_cgid) {
+    printf("%c%s%cG%c%llu%c\n", RS, nonce, US, US, e->cgid, US);
+    printed_cgid = e->cgid;
+  }
   const struct call_text *t = e->call < ncalls ? &texts[e->call] : NULL;
   switch (e->type) {
     case AB_EV_S: {
@@ -291,6 +311,48 @@ static int valid_ready_path(const char *s) {
   return 1;
 }
 
+static void ack(char op, unsigned long long cgid, long long value) {
+  printf("%c%s%cK%c%c%llu%c%lld%c\n", RS, nonce, US, US, op, cgid, US, value, US);
+}
+
+/* One stdin line: +ID or -ID. Anything else is refused on stderr (the host sends only these). */
+static void command(const char *line) {
+  unsigned long long cgid = 0;
+  if ((line[0] != '+' && line[0] != '-') || parse_u64(line + 1, &cgid) != 0 || cgid <= 1) {
+    fprintf(stderr, "ab-ebpf: ignored a command that is not +ID or -ID\n");
+    return;
+  }
+  if (line[0] == '+') {
+    unsigned long long zero = 0;
+    if (bpf_map_update_elem(cgroups_fd, &cgid, &zero, BPF_NOEXIST) != 0) ack('!', cgid, errno);
+    else ack('+', cgid, 0);
+    return;
+  }
+  unsigned long long lost = 0;
+  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &lost) != 0 || bpf_map_delete_elem(cgroups_fd, &cgid) != 0) ack('!', cgid, errno);
+  else ack('-', cgid, (long long)lost);
+}
+
+/* Reads what stdin has; runs each complete line. Returns -1 at end of input. */
+static int read_commands(void) {
+  static char buf[256];
+  static size_t used;
+  ssize_t n = read(STDIN_FILENO, buf + used, sizeof buf - 1 - used);
+  if (n == 0) return -1;
+  if (n < 0) return errno == EINTR || errno == EAGAIN ? 0 : -1;
+  used += (size_t)n;
+  char *start = buf;
+  for (char *nl; (nl = memchr(start, '\n', used - (size_t)(start - buf))) != NULL; start = nl + 1) {
+    *nl = '\0';
+    command(start);
+  }
+  used -= (size_t)(start - buf);
+  memmove(buf, start, used);
+  // A line longer than any command: drop it rather than wait forever for its end.
+  if (used == sizeof buf - 1) used = 0;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--version") == 0) {
     printf("ab-ebpf libbpf %u.%u\n", libbpf_major_version(), libbpf_minor_version());
@@ -302,6 +364,11 @@ int main(int argc, char **argv) {
   int have_fork = 0;
   for (int i = 1; i < argc; i += 2) {
     const char *opt = argv[i];
+    if (strcmp(opt, "--hub") == 0) {
+      hub = 1;
+      i--;
+      continue;
+    }
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!val) return usage("an option without its value");
     if (strcmp(opt, "--cgroup-id") == 0) {
@@ -334,8 +401,9 @@ int main(int argc, char **argv) {
       return usage("unknown option");
     }
   }
-  if (cgid == 0 || nonce[0] == '\0' || ready_pid == 0 || !ready_path || !have_fork || ncalls == 0)
-    return usage("needs --cgroup-id, --nonce, --ready-pid, --ready-path, --fork-offsets and at least one --call");
+  if ((cgid == 0) == (hub == 0)) return usage("needs exactly one of --cgroup-id and --hub");
+  if (nonce[0] == '\0' || ready_pid == 0 || !ready_path || !have_fork || ncalls == 0)
+    return usage("needs --nonce, --ready-pid, --ready-path, --fork-offsets and at least one --call");
 
   // Never outlive the process that reads us: a root tracer left behind would trace on.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -354,7 +422,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ab-ebpf: could not open the BPF object: %s\n", strerror(errno));
     return EXIT_LOAD;
   }
-  skel->rodata->target_cgid = cgid;
   skel->rodata->ready_pid = (unsigned int)ready_pid;
   skel->rodata->ready_len = (unsigned int)strlen(ready_path);
   memcpy((char *)skel->rodata->ready_path, ready_path, strlen(ready_path));
@@ -366,6 +433,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ab-ebpf: could not load the BPF programs: %s\n", strerror(-err));
     ab_ebpf_bpf__destroy(skel);
     return EXIT_LOAD;
+  }
+  cgroups_fd = bpf_map__fd(skel->maps.cgroups);
+  if (!hub) {
+    unsigned long long zero = 0;
+    if (bpf_map_update_elem(cgroups_fd, &cgid, &zero, BPF_ANY) != 0) {
+      fprintf(stderr, "ab-ebpf: could not add the cgroup: %s\n", strerror(errno));
+      ab_ebpf_bpf__destroy(skel);
+      return EXIT_LOAD;
+    }
   }
   static struct bpf_link *links[2 * AB_MAX_CALLS + 1];
   int nlinks = 0;
@@ -404,6 +480,7 @@ int main(int argc, char **argv) {
   }
   if (!err) {
     // Everything is attached: from here every record comes out (the readiness marker first proves it).
+    struct pollfd fds[2] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN}, {.fd = STDIN_FILENO, .events = POLLIN}};
     while (!stopping) {
       int n = ring_buffer__consume(rb);
       if (n < 0 && n != -EINTR) {
@@ -413,24 +490,28 @@ int main(int argc, char **argv) {
       }
       if (fflush(stdout) != 0) break;
       if (n >= BUSY_EVENTS) continue;
-      // Sleeps POLL_MS unless the readiness marker forces a wake-up (then drains it at once).
-      n = ring_buffer__poll(rb, POLL_MS);
-      if (n > 0 && fflush(stdout) != 0) break;
+      // Sleeps POLL_MS unless the readiness marker forces a wake-up (then drains it at once), or
+      // (a hub) a command arrives. Records before a command's ack are the ones reserved before it.
+      if (poll(fds, hub ? 2 : 1, POLL_MS) > 0 && hub && (fds[1].revents & (POLLIN | POLLHUP))) {
+        ring_buffer__consume(rb);
+        if (read_commands() != 0) stopping = 1;
+      }
+      if (fflush(stdout) != 0) break;
     }
     // Everything before the host's last readiness marker is out already (run.ts waits for it);
     // this drain takes what came after.
     ring_buffer__consume(rb);
     fflush(stdout);
-    unsigned int key = 0;
-    int ncpu = libbpf_num_possible_cpus();
-    unsigned long long total = 0;
-    if (ncpu > 0 && ncpu <= 4096) {
-      unsigned long long *per = calloc((size_t)ncpu, sizeof *per);
-      if (per && bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &key, per) == 0)
-        for (int i = 0; i < ncpu; i++) total += per[i];
-      free(per);
+    if (hub) {
+      unsigned long long key, next, lost;
+      for (int more = bpf_map_get_next_key(cgroups_fd, NULL, &next) == 0; more; more = bpf_map_get_next_key(cgroups_fd, &key, &next) == 0) {
+        key = next;
+        if (bpf_map_lookup_elem(cgroups_fd, &key, &lost) == 0 && lost > 0) fprintf(stderr, "Lost %llu events in %llu\n", lost, key);
+      }
+    } else {
+      unsigned long long lost = 0;
+      if (bpf_map_lookup_elem(cgroups_fd, &cgid, &lost) == 0 && lost > 0) fprintf(stderr, "Lost %llu events\n", lost);
     }
-    if (total > 0) fprintf(stderr, "Lost %llu events\n", total);
     // Detaching takes seconds (see detach_all): the reader need not wait for it.
     libbpf_set_print(NULL);
     fclose(stdout);

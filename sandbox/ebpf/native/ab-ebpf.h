@@ -18,6 +18,8 @@
 #define AB_SOCK_MAX 110
 /* execve arguments copied per call, as syscalls.ts's ARGV_LIMIT. */
 #define AB_ARGV_LIMIT 24
+/* Cgroups one hub traces at once (a rollout slot each). */
+#define AB_MAX_CGROUPS 1024
 /* The readiness path's longest length (run.ts's paths are far shorter). */
 #define AB_READY_MAX 128
 
@@ -55,6 +57,7 @@ struct ab_call {
 
 struct ab_event {
   unsigned long long ts;
+  unsigned long long cgid; /* the cgroup the event came from (a hub's demultiplexing key) */
   unsigned int tgid;
   unsigned int tid;
   unsigned char type;

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { HubDemux, type HubAck } from './demux.ts';
+
+const NONCE = 'abcdef0123456789';
+const RS = '\x1e';
+const US = '\x1f';
+const rec = (body: string) => `${RS}${NONCE}${US}${body}${US}\n`;
+
+function run(chunks: readonly Buffer[]) {
+  const records: [string, string][] = [];
+  const acks: HubAck[] = [];
+  const ready: bigint[] = [];
+  const garbled: string[] = [];
+  const demux = new HubDemux(NONCE, {
+    record: (cg, bytes) => records.push([cg.toString(), bytes.toString('latin1')]),
+    ack: (a) => acks.push(a),
+    ready: (ns) => ready.push(ns),
+    garbled: (b) => garbled.push(b.toString('latin1')),
+  });
+  for (const c of chunks) demux.push(c);
+  const beforeEnd = records.length;
+  demux.end();
+  return { records, acks, ready, garbled, beforeEnd };
+}
+
+// A container's path may hold US \n and a lone RS: neither starts or ends a record.
+const hostilePath = `/tmp/x${US}\ny${RS}z`;
+const STREAM = [
+  rec(`K${US}+41${US}0`),
+  rec(`G${US}41`),
+  rec(`S${US}100${US}7${US}7${US}openat${US}-100${US}0${US}0${US}${hostilePath}`),
+  rec(`R${US}101${US}7${US}7${US}openat${US}3`),
+  rec(`G${US}42`),
+  rec(`S${US}102${US}8${US}8${US}unlink${US}/b`),
+  rec(`Y${US}103`),
+  rec(`G${US}41`),
+  rec(`F${US}104${US}7${US}7${US}9`),
+  rec(`K${US}-41${US}5`),
+  rec(`K${US}!42${US}2`),
+].join('');
+
+describe('HubDemux', () => {
+  it('routes records by the last G, and reads acknowledgements and markers of no cgroup', () => {
+    const r = run([Buffer.from(STREAM, 'latin1')]);
+    expect(r.records.map(([cg, body]) => `${cg}:${body.slice(NONCE.length + 2, NONCE.length + 3)}`)).toEqual(['41:S', '41:R', '42:S', '41:F']);
+    expect(r.records[0]?.[1]).toContain(hostilePath);
+    expect(r.acks).toEqual([
+      { op: '+', cgroupId: 41n, value: 0 },
+      { op: '-', cgroupId: 41n, value: 5 },
+      { op: '!', cgroupId: 42n, value: 2 },
+    ]);
+    expect(r.ready).toEqual([103n]);
+    expect(r.garbled).toEqual([]);
+  });
+
+  it('gives the same result however the output is cut into chunks', () => {
+    const bytes = Buffer.from(STREAM, 'latin1');
+    const whole = run([bytes]);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      expect(run([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(whole);
+    }
+    expect(run([...bytes].map((b) => Buffer.from([b])))).toEqual(whole);
+  });
+
+  it('hands a marker over as soon as it is whole, with every record before it', () => {
+    const upToMarker = [rec(`G${US}41`), rec(`S${US}1${US}7${US}7${US}unlink${US}/a${US}\n`), rec(`Y${US}2`)].join('');
+    const r = run([Buffer.from(upToMarker, 'latin1')]);
+    expect(r.ready).toEqual([2n]);
+    expect(r.beforeEnd).toBe(1);
+  });
+
+  it('keeps a container record open until the next record starts (its bytes may end in US \\n)', () => {
+    const r = run([Buffer.from(rec(`G${US}41`) + rec(`S${US}1${US}7${US}7${US}unlink${US}/a`), 'latin1')]);
+    expect(r.beforeEnd).toBe(0);
+    expect(r.records).toHaveLength(1);
+  });
+
+  it('never routes what it cannot attribute: bytes before any record, records before any G, a malformed own record', () => {
+    const r = run([Buffer.from(`noise${rec(`S${US}1${US}7${US}7${US}unlink${US}/a`)}${rec(`K${US}41${US}0`)}${rec(`G${US}41`)}`, 'latin1')]);
+    expect(r.records).toEqual([]);
+    expect(r.garbled).toHaveLength(3);
+  });
+});

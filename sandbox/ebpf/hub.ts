@@ -1,0 +1,254 @@
+/**
+ * One eBPF tracer for many containers: eval's `--tracer ebpf`. Starting
+ * ab-ebpf per container costs seconds (attaching ~90 tracepoints, and each
+ * detach waits out an RCU grace period: a second tracer waits ~3 s for the
+ * previous one's), so an eval starts one hub (ab-ebpf `--hub`) and each
+ * rollout adds its container's cgroup to it and removes it at the end —
+ * a map update each way.
+ *
+ * Completeness works as in run.ts, with the hub's own readiness marker: this
+ * process opens a path only it knows until a marker record comes back, and
+ * the ring buffer orders records by when they were written, so once the
+ * marker is read every record written before the open is read too. A
+ * trace's take() does that and returns the events since its previous take;
+ * calls still in flight stay in its parser until their return comes.
+ *
+ * The hub is shared by concurrent rollouts, and their containers are
+ * hostile: what one container can do to another's trace is fill the ring
+ * buffer. The kernel side counts what it lost per cgroup, and a trace's
+ * close() returns its own count, so a flooded rollout's trace says it is
+ * incomplete rather than looking complete.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AuthbenchError } from '../../core/index.ts';
+import { HubDemux, type HubAck } from './demux.ts';
+import { nativeArgs, NATIVE_STRING_LIMIT, readTracepointFormats } from './native.ts';
+import { EbpfParser, type EbpfParse } from './parse.ts';
+import { containerCgroupId } from './run.ts';
+
+export interface EbpfHubOptions {
+  /** The ab-ebpf binary (ensureEbpfTracer's path). */
+  abEbpf: string;
+  /** Where cgroup v2 is mounted (judgeEbpf's verdict). */
+  cgroup2Mount: string;
+  /** How long attaching may take (default 60 s). */
+  attachTimeoutMs?: number;
+}
+
+/** One container's share of the hub. */
+export interface HubTrace {
+  readonly cgroupId: bigint;
+  /** The events written since the previous take (all of them: it waits for a readiness marker). */
+  take(): Promise<EbpfParse>;
+  /** Take the rest, stop tracing the cgroup; `lost`: events the ring buffer dropped for it in all. */
+  close(): Promise<EbpfParse & { lost: number }>;
+}
+
+const POLL_MS = 10;
+const DRAIN_TIMEOUT_MS = 10_000;
+const ACK_TIMEOUT_MS = 10_000;
+const EXIT_TIMEOUT_MS = 10_000;
+
+interface Share {
+  chunks: Buffer[];
+  parser: EbpfParser;
+}
+
+async function touch(path: string): Promise<void> {
+  // The open is the signal (the kernel side sees it); the path never exists.
+  await open(path, 'r').then(
+    (h) => h.close(),
+    () => undefined,
+  );
+}
+
+export class EbpfHub implements AsyncDisposable {
+  readonly #child: ChildProcessWithoutNullStreams;
+  readonly #nonce: string;
+  readonly #readyPath: string;
+  readonly #shares = new Map<bigint, Share>();
+  /** Waiters for acknowledgements: ab-ebpf runs commands in order and acknowledges each in turn. */
+  readonly #acks: ((ack: HubAck) => void)[] = [];
+  #readySeen = 0;
+  /** Unix seconds minus kernel boot seconds, from the first marker (events carry kernel time). */
+  #offsetS = 0;
+  #stderr = '';
+  #exited: string | undefined;
+  readonly #outputClosed: Promise<unknown>;
+  readonly #exit: Promise<void>;
+  /** Garbled output (should never happen: kept for the error that reports it). */
+  #garbled = 0;
+  #stopping: Promise<string> | undefined;
+
+  private constructor(child: ChildProcessWithoutNullStreams, nonce: string, readyPath: string) {
+    this.#child = child;
+    this.#nonce = nonce;
+    this.#readyPath = readyPath;
+    const demux = new HubDemux(nonce, {
+      record: (cgroupId, bytes) => this.#shares.get(cgroupId)?.chunks.push(bytes),
+      ack: (ack) => this.#acks.shift()?.(ack),
+      ready: (ns) => {
+        if (this.#readySeen === 0) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
+        this.#readySeen++;
+      },
+      garbled: () => void this.#garbled++,
+    });
+    child.stdout.on('data', (chunk: Buffer) => demux.push(chunk));
+    child.stdout.on('end', () => demux.end());
+    // A write after ab-ebpf died: the waiting command fails on the exit instead.
+    child.stdin.on('error', () => undefined);
+    child.stderr.on('data', (chunk: Buffer) => {
+      this.#stderr += chunk.toString('utf8');
+    });
+    this.#exit = new Promise((resolve) => {
+      child.on('close', (code, signal) => {
+        this.#exited = String(code ?? signal);
+        resolve();
+      });
+      child.on('error', (error) => {
+        this.#stderr += `\n${error.message}`;
+        this.#exited = 'spawn failed';
+        resolve();
+      });
+    });
+    this.#outputClosed = Promise.all([new Promise((r) => child.stdout.on('close', r)), new Promise((r) => child.stderr.on('close', r))]);
+  }
+
+  /** Start ab-ebpf as a hub and wait until every probe is attached. */
+  static async start(options: EbpfHubOptions): Promise<EbpfHub> {
+    const nonce = randomBytes(12).toString('hex');
+    const readyPath = join(tmpdir(), `authbench-ebpf-hub-${nonce}`);
+    const args = nativeArgs({ cgroupId: 'hub', nonce, readyPid: process.pid, readyPath, ...(await readTracepointFormats()) });
+    // Nothing of this process's environment: ab-ebpf runs as root and needs none.
+    const child = spawn(options.abEbpf, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
+    const hub = new EbpfHub(child, nonce, readyPath);
+    try {
+      await hub.#waitMarker(0, options.attachTimeoutMs ?? 60_000, 'attached');
+    } catch (error) {
+      await hub.stop();
+      throw error;
+    }
+    return hub;
+  }
+
+  #failure(what: string): AuthbenchError {
+    return new AuthbenchError('TRACER_UNAVAILABLE', `the eBPF hub (ab-ebpf) ${what}`, { details: this.#stderr.trim().split('\n').slice(-15) });
+  }
+
+  /** Open the readiness path until more than `seen` markers came back. */
+  async #waitMarker(seen: number, timeoutMs: number, what: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#readySeen <= seen) {
+      if (this.#exited !== undefined) throw this.#failure(`exited (${this.#exited}) before it ${what}`);
+      if (Date.now() > deadline) throw this.#failure(`had not ${what} after ${timeoutMs} ms`);
+      await touch(this.#readyPath);
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+
+  async #command(op: '+' | '-', cgroupId: bigint): Promise<HubAck> {
+    if (this.#exited !== undefined || this.#stopping !== undefined) throw this.#failure(`is gone (${this.#exited ?? 'stopping'})`);
+    const ack = new Promise<HubAck>((resolve, reject) => {
+      let settled = false;
+      const settle = (run: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        run();
+      };
+      // A missed acknowledgement would shift every later one onto the wrong waiter: the hub is broken then.
+      const timer = setTimeout(
+        () =>
+          settle(() => {
+            this.#child.kill('SIGKILL');
+            reject(this.#failure(`did not acknowledge ${op}${cgroupId} within ${ACK_TIMEOUT_MS} ms (stopped: a late one would answer the next command)`));
+          }),
+        ACK_TIMEOUT_MS,
+      );
+      this.#acks.push((a) =>
+        settle(() => (a.cgroupId === cgroupId ? resolve(a) : reject(new AuthbenchError('INTERNAL', `eBPF hub: acknowledgement for cgroup ${a.cgroupId} where ${op}${cgroupId} was waiting`)))),
+      );
+      void this.#exit.then(() => settle(() => reject(this.#failure(`exited (${this.#exited}) before it acknowledged ${op}${cgroupId}`))));
+    });
+    this.#child.stdin.write(`${op}${cgroupId}\n`);
+    return ack;
+  }
+
+  /** Trace a running container from now on: its first syscall after this resolves is in the trace. */
+  async trace(containerId: string, cgroup2Mount: string): Promise<HubTrace> {
+    const cgroupId = await containerCgroupId(cgroup2Mount, containerId);
+    if (this.#shares.has(cgroupId)) throw new AuthbenchError('INTERNAL', `eBPF hub: container ${containerId.slice(0, 12)} is traced already`);
+    const share: Share = { chunks: [], parser: new EbpfParser({ nonce: this.#nonce, stringLimit: NATIVE_STRING_LIMIT }) };
+    this.#shares.set(cgroupId, share);
+    const added = await this.#command('+', cgroupId).catch((error: unknown) => {
+      this.#shares.delete(cgroupId);
+      throw error;
+    });
+    if (added.op !== '+') {
+      this.#shares.delete(cgroupId);
+      throw this.#failure(`refused to trace cgroup ${cgroupId} (errno ${added.value})`);
+    }
+    let closed = false;
+    const take = async (final: boolean): Promise<EbpfParse> => {
+      await this.#waitMarker(this.#readySeen, DRAIN_TIMEOUT_MS, 'drained');
+      const bytes = Buffer.concat(share.chunks);
+      share.chunks = [];
+      const parsed = share.parser.parse(bytes, { final });
+      const events = parsed.events.map((e) => (e.ts === undefined ? e : { ...e, ts: e.ts + this.#offsetS }));
+      return { events, lost: 0 };
+    };
+    return {
+      cgroupId,
+      take: () => {
+        if (closed) throw new AuthbenchError('INTERNAL', 'eBPF hub: take() after close()');
+        return take(false);
+      },
+      close: async () => {
+        if (closed) throw new AuthbenchError('INTERNAL', 'eBPF hub: close() twice');
+        closed = true;
+        try {
+          const removed = await this.#command('-', cgroupId);
+          // Records the cgroup wrote before its removal came before the acknowledgement.
+          const rest = await take(true);
+          return { ...rest, lost: removed.op === '-' ? removed.value : 0 };
+        } finally {
+          this.#shares.delete(cgroupId);
+        }
+      },
+    };
+  }
+
+  /** Kill the tracer now (an aborted run): every open trace fails as the tracer's failure. */
+  kill(): void {
+    this.#child.kill('SIGKILL');
+  }
+
+  /** Traces now open (rollouts in flight). */
+  get open(): number {
+    return this.#shares.size;
+  }
+
+  /** End the hub: its stdin closes, it drains and detaches. Resolves with its stderr. */
+  stop(): Promise<string> {
+    this.#stopping ??= (async () => {
+      if (this.#exited === undefined) {
+        this.#child.stdin.end();
+        const timer = setTimeout(() => this.#child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
+        timer.unref();
+        void this.#exit.then(() => clearTimeout(timer));
+        // The trace is complete once the output closes; detaching (seconds) need not be waited for.
+        await Promise.race([this.#exit, this.#outputClosed]);
+      }
+      return this.#stderr;
+    })();
+    return this.#stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The eBPF hub (sandbox/ebpf/hub.ts): one ab-ebpf for many containers, as
+ * eval's `--tracer ebpf` runs it. Each container's trace holds its own
+ * events only, however their commands interleave; a take returns what was
+ * written since the previous one, a call in flight across a take included;
+ * a container traced after another closed starts at once (no reattaching);
+ * the hub's trace of an oracle agrees with strace's as the single-container
+ * tracer's does (ebpf.test.ts); and a hub that dies fails its traces as the
+ * tracer's failure, never as an empty trace. Skipped, with the probe's
+ * reason, where eBPF cannot run.
+ */
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuthbenchError } from '../../core/index.ts';
+import { BASE_IMAGE_REF, connectDocker, type Container, type DockerEngine } from '../../docker/index.ts';
+import { commandEvents, compareTraces, EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
+import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
+import type { TraceEvent } from '../../sandbox/trace/index.ts';
+import { discoverTasks, loadTask } from '../../task-format/index.ts';
+import { buildTaskImage, openTaskSandbox } from '../../taskenv/index.ts';
+import { CONTAINER_PATHS } from '../../validators/index.ts';
+
+const engine: DockerEngine = await connectDocker();
+const verdict = judgeEbpf(await gatherEbpfFacts(), 'native');
+const reason = verdict.available ? '' : ` (skipped: ${verdict.reason})`;
+const abEbpf = verdict.available ? (await ensureEbpfTracer(engine)).path : undefined;
+
+function filePaths(events: readonly TraceEvent[]): string[] {
+  return events.flatMap((e) => (e.kind === 'file' ? [e.path] : []));
+}
+
+describe(`eBPF hub: many containers, one tracer${reason}`, () => {
+  let hub: EbpfHub | undefined;
+  const containers: Container[] = [];
+
+  beforeAll(async () => {
+    if (!verdict.available || abEbpf === undefined) return;
+    hub = await EbpfHub.start({ abEbpf, cgroup2Mount: verdict.cgroup2Mount });
+  }, 120_000);
+  afterAll(async () => {
+    await hub?.stop();
+    await Promise.all(containers.map((c) => c.remove()));
+  });
+
+  async function box(): Promise<Container> {
+    const c = await engine.startContainer({ image: BASE_IMAGE_REF, network: 'none' });
+    containers.push(c);
+    return c;
+  }
+
+  it.skipIf(!verdict.available)(
+    'keeps each container\'s events apart, take by take, while both run at once',
+    async () => {
+      if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
+      const [a, b] = await Promise.all([box(), box()]);
+      const [ta, tb] = await Promise.all([hub.trace(a.id, verdict.cgroup2Mount), hub.trace(b.id, verdict.cgroup2Mount)]);
+      expect(ta.cgroupId).not.toBe(tb.cgroupId);
+      const burst = (tag: string) => `for i in $(seq 1 40); do : > /tmp/${tag}-$i; done`;
+      await Promise.all([a.exec({ cmd: ['sh', '-c', burst('first-a')], timeoutMs: 30_000 }), b.exec({ cmd: ['sh', '-c', burst('first-b')], timeoutMs: 30_000 })]);
+      const [a1, b1] = await Promise.all([ta.take(), tb.take()]);
+      await a.exec({ cmd: ['sh', '-c', burst('second-a')], timeoutMs: 30_000 });
+      const a2 = await ta.take();
+      const [aEnd, bEnd] = await Promise.all([ta.close(), tb.close()]);
+
+      const created = (events: readonly TraceEvent[], tag: string) => filePaths(events).filter((p) => p.startsWith(`/tmp/${tag}-`)).length;
+      expect(created(a1.events, 'first-a')).toBe(40);
+      expect(created(b1.events, 'first-b')).toBe(40);
+      expect(filePaths(a1.events).some((p) => p.includes('-b-'))).toBe(false);
+      expect(filePaths(b1.events).some((p) => p.includes('-a-'))).toBe(false);
+      // The second take has the second command only, and b saw none of it.
+      expect(created(a2.events, 'second-a')).toBe(40);
+      expect(created(a2.events, 'first-a')).toBe(0);
+      expect(filePaths([...bEnd.events, ...b1.events]).some((p) => p.includes('second'))).toBe(false);
+      expect(aEnd.lost).toBe(0);
+      expect(bEnd.lost).toBe(0);
+      expect(hub.open).toBe(0);
+    },
+    120_000,
+  );
+
+  it.skipIf(!verdict.available)(
+    'a call in flight at a take comes back whole in the next one; a closed container is traced no more',
+    async () => {
+      if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
+      const c = await box();
+      const t = await hub.trace(c.id, verdict.cgroup2Mount);
+      // cat's open of a FIFO blocks in the kernel until the writer opens it, a second later: the
+      // take in between sees its entry, the next one its return.
+      const running = c.exec({ cmd: ['sh', '-c', 'mkfifo /tmp/fifo; (sleep 1; echo hi > /tmp/fifo) & cat /tmp/fifo'], timeoutMs: 30_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      const early = await t.take();
+      const ran = await running;
+      const late = await t.take();
+      const closed = await t.close();
+      expect(ran.stdout).toBe('hi\n');
+      const all = [...early.events, ...late.events, ...closed.events];
+      const catOpen = all.filter((e) => e.kind === 'file' && e.path === '/tmp/fifo' && e.op === 'read');
+      expect(catOpen, JSON.stringify(all.filter((e) => e.kind !== 'file' || e.path === '/tmp/fifo'))).toHaveLength(1);
+      expect(catOpen[0]?.kind === 'file' && catOpen[0].result).toBeGreaterThanOrEqual(0);
+      expect(all.filter((e) => e.kind === 'unparsed')).toEqual([]);
+      // After close the container's events go nowhere; a new trace of it starts empty.
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/untraced'], timeoutMs: 30_000 });
+      const again = await hub.trace(c.id, verdict.cgroup2Mount);
+      const none = await again.close();
+      expect(filePaths(none.events)).not.toContain('/tmp/untraced');
+    },
+    120_000,
+  );
+
+  it.skipIf(!verdict.available)(
+    'traces log-triage\'s oracle as strace does (≥ 99% of gold-relevant events)',
+    async () => {
+      if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
+      const task = await loadTask((await discoverTasks('tasks')).find((d) => d.endsWith('log-triage')) ?? 'tasks/log-triage');
+      const image = await buildTaskImage(engine, task);
+      await using sandbox = await openTaskSandbox(engine, task, image.tag, { pinCpu: 0 });
+      await sandbox.container.copyIn(dirname(task.files.solveSh), '/');
+      const solve = `${CONTAINER_PATHS.solution}/solve.sh`;
+      const t = await hub.trace(sandbox.container.id, verdict.cgroup2Mount);
+      const run = await sandbox.session.run({ cmd: ['bash', solve], mode: { kind: 'unenforced' }, timeoutMs: 300_000 });
+      const traced = await t.close();
+      const own = commandEvents(traced.events, (e) => e.path === LAUNCHER_PATH && e.argv.includes(solve));
+      const agreement = compareTraces(run.events, own);
+      const report = [`agreement ${(agreement.rate * 100).toFixed(2)}% (strace ${agreement.totalA}, hub ${agreement.totalB})`, ...agreement.differences.map((d) => `  strace ×${d.a} hub ×${d.b}  ${d.example}`)].join('\n');
+      expect(run.exec.exitCode, report).toBe(0);
+      expect(traced.lost, report).toBe(0);
+      expect(agreement.totalA, report).toBeGreaterThan(10);
+      expect(agreement.rate, report).toBeGreaterThanOrEqual(0.99);
+    },
+    300_000,
+  );
+
+  it.skipIf(!verdict.available)(
+    'a hub that dies fails its open traces as the tracer\'s failure',
+    async () => {
+      if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');
+      const doomed = await EbpfHub.start({ abEbpf, cgroup2Mount: verdict.cgroup2Mount });
+      const c = await box();
+      const t = await doomed.trace(c.id, verdict.cgroup2Mount);
+      doomed.kill();
+      const failure = await t.take().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(failure).toBeInstanceOf(AuthbenchError);
+      expect((failure as AuthbenchError).code).toBe('TRACER_UNAVAILABLE');
+      await expect(doomed.trace(c.id, verdict.cgroup2Mount)).rejects.toThrow(/eBPF hub/);
+      await doomed.stop();
+    },
+    120_000,
+  );
+});
