@@ -28,7 +28,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import { HubDemux, type HubAck } from './demux.ts';
 import { nativeArgs, NATIVE_STRING_LIMIT, readTracepointFormats } from './native.ts';
 import { EbpfParser, type EbpfParse } from './parse.ts';
-import { containerCgroupId } from './run.ts';
+import { containerCgroup } from './run.ts';
 
 export interface EbpfHubOptions {
   /** The ab-ebpf binary (ensureEbpfTracer's path). */
@@ -150,7 +150,8 @@ export class EbpfHub implements AsyncDisposable {
     }
   }
 
-  async #command(op: '+' | '-', cgroupId: bigint): Promise<HubAck> {
+  /** `+ID:LEVEL` (pidLevel given) or `-ID`. */
+  async #command(op: '+' | '-', cgroupId: bigint, pidLevel?: number): Promise<HubAck> {
     if (this.#exited !== undefined || this.#stopping !== undefined) throw this.#failure(`is gone (${this.#exited ?? 'stopping'})`);
     const ack = new Promise<HubAck>((resolve, reject) => {
       let settled = false;
@@ -174,17 +175,17 @@ export class EbpfHub implements AsyncDisposable {
       );
       void this.#exit.then(() => settle(() => reject(this.#failure(`exited (${this.#exited}) before it acknowledged ${op}${cgroupId}`))));
     });
-    this.#child.stdin.write(`${op}${cgroupId}\n`);
+    this.#child.stdin.write(`${op}${cgroupId}${pidLevel === undefined ? '' : `:${pidLevel}`}\n`);
     return ack;
   }
 
   /** Trace a running container from now on: its first syscall after this resolves is in the trace. */
   async trace(containerId: string, cgroup2Mount: string): Promise<HubTrace> {
-    const cgroupId = await containerCgroupId(cgroup2Mount, containerId);
+    const { id: cgroupId, pidLevel } = await containerCgroup(cgroup2Mount, containerId);
     if (this.#shares.has(cgroupId)) throw new AuthbenchError('INTERNAL', `eBPF hub: container ${containerId.slice(0, 12)} is traced already`);
     const share: Share = { chunks: [], parser: new EbpfParser({ nonce: this.#nonce, stringLimit: NATIVE_STRING_LIMIT }) };
     this.#shares.set(cgroupId, share);
-    const added = await this.#command('+', cgroupId).catch((error: unknown) => {
+    const added = await this.#command('+', cgroupId, pidLevel).catch((error: unknown) => {
       this.#shares.delete(cgroupId);
       throw error;
     });

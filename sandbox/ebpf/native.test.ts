@@ -88,11 +88,11 @@ describe('callSpec', () => {
 });
 
 describe('nativeArgs', () => {
-  const base = { cgroupId: 4242n, nonce: 'abcdefgh1234', readyPid: 77, readyPath: '/tmp/authbench-ebpf-ready-x', formats: formats(), forkFormat: parseTracepointFormat(FORK) };
+  const base = { cgroupId: { id: 4242n, pidLevel: 1 }, nonce: 'abcdefgh1234', readyPid: 77, readyPath: '/tmp/authbench-ebpf-ready-x', formats: formats() };
 
-  it('passes the cgroup, nonce, readiness, fork offsets and one --call per traced syscall', () => {
+  it('passes the cgroup and its pid namespace level, nonce, readiness and one --call per traced syscall', () => {
     const args = nativeArgs(base);
-    expect(args.slice(0, 10)).toEqual(['--cgroup-id', '4242', '--nonce', 'abcdefgh1234', '--ready-pid', '77', '--ready-path', '/tmp/authbench-ebpf-ready-x', '--fork-offsets', '12,20']);
+    expect(args.slice(0, 10)).toEqual(['--cgroup-id', '4242', '--pid-level', '1', '--nonce', 'abcdefgh1234', '--ready-pid', '77', '--ready-path', '/tmp/authbench-ebpf-ready-x']);
     const calls = args.slice(10);
     expect(calls.filter((a) => a === '--call')).toHaveLength(Object.keys(EBPF_SYSCALLS).length);
     expect(calls.filter((a) => a !== '--call').map((c) => c.split(':')[0])).toEqual(Object.keys(EBPF_SYSCALLS));
@@ -102,12 +102,12 @@ describe('nativeArgs', () => {
     const args = nativeArgs({ ...base, cgroupId: 'hub' });
     expect(args.slice(0, 3)).toEqual(['--hub', '--nonce', 'abcdefgh1234']);
     expect(args).not.toContain('--cgroup-id');
+    expect(args).not.toContain('--pid-level');
   });
 
-  it('refuses a kernel without a traced syscall or the fork pids', () => {
+  it('refuses a kernel without a traced syscall', () => {
     const missing = new Map(base.formats);
     missing.delete('creat');
     expect(() => nativeArgs({ ...base, formats: missing })).toThrow(/sys_enter_creat/);
-    expect(() => nativeArgs({ ...base, forkFormat: new Map() })).toThrow(/sched_process_fork/);
   });
 });

@@ -78,38 +78,33 @@ export function callSpec(name: string, specs: readonly ArgSpec[], fields: Readon
 }
 
 export interface NativeArgsOptions {
-  /** One container's cgroup, or `hub`: cgroups added and removed on stdin (hub.ts). */
-  cgroupId: bigint | 'hub';
+  /**
+   * One container's cgroup and its pid namespace's level (event pids are as that namespace
+   * numbers them), or `hub`: cgroups added and removed on stdin, each with its level (hub.ts).
+   */
+  cgroupId: { id: bigint; pidLevel: number } | 'hub';
   nonce: string;
   readyPid: number;
   readyPath: string;
-  /** sys_enter_<name> format fields per traced syscall, and sched_process_fork's. */
+  /** sys_enter_<name> format fields per traced syscall. */
   formats: ReadonlyMap<string, ReadonlyMap<string, TracepointField>>;
-  forkFormat: ReadonlyMap<string, TracepointField>;
 }
 
 /** ab-ebpf's argv for one container, or for a hub. Pure. */
 export function nativeArgs(options: NativeArgsOptions): string[] {
-  const fork = ['parent_pid', 'child_pid'].map((f) => {
-    const field = options.forkFormat.get(f);
-    if (field === undefined || field.size !== 4) throw new AuthbenchError('TRACER_UNAVAILABLE', `the kernel's sched_process_fork tracepoint has no 4-byte ${f}`);
-    return field.offset;
-  });
   const calls = (Object.entries(EBPF_SYSCALLS) as [string, readonly ArgSpec[]][]).flatMap(([name, specs]) => {
     const fields = options.formats.get(name);
     if (fields === undefined) throw new AuthbenchError('TRACER_UNAVAILABLE', `the kernel has no sys_enter_${name} tracepoint`);
     return ['--call', callSpec(name, specs, fields)];
   });
   return [
-    ...(options.cgroupId === 'hub' ? ['--hub'] : ['--cgroup-id', options.cgroupId.toString()]),
+    ...(options.cgroupId === 'hub' ? ['--hub'] : ['--cgroup-id', options.cgroupId.id.toString(), '--pid-level', String(options.cgroupId.pidLevel)]),
     '--nonce',
     options.nonce,
     '--ready-pid',
     String(options.readyPid),
     '--ready-path',
     options.readyPath,
-    '--fork-offsets',
-    fork.join(','),
     ...calls,
   ];
 }
@@ -117,20 +112,18 @@ export function nativeArgs(options: NativeArgsOptions): string[] {
 const TRACEFS_ROOTS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
 
 /** The format files ab-ebpf's argv needs, from the host's tracefs (read once per process). */
-let formatsOnce: Promise<Pick<NativeArgsOptions, 'formats' | 'forkFormat'>> | undefined;
-export function readTracepointFormats(): Promise<Pick<NativeArgsOptions, 'formats' | 'forkFormat'>> {
+let formatsOnce: Promise<Pick<NativeArgsOptions, 'formats'>> | undefined;
+export function readTracepointFormats(): Promise<Pick<NativeArgsOptions, 'formats'>> {
   formatsOnce ??= (async () => {
     for (const root of TRACEFS_ROOTS) {
-      const fork = await readFile(join(root, 'events/sched/sched_process_fork/format'), 'utf8').catch(() => undefined);
-      if (fork === undefined) continue;
       const formats = new Map<string, ReadonlyMap<string, TracepointField>>();
       for (const name of Object.keys(EBPF_SYSCALLS)) {
         const text = await readFile(join(root, `events/syscalls/sys_enter_${name}/format`), 'utf8').catch(() => undefined);
         if (text !== undefined) formats.set(name, parseTracepointFormat(text));
       }
-      return { formats, forkFormat: parseTracepointFormat(fork) };
+      if (formats.size > 0) return { formats };
     }
-    throw new AuthbenchError('TRACER_UNAVAILABLE', 'no tracefs with the sched and syscalls events', { details: TRACEFS_ROOTS.map((r) => `looked at ${r}`) });
+    throw new AuthbenchError('TRACER_UNAVAILABLE', 'no tracefs with the syscalls events', { details: TRACEFS_ROOTS.map((r) => `looked at ${r}`) });
   })();
   formatsOnce.catch(() => {
     formatsOnce = undefined;

@@ -16,7 +16,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { open, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuthbenchError } from '../../core/index.ts';
@@ -77,10 +77,40 @@ export function cgroupCandidates(cgroup2Mount: string, containerId: string): str
 
 /** The cgroup id bpftrace's `cgroup` builtin reports: the inode number of the cgroup's directory in cgroup2. */
 export async function containerCgroupId(cgroup2Mount: string, containerId: string): Promise<bigint> {
+  return (await containerCgroupDir(cgroup2Mount, containerId)).id;
+}
+
+/**
+ * The level of a process's pid namespace, from its /proc status's NSpid line (one pid per level,
+ * the host's first). Pure.
+ */
+export function pidLevelOf(status: string): number | undefined {
+  const line = /^NSpid:\s*(.*)$/m.exec(status)?.[1];
+  const pids = line?.trim().split(/\s+/).filter((p) => /^\d+$/.test(p)) ?? [];
+  return pids.length === 0 ? undefined : pids.length - 1;
+}
+
+/**
+ * A running container's cgroup id and its pid namespace's level (the native tracer prints pids as
+ * that namespace numbers them, as strace in the container does). The level is the smallest of its
+ * processes' — the container's own; a process in a namespace made below it has a deeper one.
+ */
+export async function containerCgroup(cgroup2Mount: string, containerId: string): Promise<{ id: bigint; pidLevel: number }> {
+  const { id, dir } = await containerCgroupDir(cgroup2Mount, containerId);
+  const procs = (await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n').filter((p) => /^\d+$/.test(p));
+  const levels = await Promise.all(procs.map(async (pid) => pidLevelOf(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))));
+  const known = levels.filter((l): l is number => l !== undefined);
+  if (known.length === 0) {
+    throw new AuthbenchError('TRACER_UNAVAILABLE', `no process of container ${containerId.slice(0, 12)} shows its pid namespace`, { details: [`looked at ${join(dir, 'cgroup.procs')}`] });
+  }
+  return { id, pidLevel: Math.min(...known) };
+}
+
+async function containerCgroupDir(cgroup2Mount: string, containerId: string): Promise<{ id: bigint; dir: string }> {
   const candidates = cgroupCandidates(cgroup2Mount, containerId);
   for (const dir of candidates) {
     const s = await stat(dir, { bigint: true }).catch(() => undefined);
-    if (s?.isDirectory() === true) return s.ino;
+    if (s?.isDirectory() === true) return { id: s.ino, dir };
   }
   throw new AuthbenchError('TRACER_UNAVAILABLE', `no cgroup v2 directory for container ${containerId.slice(0, 12)}`, {
     details: candidates.map((c) => `looked at ${c}`),
@@ -97,11 +127,12 @@ async function touch(path: string): Promise<void> {
 }
 
 export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTrace> {
-  const cgroupId = await containerCgroupId(options.cgroup2Mount, options.containerId);
+  const cgroup = await containerCgroup(options.cgroup2Mount, options.containerId);
+  const cgroupId = cgroup.id;
   const nonce = randomBytes(12).toString('hex');
   const readyPath = join(tmpdir(), `authbench-ebpf-ready-${nonce}`);
   const backend = options.backend ?? 'native';
-  const ready = { cgroupId, nonce, readyPid: process.pid, readyPath };
+  const ready = { cgroupId: cgroup, nonce, readyPid: process.pid, readyPath };
   let command: string;
   let args: string[];
   let env: NodeJS.ProcessEnv;
@@ -114,7 +145,7 @@ export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTra
     env = {};
   } else {
     command = options.bpftrace ?? 'bpftrace';
-    args = ['-e', buildProgram(ready)];
+    args = ['-e', buildProgram({ ...ready, cgroupId })];
     env = { ...process.env, BPFTRACE_STRLEN: String(STRING_LIMIT), BPFTRACE_PERF_RB_PAGES: String(PERF_RB_PAGES) };
   }
   const stringLimit = backend === 'native' ? NATIVE_STRING_LIMIT : STRING_LIMIT;

@@ -108,6 +108,32 @@ describe(`eBPF hub: many containers, one tracer${reason}`, () => {
   );
 
   it.skipIf(!verdict.available)(
+    'reports pids as the container numbers them (as strace in it and the session agent do), forks included',
+    async () => {
+      if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
+      const c = await box();
+      const t = await hub.trace(c.id, verdict.cgroup2Mount);
+      const ran = await c.exec({ cmd: ['sh', '-c', 'echo $$; (echo $$ $(cat /proc/self/stat | cut -d" " -f4) > /dev/null; sh -c \'echo $$; : > /tmp/child-mark\')'], timeoutMs: 30_000 });
+      const { events } = await t.close();
+      const [shellPid, childPid] = ran.stdout.trim().split('\n').map(Number);
+      expect(shellPid).toBeGreaterThan(0);
+      expect(shellPid).toBeLessThan(4_194_304);
+      const mark = events.find((e) => e.kind === 'file' && e.path === '/tmp/child-mark');
+      expect(mark?.pid, ran.stdout).toBe(childPid);
+      // The child's fork chain leads back to the shell the exec started, in the same numbering.
+      const parentOf = new Map(events.flatMap((e) => (e.kind === 'process' && e.op === 'fork' && e.child !== undefined && e.pid !== undefined ? [[e.child, e.pid] as const] : [])));
+      let p: number | undefined = childPid;
+      const chain: number[] = [];
+      while (p !== undefined && chain.length < 10) {
+        chain.push(p);
+        p = parentOf.get(p);
+      }
+      expect(chain, JSON.stringify([...parentOf])).toContain(shellPid);
+    },
+    120_000,
+  );
+
+  it.skipIf(!verdict.available)(
     'traces log-triage\'s oracle as strace does (≥ 99% of gold-relevant events)',
     async () => {
       if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');

@@ -45,16 +45,24 @@ struct fdtable {
 struct files_struct {
   struct fdtable *fdt;
 } __attribute__((preserve_access_index));
+/* A pid as each namespace from the root down to the task's own sees it: numbers[level]. */
+struct upid {
+  int nr;
+} __attribute__((preserve_access_index));
+struct pid {
+  unsigned int level;
+  struct upid numbers[1];
+} __attribute__((preserve_access_index));
 struct task_struct {
   struct files_struct *files;
+  struct pid *thread_pid;
+  struct task_struct *group_leader;
 } __attribute__((preserve_access_index));
 
 /* Set by user space before load (read-only to the programs). */
 const volatile __u32 ready_pid = 0;
 const volatile __u32 ready_len = 0;
 const volatile char ready_path[AB_READY_MAX] = {};
-const volatile __u32 fork_parent_off = 12;
-const volatile __u32 fork_child_off = 20;
 const volatile struct ab_call calls[AB_MAX_CALLS] = {};
 
 #define O_TMPFILE_BIT 020000000
@@ -81,7 +89,7 @@ struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, AB_MAX_CGROUPS);
   __type(key, __u64);
-  __type(value, __u64);
+  __type(value, struct ab_cgroup);
 } cgroups SEC(".maps");
 
 /* What a thread's exit must do for the call it entered: strings to re-read, an O_TMPFILE inode. */
@@ -105,20 +113,43 @@ struct exit_ctx {
   __s64 ret;
 };
 
-/* Whether the current process is in a traced cgroup. */
-static __always_inline int traced(void) {
+/* The current process's traced cgroup, or 0 when it is in none. */
+static __always_inline struct ab_cgroup *traced(void) {
   __u64 cgid = bpf_get_current_cgroup_id();
-  return bpf_map_lookup_elem(&cgroups, &cgid) != 0;
+  return bpf_map_lookup_elem(&cgroups, &cgid);
 }
 
-static __always_inline struct ab_event *event_init(__u8 type, __u8 call, __u64 pid_tgid) {
+/*
+ * A pid as the container's pid namespace (level `level`) numbers it, as strace in the container
+ * and the session agent see it — not the host's, and not a namespace a command made below the
+ * container's (its pids there could collide with the container's own).
+ */
+static __always_inline __u32 nr_at(struct pid *p, __u32 level) {
+  if (!p || level > 31 || level > BPF_CORE_READ(p, level)) return 0;
+  const char *at = (const char *)p + bpf_core_field_offset(struct pid, numbers) + level * bpf_core_type_size(struct upid) +
+                   bpf_core_field_offset(struct upid, nr);
+  int nr = 0;
+  bpf_probe_read_kernel(&nr, sizeof nr, at);
+  return (__u32)nr;
+}
+
+/* tgid << 32 | tid of a task in its container's pid namespace. */
+static __always_inline __u64 ns_ids(struct task_struct *t, const struct ab_cgroup *cg) {
+  __u32 level = cg->level;
+  __u32 tid = nr_at(BPF_CORE_READ(t, thread_pid), level);
+  __u32 tgid = nr_at(BPF_CORE_READ(t, group_leader, thread_pid), level);
+  return (__u64)tgid << 32 | tid;
+}
+
+/* `ids`: tgid << 32 | tid as the event reports them (ns_ids). */
+static __always_inline struct ab_event *event_init(__u8 type, __u8 call, __u64 ids) {
   __u32 zero = 0;
   struct ab_event *e = bpf_map_lookup_elem(&scratch, &zero);
   if (!e) return 0;
   e->ts = bpf_ktime_get_ns();
   e->cgid = bpf_get_current_cgroup_id();
-  e->tgid = pid_tgid >> 32;
-  e->tid = (__u32)pid_tgid;
+  e->tgid = ids >> 32;
+  e->tid = (__u32)ids;
   e->type = type;
   e->call = call;
   e->idx = 0;
@@ -131,8 +162,8 @@ static __always_inline void submit(struct ab_event *e, __u64 flags) {
   if (len > AB_STR_MAX) len = AB_STR_MAX;
   if (bpf_ringbuf_output(&events, e, AB_EVENT_HEAD + len, flags) != 0) {
     __u64 cgid = e->cgid;
-    __u64 *n = bpf_map_lookup_elem(&cgroups, &cgid);
-    if (n) __sync_fetch_and_add(n, 1);
+    struct ab_cgroup *cg = bpf_map_lookup_elem(&cgroups, &cgid);
+    if (cg) __sync_fetch_and_add(&cg->lost, 1);
   }
 }
 
@@ -159,11 +190,11 @@ static __always_inline void maybe_ready(__u64 pid_tgid, const struct ab_call *c,
   if (e) submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-static __always_inline void argv_events(__u8 call, __u64 pid_tgid, __u64 argv) {
+static __always_inline void argv_events(__u8 call, __u64 ids, __u64 argv) {
   for (int i = 0; i < AB_ARGV_LIMIT; i++) {
     __u64 a = 0;
     if (bpf_probe_read_user(&a, sizeof a, (const void *)(argv + i * 8)) != 0 || a == 0) return;
-    struct ab_event *e = event_init(AB_EV_A, call, pid_tgid);
+    struct ab_event *e = event_init(AB_EV_A, call, ids);
     if (!e) return;
     e->idx = i;
     read_str(e, a);
@@ -172,7 +203,7 @@ static __always_inline void argv_events(__u8 call, __u64 pid_tgid, __u64 argv) {
   __u64 more = 0;
   bpf_probe_read_user(&more, sizeof more, (const void *)(argv + AB_ARGV_LIMIT * 8));
   if (more != 0) {
-    struct ab_event *e = event_init(AB_EV_M, call, pid_tgid);
+    struct ab_event *e = event_init(AB_EV_M, call, ids);
     if (e) submit(e, BPF_RB_NO_WAKEUP);
   }
 }
@@ -184,7 +215,8 @@ int on_enter(void *ctx) {
   const struct ab_call *c = (const struct ab_call *)&calls[cookie];
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u64 args[AB_MAX_ARGS] = {};
-  if (!traced()) {
+  struct ab_cgroup *cg = traced();
+  if (!cg) {
     // The readiness open comes from the host process, outside the container's cgroup.
     if ((pid_tgid >> 32) == ready_pid && (c->flags & AB_CALL_READY)) {
       bpf_probe_read_kernel(args, sizeof args, (char *)ctx + 16);
@@ -195,7 +227,8 @@ int on_enter(void *ctx) {
   // The syscall's arguments sit at 16 + 8 * slot; a helper read, because a direct load past the
   // smallest tracepoint's record would make the program unattachable to it.
   bpf_probe_read_kernel(args, sizeof args, (char *)ctx + 16);
-  struct ab_event *e = event_init(AB_EV_S, (__u8)cookie, pid_tgid);
+  __u64 ids = ns_ids((struct task_struct *)bpf_get_current_task(), cg);
+  struct ab_event *e = event_init(AB_EV_S, (__u8)cookie, ids);
   if (!e) return 0;
   struct pending p = {};
   p.call = (__u8)cookie;
@@ -239,7 +272,7 @@ int on_enter(void *ctx) {
     if (c->args[i].kind != AB_STR || i == first) continue;
     __u32 slot = c->args[i].slot;
     if (slot >= AB_MAX_ARGS) return 0;
-    e = event_init(AB_EV_P, (__u8)cookie, pid_tgid);
+    e = event_init(AB_EV_P, (__u8)cookie, ids);
     if (!e) return 0;
     e->idx = i;
     if (read_str(e, args[slot]) == 0 && !(c->flags & AB_CALL_EXEC)) {
@@ -250,7 +283,7 @@ int on_enter(void *ctx) {
   }
   if (c->flags & AB_CALL_EXEC) {
     __u32 argv_slot = c->aux_slot;
-    if (argv_slot < AB_MAX_ARGS) argv_events((__u8)cookie, pid_tgid, args[argv_slot]);
+    if (argv_slot < AB_MAX_ARGS) argv_events((__u8)cookie, ids, args[argv_slot]);
   }
   if (c->flags & AB_CALL_TMPFILE) {
     __u32 fs = c->aux_slot;
@@ -265,23 +298,25 @@ int on_enter(void *ctx) {
 
 SEC("tracepoint")
 int on_exit(struct exit_ctx *ctx) {
-  if (!traced()) return 0;
+  struct ab_cgroup *cg = traced();
+  if (!cg) return 0;
   __u64 cookie = bpf_get_attach_cookie(ctx);
   if (cookie >= AB_MAX_CALLS) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tid = (__u32)pid_tgid;
   __s64 ret = ctx->ret;
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  __u64 ids = ns_ids(task, cg);
   struct pending *p = bpf_map_lookup_elem(&pendings, &tid);
   if (p) {
     struct pending copy = *p;
     bpf_map_delete_elem(&pendings, &tid);
     if (copy.call == cookie) {
       if (copy.tmpfile && ret >= 0) {
-        struct task_struct *task = (struct task_struct *)bpf_get_current_task();
         struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
         struct file *f = 0;
         bpf_probe_read_kernel(&f, sizeof f, fds + ret);
-        struct ab_event *e = event_init(AB_EV_I, (__u8)cookie, pid_tgid);
+        struct ab_event *e = event_init(AB_EV_I, (__u8)cookie, ids);
         if (e) {
           e->v[0] = BPF_CORE_READ(f, f_inode, i_ino);
           submit(e, BPF_RB_NO_WAKEUP);
@@ -289,7 +324,7 @@ int on_exit(struct exit_ctx *ctx) {
       }
       for (int i = 0; i < AB_MAX_ARGS; i++) {
         if (!(copy.mask & (1 << i))) continue;
-        struct ab_event *e = event_init(AB_EV_P, (__u8)cookie, pid_tgid);
+        struct ab_event *e = event_init(AB_EV_P, (__u8)cookie, ids);
         if (!e) break;
         e->idx = i;
         read_str(e, copy.ptr[i]);
@@ -297,25 +332,29 @@ int on_exit(struct exit_ctx *ctx) {
       }
     }
   }
-  struct ab_event *e = event_init(AB_EV_R, (__u8)cookie, pid_tgid);
+  struct ab_event *e = event_init(AB_EV_R, (__u8)cookie, ids);
   if (!e) return 0;
   e->v[0] = (__u64)ret;
   submit(e, BPF_RB_NO_WAKEUP);
   return 0;
 }
 
-SEC("tracepoint")
-int on_fork(void *ctx) {
-  if (!traced()) return 0;
-  // The pids' offsets come from the tracepoint's format file (they moved between kernels).
-  __u8 rec[64] = {};
-  bpf_probe_read_kernel(rec, sizeof rec, ctx);
-  __u32 po = fork_parent_off & 0x3c;
-  __u32 co = fork_child_off & 0x3c;
-  struct ab_event *e = event_init(AB_EV_F, 0, bpf_get_current_pid_tgid());
+/*
+ * A fork or clone, in the parent, with both tasks at hand (a BTF-typed tracepoint: the plain one
+ * has only host pids, and the child's pid in the container's namespace is what the trace needs).
+ * F: the parent's thread and the child, as the container numbers them.
+ */
+SEC("tp_btf/sched_process_fork")
+int on_fork(__u64 *ctx) {
+  struct ab_cgroup *cg = traced();
+  if (!cg) return 0;
+  struct task_struct *parent = (struct task_struct *)ctx[0];
+  struct task_struct *child = (struct task_struct *)ctx[1];
+  __u64 ids = ns_ids(parent, cg);
+  struct ab_event *e = event_init(AB_EV_F, 0, ids);
   if (!e) return 0;
-  e->v[0] = (__u64)(__s64) * (__s32 *)(rec + po);
-  e->v[1] = (__u64)(__s64) * (__s32 *)(rec + co);
+  e->v[0] = (__u32)ids;
+  e->v[1] = nr_at(BPF_CORE_READ(child, thread_pid), cg->level);
   submit(e, BPF_RB_NO_WAKEUP);
   return 0;
 }

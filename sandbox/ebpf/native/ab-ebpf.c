@@ -22,7 +22,8 @@
  * Hub mode (`--hub` instead of `--cgroup-id`): one tracer for many containers
  * (eval's rollouts; attaching ~90 tracepoints per container would cost
  * seconds each). It starts with no cgroup and reads commands on stdin, one
- * per line: `+ID` traces cgroup ID from now on, `-ID` stops tracing it. Each
+ * per line: `+ID:LEVEL` traces cgroup ID from now on (its processes' pid namespace
+ * at LEVEL: pids are printed as that namespace numbers them), `-ID` stops tracing it. Each
  * is acknowledged on stdout, in order with the records, once the kernel map
  * holds it:  RS nonce US K US +ID US 0 US \n  (`-ID`: the events the ring
  * buffer lost for that cgroup instead of 0; `!ID` and errno: refused). Before
@@ -30,8 +31,8 @@
  * readiness records (Y) belong to no cgroup. End of stdin stops it as SIGINT
  * does, and `Lost N events in ID` goes to stderr per cgroup still traced.
  *
- * Usage: ab-ebpf (--cgroup-id N | --hub) --nonce NONCE --ready-pid N --ready-path PATH
- *                --fork-offsets PARENT,CHILD --call SPEC [--call SPEC]...
+ * Usage: ab-ebpf (--cgroup-id N --pid-level L | --hub) --nonce NONCE --ready-pid N
+ *                --ready-path PATH --call SPEC [--call SPEC]...
  *        ab-ebpf --version
  * SPEC: NAME:FLAGS:ARGS — FLAGS `-` or any of x<slot> (exec: argv slot),
  * t<slot> (O_TMPFILE: flags slot), r<slot> (readiness: path slot); ARGS a
@@ -315,22 +316,25 @@ static void ack(char op, unsigned long long cgid, long long value) {
   printf("%c%s%cK%c%c%llu%c%lld%c\n", RS, nonce, US, US, op, cgid, US, value, US);
 }
 
-/* One stdin line: +ID or -ID. Anything else is refused on stderr (the host sends only these). */
-static void command(const char *line) {
-  unsigned long long cgid = 0;
-  if ((line[0] != '+' && line[0] != '-') || parse_u64(line + 1, &cgid) != 0 || cgid <= 1) {
-    fprintf(stderr, "ab-ebpf: ignored a command that is not +ID or -ID\n");
+/* One stdin line: +ID:LEVEL or -ID. Anything else is refused on stderr (the host sends only these). */
+static void command(char *line) {
+  unsigned long long cgid = 0, level = 0;
+  char *colon = strchr(line, ':');
+  if (line[0] == '+' && colon) *colon = '\0';
+  int ok = (line[0] == '+' && colon && parse_u64(colon + 1, &level) == 0 && level <= 31) || (line[0] == '-' && !colon);
+  if (!ok || parse_u64(line + 1, &cgid) != 0 || cgid <= 1) {
+    fprintf(stderr, "ab-ebpf: ignored a command that is not +ID:LEVEL or -ID\n");
     return;
   }
   if (line[0] == '+') {
-    unsigned long long zero = 0;
-    if (bpf_map_update_elem(cgroups_fd, &cgid, &zero, BPF_NOEXIST) != 0) ack('!', cgid, errno);
+    struct ab_cgroup cg = {.lost = 0, .level = (unsigned int)level};
+    if (bpf_map_update_elem(cgroups_fd, &cgid, &cg, BPF_NOEXIST) != 0) ack('!', cgid, errno);
     else ack('+', cgid, 0);
     return;
   }
-  unsigned long long lost = 0;
-  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &lost) != 0 || bpf_map_delete_elem(cgroups_fd, &cgid) != 0) ack('!', cgid, errno);
-  else ack('-', cgid, (long long)lost);
+  struct ab_cgroup cg = {0};
+  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &cg) != 0 || bpf_map_delete_elem(cgroups_fd, &cgid) != 0) ack('!', cgid, errno);
+  else ack('-', cgid, (long long)cg.lost);
 }
 
 /* Reads what stdin has; runs each complete line. Returns -1 at end of input. */
@@ -358,10 +362,10 @@ int main(int argc, char **argv) {
     printf("ab-ebpf libbpf %u.%u\n", libbpf_major_version(), libbpf_minor_version());
     return 0;
   }
-  unsigned long long cgid = 0, ready_pid = 0, fork_parent = 0, fork_child = 0;
+  unsigned long long cgid = 0, ready_pid = 0, pid_level = 0;
+  int have_level = 0;
   const char *ready_path = NULL;
   static struct ab_call calls[AB_MAX_CALLS];
-  int have_fork = 0;
   for (int i = 1; i < argc; i += 2) {
     const char *opt = argv[i];
     if (strcmp(opt, "--hub") == 0) {
@@ -381,18 +385,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(opt, "--ready-path") == 0) {
       if (!valid_ready_path(val)) return usage("--ready-path: an absolute path of [A-Za-z0-9/._-]");
       ready_path = val;
-    } else if (strcmp(opt, "--fork-offsets") == 0) {
-      char a[8], b[8];
-      const char *comma = strchr(val, ',');
-      size_t la = comma ? (size_t)(comma - val) : 0;
-      if (!comma || la == 0 || la >= sizeof a || strlen(comma + 1) >= sizeof b) return usage("--fork-offsets: PARENT,CHILD");
-      memcpy(a, val, la);
-      a[la] = '\0';
-      strcpy(b, comma + 1);
-      if (parse_u64(a, &fork_parent) != 0 || parse_u64(b, &fork_child) != 0 || fork_parent > 60 || fork_child > 60 || fork_parent % 4 != 0 ||
-          fork_child % 4 != 0)
-        return usage("--fork-offsets: 4-aligned offsets below 64");
-      have_fork = 1;
+    } else if (strcmp(opt, "--pid-level") == 0) {
+      if (parse_u64(val, &pid_level) != 0 || pid_level > 31) return usage("--pid-level: a pid namespace level (0-31)");
+      have_level = 1;
     } else if (strcmp(opt, "--call") == 0) {
       if (ncalls >= AB_MAX_CALLS) return usage("too many --call");
       if (parse_call(val, &calls[ncalls], &texts[ncalls]) != 0) return usage("--call: NAME:FLAGS:ARGS (see the source's header)");
@@ -401,9 +396,9 @@ int main(int argc, char **argv) {
       return usage("unknown option");
     }
   }
-  if ((cgid == 0) == (hub == 0)) return usage("needs exactly one of --cgroup-id and --hub");
-  if (nonce[0] == '\0' || ready_pid == 0 || !ready_path || !have_fork || ncalls == 0)
-    return usage("needs --nonce, --ready-pid, --ready-path, --fork-offsets and at least one --call");
+  if ((cgid == 0) == (hub == 0) || (cgid != 0) != have_level) return usage("needs --cgroup-id with --pid-level, or --hub");
+  if (nonce[0] == '\0' || ready_pid == 0 || !ready_path || ncalls == 0)
+    return usage("needs --nonce, --ready-pid, --ready-path and at least one --call");
 
   // Never outlive the process that reads us: a root tracer left behind would trace on.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -425,8 +420,6 @@ int main(int argc, char **argv) {
   skel->rodata->ready_pid = (unsigned int)ready_pid;
   skel->rodata->ready_len = (unsigned int)strlen(ready_path);
   memcpy((char *)skel->rodata->ready_path, ready_path, strlen(ready_path));
-  skel->rodata->fork_parent_off = (unsigned int)fork_parent;
-  skel->rodata->fork_child_off = (unsigned int)fork_child;
   memcpy((void *)skel->rodata->calls, calls, sizeof calls);
   int err = ab_ebpf_bpf__load(skel);
   if (err) {
@@ -436,8 +429,8 @@ int main(int argc, char **argv) {
   }
   cgroups_fd = bpf_map__fd(skel->maps.cgroups);
   if (!hub) {
-    unsigned long long zero = 0;
-    if (bpf_map_update_elem(cgroups_fd, &cgid, &zero, BPF_ANY) != 0) {
+    struct ab_cgroup cg = {.lost = 0, .level = (unsigned int)pid_level};
+    if (bpf_map_update_elem(cgroups_fd, &cgid, &cg, BPF_ANY) != 0) {
       fprintf(stderr, "ab-ebpf: could not add the cgroup: %s\n", strerror(errno));
       ab_ebpf_bpf__destroy(skel);
       return EXIT_LOAD;
@@ -462,7 +455,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!err) {
-    struct bpf_link *l = bpf_program__attach_tracepoint(skel->progs.on_fork, "sched", "sched_process_fork");
+    struct bpf_link *l = bpf_program__attach(skel->progs.on_fork);
     if (!l) {
       err = -errno;
       fprintf(stderr, "ab-ebpf: could not attach sched/sched_process_fork: %s\n", strerror(errno));
@@ -503,14 +496,15 @@ int main(int argc, char **argv) {
     ring_buffer__consume(rb);
     fflush(stdout);
     if (hub) {
-      unsigned long long key, next, lost;
+      unsigned long long key, next;
+      struct ab_cgroup cg;
       for (int more = bpf_map_get_next_key(cgroups_fd, NULL, &next) == 0; more; more = bpf_map_get_next_key(cgroups_fd, &key, &next) == 0) {
         key = next;
-        if (bpf_map_lookup_elem(cgroups_fd, &key, &lost) == 0 && lost > 0) fprintf(stderr, "Lost %llu events in %llu\n", lost, key);
+        if (bpf_map_lookup_elem(cgroups_fd, &key, &cg) == 0 && cg.lost > 0) fprintf(stderr, "Lost %llu events in %llu\n", cg.lost, key);
       }
     } else {
-      unsigned long long lost = 0;
-      if (bpf_map_lookup_elem(cgroups_fd, &cgid, &lost) == 0 && lost > 0) fprintf(stderr, "Lost %llu events\n", lost);
+      struct ab_cgroup cg = {0};
+      if (bpf_map_lookup_elem(cgroups_fd, &cgid, &cg) == 0 && cg.lost > 0) fprintf(stderr, "Lost %llu events\n", cg.lost);
     }
     // Detaching takes seconds (see detach_all): the reader need not wait for it.
     libbpf_set_print(NULL);

@@ -45,6 +45,13 @@ struct ab_call {
   struct ab_arg args[AB_MAX_ARGS];
 };
 
+/* A traced cgroup's entry (the programs' `cgroups` map): what user space set, and what the ring buffer lost. */
+struct ab_cgroup {
+  unsigned long long lost;
+  unsigned int level; /* the container's pid namespace level: event pids are as it numbers them */
+  unsigned int pad;
+};
+
 /* Event types: the record letters program.ts prints. */
 #define AB_EV_S 'S'
 #define AB_EV_P 'P'
