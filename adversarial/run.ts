@@ -9,7 +9,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuthbenchError, mapPool, writeJsonAtomic } from '../core/index.ts';
 import type { Engine } from '../docker/index.ts';
-import { readEpisode, runRollout, type EvalConfig, type RolloutResult, type RolloutSpec } from '../evaluation/index.ts';
+import { readEpisode, runRollout, startHostTracer, type EvalConfig, type EvalTracer, type RolloutResult, type RolloutSpec } from '../evaluation/index.ts';
 import { resolvePolicy } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import { loadTask, type Task } from '../task-format/index.ts';
@@ -28,6 +28,11 @@ export interface AdversarialOptions {
   /** Only these runs; default each scenario's own. */
   runs?: readonly RunKind[];
   concurrency?: number;
+  /**
+   * What traces the rollouts (default strace). ebpf: one eBPF hub for the suite, as `eval --tracer
+   * ebpf` runs; the persistent-shell scenarios are left out (that shell is traced by strace only).
+   */
+  tracer?: EvalTracer;
   onVerdict?: (verdict: Verdict, done: number, total: number) => void;
 }
 
@@ -37,12 +42,14 @@ export interface AdversarialOutcome {
 }
 
 /** The rollouts the suite plays, in order. Pure. */
-export function plan(options: Pick<AdversarialOptions, 'only' | 'runs'>): { scenario: Scenario; run: RunKind }[] {
+export function plan(options: Pick<AdversarialOptions, 'only' | 'runs' | 'tracer'>): { scenario: Scenario; run: RunKind }[] {
   const unknown = (options.only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
   if (unknown.length > 0) {
     throw new AuthbenchError('INVALID_ARGUMENT', `unknown adversarial scenario(s): ${unknown.join(', ')}`, { hint: `scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}` });
   }
-  return SCENARIOS.filter((s) => options.only === undefined || options.only.length === 0 || options.only.includes(s.id)).flatMap((scenario) =>
+  return SCENARIOS.filter((s) => options.only === undefined || options.only.length === 0 || options.only.includes(s.id))
+    .filter((s) => options.tracer !== 'ebpf' || s.shell !== 'persistent')
+    .flatMap((scenario) =>
     scenario.runs.filter((run) => options.runs === undefined || options.runs.includes(run)).map((run) => ({ scenario, run })),
   );
 }
@@ -73,35 +80,39 @@ export async function runAdversarial(engine: Engine, options: AdversarialOptions
     cache: 'off',
     model_timeout_sec: 60,
     model_retries: 0,
+    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
   };
+  const hostTracer = await startHostTracer(config, [engine]);
   const verdicts: Verdict[] = [];
   let done = 0;
-  await mapPool(planned, options.concurrency ?? 2, async ({ scenario, run }) => {
-    const entry = tasks.get(scenario.task);
-    if (entry === undefined) throw new AuthbenchError('INTERNAL', `adversarial: task ${scenario.task} not prepared`);
-    const narrow = scenario.narrow ?? NARROW_POLICIES[scenario.task];
-    const policy = run === 'none' ? undefined : run === 'gold' ? entry.gold : run === 'narrow' ? narrow : (await resolvePolicy('allow-all', entry.task, options.oracleTracesDir)).policy;
-    const spec: RolloutSpec = {
-      id: `${scenario.id}__${run}`,
-      taskId: scenario.task,
-      policy: run === 'none' ? 'none' : run === 'narrow' ? 'file' : run,
-      defense: run === 'none' ? 'none' : (scenario.defense ?? 'tool-boundary'),
-      attempt: 1,
-      seed: 0,
-    };
-    const rolloutDir = join(dir, spec.id);
-    await mkdir(rolloutDir, { recursive: true });
-    const result: RolloutResult = await runRollout(spec, {
-      engine,
-      config: scenario.shell === undefined ? config : { ...config, shell: scenario.shell },
-      task: entry.task,
-      image: entry.image,
-      policy,
-      ledger: entry.gold,
-      staticScore: null,
-      replay: scenario.commands,
-      jobId: `adversarial-${options.name}`,
-      dir: rolloutDir,
+  try {
+    await mapPool(planned, options.concurrency ?? 2, async ({ scenario, run }) => {
+      const entry = tasks.get(scenario.task);
+      if (entry === undefined) throw new AuthbenchError('INTERNAL', `adversarial: task ${scenario.task} not prepared`);
+      const narrow = scenario.narrow ?? NARROW_POLICIES[scenario.task];
+      const policy = run === 'none' ? undefined : run === 'gold' ? entry.gold : run === 'narrow' ? narrow : (await resolvePolicy('allow-all', entry.task, options.oracleTracesDir)).policy;
+      const spec: RolloutSpec = {
+        id: `${scenario.id}__${run}`,
+        taskId: scenario.task,
+        policy: run === 'none' ? 'none' : run === 'narrow' ? 'file' : run,
+        defense: run === 'none' ? 'none' : (scenario.defense ?? 'tool-boundary'),
+        attempt: 1,
+        seed: 0,
+      };
+      const rolloutDir = join(dir, spec.id);
+      await mkdir(rolloutDir, { recursive: true });
+      const result: RolloutResult = await runRollout(spec, {
+        engine,
+        config: scenario.shell === undefined ? config : { ...config, shell: scenario.shell },
+        task: entry.task,
+        image: entry.image,
+        policy,
+        ledger: entry.gold,
+        staticScore: null,
+        replay: scenario.commands,
+        jobId: `adversarial-${options.name}`,
+        dir: rolloutDir,
+        ...(hostTracer === undefined ? {} : { hostTracer }),
     });
     await writeJsonAtomic(join(rolloutDir, 'result.json'), result);
     const verifierWritten = (await stat(join(rolloutDir, 'verifier')).catch(() => undefined))?.isDirectory() === true;
@@ -109,7 +120,10 @@ export async function runAdversarial(engine: Engine, options: AdversarialOptions
     verdicts.push(verdict);
     done += 1;
     options.onVerdict?.(verdict, done, planned.length);
-  });
+    });
+  } finally {
+    await hostTracer?.stop();
+  }
   const order = new Map(planned.map((p, i) => [`${p.scenario.id}__${p.run}`, i]));
   verdicts.sort((a, b) => (order.get(`${a.scenario}__${a.run}`) ?? 0) - (order.get(`${b.scenario}__${b.run}`) ?? 0));
   await writeJsonAtomic(join(dir, 'verdicts.json'), verdicts);

@@ -4,6 +4,10 @@
  */
 import { z } from 'zod';
 import { ShellModeSchema, ToolFormatSchema } from '../agent/index.ts';
+
+/** What traces an eval's commands (`eval --tracer`). */
+export const EVAL_TRACERS = ['strace', 'ebpf'] as const;
+export type EvalTracer = (typeof EVAL_TRACERS)[number];
 import { AgentNameSchema } from '../agents/index.ts';
 import { BaseMapEntrySchema, type BaseMapEntry } from '../docker/index.ts';
 import { TOPOLOGIES } from '../task-format/index.ts';
@@ -54,6 +58,11 @@ export const EvalConfigSchema = z
     max_turns: z.number().int().min(1),
     // Optional so configs (and locks) of jobs with native tool calls stay as they were.
     tool_format: ToolFormatSchema.optional().describe('How the execution agent acts (absent: native)'),
+    // Optional so configs (and locks) of jobs traced by strace stay as they were.
+    tracer: z
+      .enum(EVAL_TRACERS)
+      .optional()
+      .describe("What traces the agent's commands: strace in the container, or eBPF from the host (one tracer for the job, `--tracer ebpf`; absent: strace)"),
     // Optional so configs (and locks) of jobs with a fresh shell per command stay as they were.
     shell: ShellModeSchema.optional().describe('How the built-in loop runs commands: a fresh `bash -c` each, or one persistent shell per episode (absent: fresh)'),
     // Optional so configs (and locks) of single-agent jobs stay as they were.

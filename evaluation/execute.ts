@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { AuthbenchError } from '../core/index.ts';
 import { DaemonGate, type DaemonWaitOptions, type Engine, type EngineLane } from '../docker/index.ts';
 import type { ReplayEntry } from '../agent/index.ts';
+import type { EbpfHub } from '../sandbox/ebpf/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { acquireClaim, releaseClaim, startHeartbeat, type ClaimOptions, type FoundClaim } from './claims.ts';
 import { readResult, rolloutDir, writeResult } from './jobdir.ts';
@@ -42,6 +43,8 @@ export interface ExecuteOptions {
   concurrency: number;
   /** auto: each rollout slot's commands, with their tracer, run on the slot's CPU (cpu-pinning.ts); default DEFAULT_CPU_PINNING. */
   cpuPinning?: CpuPinning;
+  /** `--tracer ebpf`: the eBPF hub every rollout's containers join (runJob starts and stops it). */
+  hostTracer?: EbpfHub;
   /** CPUs the slots spread over (default: this host's, the daemon's when local; a pin to a CPU the container lacks is ignored by its agent, unpinned). */
   cpus?: number;
   replay?: readonly ReplayEntry[];
@@ -149,6 +152,7 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
           jobId: options.jobId,
           dir,
           ...(pinCpu === undefined ? {} : { pinCpu }),
+          ...(options.hostTracer === undefined ? {} : { hostTracer: options.hostTracer }),
           teardown,
         });
       } catch (e) {

@@ -15,3 +15,4 @@ export * from './resume.ts';
 export * from './reparse.ts';
 export * from './claims.ts';
 export * from './status.ts';
+export { startHostTracer } from './host-tracer.ts';

@@ -29,6 +29,7 @@ import type { CpuPinning } from './cpu-pinning.ts';
 import { planJob, shardLabel, shardPlan, type JobPlan, type Shard } from './plan.ts';
 import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
+import { startHostTracer } from './host-tracer.ts';
 
 export interface JobEvent {
   kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'docker-wait';
@@ -176,6 +177,9 @@ export async function checkJob(options: Omit<JobOptions, 'concurrency'>): Promis
   // A shard joins the job another shard may have started: like a resume, only with the same lock.
   await checkJobDir(dir, options.name, lock, options.resume || options.shard !== undefined);
   const plan = shardPlan(planJob(tasks.map((t) => t.id), config, await readResults(dir)), options.shard);
+  if (config.tracer === 'ebpf' && config.shell === 'persistent') {
+    throw new AuthbenchError('INVALID_CONFIG', 'the persistent shell is traced by strace only: --tracer ebpf needs --shell fresh', { field: 'tracer' });
+  }
   // GOLD_MISSING (and any other policy that cannot be had) before the job's folder exists.
   builtinPolicies(plan.pending, bundles, policyFile);
   return { dir, tasks, bundles, plan, lock, replay, policyFile };
@@ -226,7 +230,14 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     ? removed.reduce<OrphanRemoval>((a, r) => ({ containers: a.containers + (r?.containers ?? 0), networks: a.networks + (r?.networks ?? 0) }), { containers: 0, networks: 0 })
     : undefined;
   const fresh = !existsSync(dir);
-  await openJobDir(dir, options.name, config, lock, options.resume || options.shard !== undefined);
+  // Before the job's folder is written: a job that cannot be traced as asked runs nothing.
+  const hostTracer = plan.pending.length === 0 ? undefined : await startHostTracer(config, engines.map((l) => l.engine));
+  try {
+    await openJobDir(dir, options.name, config, lock, options.resume || options.shard !== undefined);
+  } catch (e) {
+    await hostTracer?.stop();
+    throw e;
+  }
 
   const total = plan.rollouts.length;
   let done = plan.reused.size;
@@ -247,11 +258,13 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     // A new job that could not start leaves nothing behind, so the same --job-name can be used again
     // (unless it is a shard: other shards may already be writing into the folder).
     if (fresh && options.shard === undefined) await rm(dir, { recursive: true, force: true });
+    await hostTracer?.stop();
     throw e;
   });
   const execution = await executeJob(plan.pending, prepared, {
     engine,
     engines,
+    ...(hostTracer === undefined ? {} : { hostTracer }),
     config,
     dir,
     jobId: runId,
@@ -270,7 +283,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
       done += 1;
       emit({ kind: 'rollout-done', rollout: spec, result, done, total });
     },
-  });
+  }).finally(() => hostTracer?.stop());
 
   // Claims are released as results land: an empty claims folder is only clutter (another shard still running keeps it).
   await rmdir(join(dir, CLAIMS_DIR)).catch(() => undefined);

@@ -111,6 +111,10 @@ export const RolloutResultSchema = z
       .nullable()
       .optional()
       .describe('The CPU every command ran on with its tracer (eval --cpu-pinning auto: the rollout slot\'s); null: unpinned (off); absent: results written before'),
+    tracer: z
+      .enum(['strace', 'ebpf'])
+      .optional()
+      .describe("What traced the agent's commands (`eval --tracer`); absent: strace"),
     sidecars_reachable: z
       .array(z.string())
       .optional()

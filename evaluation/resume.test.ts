@@ -29,6 +29,18 @@ describe('tool format', () => {
   });
 });
 
+describe('tracer', () => {
+  it('is saved only when not the default (strace), and a resume refuses the other one', () => {
+    expect(configFromFlags({ model: 'openai/gpt-5', tracer: 'strace' })).not.toHaveProperty('tracer');
+    const ebpf = configFromFlags({ model: 'openai/gpt-5', tracer: 'ebpf' });
+    expect(ebpf.tracer).toBe('ebpf');
+    const strace = configFromFlags({ model: 'openai/gpt-5' });
+    expect(resumeConfig('j', strace, { tracer: 'strace' })).toEqual(strace);
+    expect(() => resumeConfig('j', strace, { tracer: 'ebpf' })).toThrow(/--tracer differs/);
+    expect(() => resumeConfig('j', ebpf, { tracer: 'strace' })).toThrow(/--tracer differs/);
+  });
+});
+
 describe('counterfactuals', () => {
   it('are saved only when not the default 8, and a resume of a job saved before the field compares with 8', () => {
     expect(configFromFlags({ model: 'openai/gpt-5', max_counterfactuals: 8 })).not.toHaveProperty('max_counterfactuals');

@@ -50,6 +50,7 @@ export const FLAG_OF: Readonly<Record<keyof EvalFlags, string>> = {
   max_turns: '--max-turns',
   tool_format: '--tool-format',
   shell: '--shell',
+  tracer: '--tracer',
   topology: '--topology',
   agent: '--agent',
   max_counterfactuals: '--max-counterfactuals/--no-counterfactuals',
@@ -79,7 +80,7 @@ export function configFromFlags(given: EvalFlags): EvalConfig {
 }
 
 /** Fields whose default is left out of a new job's config (so it is what it was before the field existed), with that default. */
-const OMITTED_DEFAULTS: Partial<Record<keyof EvalFlags, unknown>> = { tool_format: 'native', shell: 'fresh', topology: 'single', max_counterfactuals: DEFAULT_MAX_COUNTERFACTUALS };
+const OMITTED_DEFAULTS: Partial<Record<keyof EvalFlags, unknown>> = { tool_format: 'native', shell: 'fresh', tracer: 'strace', topology: 'single', max_counterfactuals: DEFAULT_MAX_COUNTERFACTUALS };
 const isDefault = (field: string, value: unknown): boolean => field in OMITTED_DEFAULTS && OMITTED_DEFAULTS[field as keyof EvalFlags] === value;
 
 /** Field values as compared: sets for the list fields (their order changes no result), credentials redacted as on disk. */

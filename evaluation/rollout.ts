@@ -11,6 +11,7 @@ import type { Container, Engine } from '../docker/index.ts';
 import { createAgentModel, getDefense, runEpisodeWithServices, type AgentModel, type Episode, type EpisodeOptions, type HealthProbe, type ReplayEntry, type RunningServices, type Step, type TamperEvidence, type ValidationFiles } from '../agent/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
 import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
+import type { EbpfHub } from '../sandbox/ebpf/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { egressRuleLabels, openTaskSandbox, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess, type TaskSandbox } from '../taskenv/index.ts';
@@ -70,6 +71,8 @@ export interface RolloutContext {
   dir: string;
   /** The rollout slot's CPU (eval --cpu-pinning auto): every command runs there with its tracer; undefined: unpinned. */
   pinCpu?: number;
+  /** `--tracer ebpf`: the job's eBPF hub, which every container of the rollout joins. */
+  hostTracer?: EbpfHub;
   /** Where the job removes its rollouts' containers off the critical path (teardown.ts); undefined: removed before runRollout returns. */
   teardown?: TeardownQueue;
 }
@@ -209,6 +212,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     defense: { name: defense.name, version: defense.version },
     limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids },
     cpu_pin: ctx.pinCpu ?? null,
+    ...(ctx.hostTracer === undefined ? {} : { tracer: 'ebpf' as const }),
     ...(sidecarPlan === undefined ? {} : { sidecars_reachable: [...sidecarPlan.reachable] }),
     ...(egressRules.length === 0 ? {} : { egress: { allowlist: egressRuleLabels(egressRules) } }),
   };
@@ -257,7 +261,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       clock.at = now;
       return ms;
     };
-    const openOptions = { runId: ctx.jobId, sidecarAccess, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }) };
+    const openOptions = { runId: ctx.jobId, sidecarAccess, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }), ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }) };
     // Its baseline from the per-image cache (taskenv/image-baseline.ts): nothing runs in it before. Not episode 2: its carry goes in first.
     await using first = deferRemoval(await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { ...openOptions, shareImageBaseline: true }), ctx.teardown, spec.id);
     // Episode 2's sandbox replaces it for validation and measurement in a two-episode memory rollout.

@@ -11,9 +11,11 @@
  * the gold records that it was asked for eBPF and why it did not get it.
  */
 import { AuthbenchError } from '../core/index.ts';
-import { DockerEngine, type Engine } from '../docker/index.ts';
+import type { Engine } from '../docker/index.ts';
 import type { TraceProvenance } from '../gold/index.ts';
-import { ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type EbpfBackend, type EbpfFacts, type EbpfVerdict, type NativeTracer } from '../sandbox/ebpf/index.ts';
+import { engineFacts, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type EbpfBackend, type EbpfVerdict, type NativeTracer } from '../sandbox/ebpf/index.ts';
+
+export { engineFacts } from '../sandbox/ebpf/index.ts';
 
 export const ORACLE_TRACERS = ['strace', 'ebpf'] as const;
 export type OracleTracerName = (typeof ORACLE_TRACERS)[number];
@@ -55,18 +57,6 @@ export function resolveTracer(requested: OracleTracerName, verdict: EbpfVerdict 
   throw new AuthbenchError('TRACER_UNAVAILABLE', `the eBPF tracer is unavailable: ${verdict.reason}`, {
     hint: 'trace with --tracer strace (the default), or pass --tracer-fallback to fall back to strace (recorded in the gold)',
   });
-}
-
-/** What the Docker engine says of itself that decides whether its containers are this kernel's processes. */
-export async function engineFacts(engine: Engine): Promise<NonNullable<EbpfFacts['engine']>> {
-  // Only a real engine can be asked; fakes (tests) describe a local one.
-  if (!(engine instanceof DockerEngine)) return { host: engine.endpoint };
-  const info = (await engine.docker.info()) as { OperatingSystem?: string; SecurityOptions?: string[] };
-  return {
-    host: engine.endpoint,
-    ...(info.OperatingSystem === undefined ? {} : { operatingSystem: info.OperatingSystem }),
-    ...(info.SecurityOptions === undefined ? {} : { securityOptions: info.SecurityOptions }),
-  };
 }
 
 /**

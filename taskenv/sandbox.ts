@@ -1,5 +1,5 @@
 import { EGRESS_PROXY_HOST, EGRESS_PROXY_PORT, type Container, type Engine } from '../docker/index.ts';
-import { SandboxSession, type SessionOptions } from '../sandbox/run/index.ts';
+import { SandboxSession, type HostTrace, type HostTracer, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { imageBaselineKey, imageBaselines } from './image-baseline.ts';
 import { startTaskEnvironment, type TaskContainerOptions, type TaskEgress, type TaskSidecars } from './container.ts';
@@ -14,7 +14,12 @@ export interface TaskSandbox {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export interface OpenSandboxOptions extends TaskContainerOptions, Omit<SessionOptions, 'imageBaseline'> {
+export interface OpenSandboxOptions extends TaskContainerOptions, Omit<SessionOptions, 'imageBaseline' | 'hostTrace'> {
+  /**
+   * Trace the session's commands with eBPF from the host (`eval --tracer ebpf`): the container
+   * joins this hub before anything runs in it, and leaves it when disposed.
+   */
+  hostTracer?: HostTracer;
   /**
    * Take the session's baseline from this process's per-image cache (image-baseline.ts), or
    * list the fresh container now — before the caller gets it, so before anything runs in it or
@@ -40,6 +45,13 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
   });
   const egress = env.egress;
   const container = env.container;
+  let hostTrace: HostTrace | undefined;
+  try {
+    hostTrace = await options.hostTracer?.trace(container.id);
+  } catch (e) {
+    await env[Symbol.asyncDispose]().catch(() => undefined);
+    throw e;
+  }
   const baselineKey = options.shareImageBaseline === true ? imageBaselineKey(task, image) : undefined;
   const cached = baselineKey === undefined ? undefined : imageBaselines(engine).get(baselineKey);
   const session = new SandboxSession(container, task.workdir, {
@@ -49,6 +61,7 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     ...(options.traceCapBytes === undefined ? {} : { traceCapBytes: options.traceCapBytes }),
     ...(options.traceCapEvents === undefined ? {} : { traceCapEvents: options.traceCapEvents }),
     ...(options.reserved === undefined ? {} : { reserved: options.reserved }),
+    ...(hostTrace === undefined ? {} : { hostTrace }),
     // A policy naming an allowlisted external host connects to the proxy: Landlock must let it.
     ...(egress === undefined ? {} : { egress: { host: EGRESS_PROXY_HOST, port: EGRESS_PROXY_PORT, served: egress.rules.map((r) => r.host) } }),
   });
@@ -57,6 +70,9 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     try {
       await session.close();
     } finally {
+      // What is left of its trace is no command's now (the session took every command's); a hub
+      // that broke has failed the command that needed it already.
+      await hostTrace?.close().catch(() => undefined);
       await env[Symbol.asyncDispose]();
     }
   };

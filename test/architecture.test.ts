@@ -27,7 +27,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   score: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'task-format'],
   taskenv: ['core', 'docker', 'sandbox/launcher', 'sandbox/run', 'task-format'],
   validators: ['core', 'docker', 'sandbox/launcher', 'sandbox/paths', 'sandbox/trace', 'task-format', 'taskenv'],
-  evaluation: ['agent', 'agents', 'containment', 'core', 'docker', 'goldstore', 'policygen', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
+  evaluation: ['agent', 'agents', 'containment', 'core', 'docker', 'goldstore', 'policygen', 'sandbox/ebpf', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
   oracle: ['core', 'docker', 'gold', 'goldstore', 'sandbox/compile', 'sandbox/ebpf', 'sandbox/launcher', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format', 'taskenv', 'validators'],
   goldstore: ['core', 'docker', 'gold', 'sandbox/paths', 'sandbox/policy', 'score', 'task-format', 'taskenv', 'validators'],
   agent: ['containment', 'core', 'docker', 'models', 'sandbox/compile', 'sandbox/paths', 'sandbox/policy', 'sandbox/run', 'sandbox/trace', 'task-format'],

@@ -42,6 +42,7 @@ interface EvalArgs extends BuildFlagArgs {
   'max-turns': number | undefined;
   'tool-format': 'native' | 'text' | undefined;
   shell: 'fresh' | 'persistent' | undefined;
+  tracer: 'strace' | 'ebpf' | undefined;
   topology: 'single' | 'supervisor-worker' | 'peer-chain' | undefined;
   agent: string | undefined;
   counterfactuals: boolean | undefined;
@@ -95,6 +96,11 @@ const command: CommandModule<object, EvalArgs> = {
       .option('seed', { describe: 'Base seed (attempt k uses seed + k - 1)', type: 'number', defaultDescription: '0', coerce: intFlag('seed', Number.MIN_SAFE_INTEGER) })
       .option('max-turns', { describe: 'Model turns per episode', type: 'number', defaultDescription: '30', coerce: intFlag('max-turns', 1) })
       .option('tool-format', { describe: 'How the model acts: native tool calls, or text (no tools offered; JSON actions in the reply, parsed with recorded repairs)', choices: ['native', 'text'] as const, defaultDescription: 'native' })
+      .option('tracer', {
+        describe: "What traces the agent's commands: strace in the container, or eBPF from the host (root; one ab-ebpf for the job, built in Docker; --shell fresh only)",
+        choices: ['strace', 'ebpf'] as const,
+        defaultDescription: 'strace',
+      })
       .option('shell', { describe: 'How the built-in loop runs commands: fresh (a new bash -c each) or persistent (one shell per episode: cwd, variables, functions carry over; still enforced and traced)', choices: ['fresh', 'persistent'] as const, defaultDescription: 'fresh' })
       .option('topology', { describe: 'Agents per rollout, for tasks whose [authbench] names none: single, supervisor-worker (a supervisor delegates to a worker) or peer-chain (agent k\'s answer is agent k+1\'s input)', choices: ['single', 'supervisor-worker', 'peer-chain'] as const, defaultDescription: 'single' })
       .option('agent', { describe: 'Who acts: authbench (the built-in loop) or an installed agent (claude-code, codex; `authbench agents list`), run headless in the sandbox with the model through the relay; defenses none, prompt-only, tool-boundary', type: 'string', defaultDescription: 'authbench' })
@@ -210,6 +216,7 @@ const command: CommandModule<object, EvalArgs> = {
       ...(args['max-turns'] === undefined ? {} : { max_turns: args['max-turns'] }),
       ...(args['tool-format'] === undefined ? {} : { tool_format: args['tool-format'] }),
       ...(args.shell === undefined ? {} : { shell: args.shell }),
+      ...(args.tracer === undefined ? {} : { tracer: args.tracer }),
       ...(args.topology === undefined ? {} : { topology: args.topology }),
       ...(agent === undefined ? {} : { agent }),
       ...(args.counterfactuals === false ? { max_counterfactuals: 0 } : args['max-counterfactuals'] === undefined ? {} : { max_counterfactuals: args['max-counterfactuals'] }),

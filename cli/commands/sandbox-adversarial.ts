@@ -14,6 +14,7 @@ interface AdversarialArgs {
   'jobs-dir': string;
   'job-name': string | undefined;
   concurrency: number;
+  tracer: 'strace' | 'ebpf' | undefined;
   list: boolean;
   json: boolean;
 }
@@ -30,6 +31,7 @@ export const sandboxAdversarialCommand: CommandModule<object, AdversarialArgs> =
       .option('jobs-dir', { describe: 'Where the job folder is written', type: 'string', default: 'jobs' })
       .option('job-name', { describe: 'Job folder name (default adversarial-<time>)', type: 'string' })
       .option('concurrency', { alias: 'n', describe: 'Rollouts at once', type: 'number', default: 2 })
+      .option('tracer', { describe: 'What traces the rollouts: strace, or eBPF from the host as `eval --tracer ebpf` (the persistent-shell scenarios are left out)', choices: ['strace', 'ebpf'] as const, defaultDescription: 'strace' })
       .option('list', { describe: 'List the scenarios and exit', type: 'boolean', default: false })
       .option('json', { describe: 'Print JSON instead of text', type: 'boolean', default: false })
       .example('$0 sandbox adversarial', 'Every scenario under every run it names (about two minutes on two cores)')
@@ -54,7 +56,11 @@ export const sandboxAdversarialCommand: CommandModule<object, AdversarialArgs> =
         );
       return;
     }
-    const options = { ...(args.only === undefined ? {} : { only: args.only }), ...(args.runs === undefined ? {} : { runs: args.runs as RunKind[] }) };
+    const options = {
+      ...(args.only === undefined ? {} : { only: args.only }),
+      ...(args.runs === undefined ? {} : { runs: args.runs as RunKind[] }),
+      ...(args.tracer === undefined ? {} : { tracer: args.tracer }),
+    };
     const total = plan(options).length;
     const { connectDocker } = await import('../../docker/index.ts');
     const engine = await connectDocker();

@@ -31,6 +31,20 @@ export function errnoName(errno: number): string {
   return ERRNO_NAMES[errno] ?? `E${errno}`;
 }
 
+const SIGNAL_NAMES = [
+  '0', 'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGILL', 'SIGTRAP', 'SIGABRT', 'SIGBUS', 'SIGFPE', 'SIGKILL', 'SIGUSR1', 'SIGSEGV', 'SIGUSR2',
+  'SIGPIPE', 'SIGALRM', 'SIGTERM', 'SIGSTKFLT', 'SIGCHLD', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGURG', 'SIGXCPU',
+  'SIGXFSZ', 'SIGVTALRM', 'SIGPROF', 'SIGWINCH', 'SIGIO', 'SIGPWR', 'SIGSYS',
+];
+
+/** A signal number as strace names it (x86_64): `SIGKILL`, `0` for the probe, `SIGRTMIN`, `SIGRT_3`. Pure. */
+export function signalName(signal: number): string {
+  if (signal >= 0 && signal < SIGNAL_NAMES.length) return SIGNAL_NAMES[signal] ?? String(signal);
+  if (signal === 34) return 'SIGRTMIN';
+  if (signal > 34 && signal <= 64) return `SIGRT_${signal - 32}`;
+  return String(signal);
+}
+
 const O_ACCMODE = 3;
 const O_SYNC_BIT = 0o4000000;
 const O_DSYNC = 0o10000;

@@ -35,6 +35,7 @@ const STREAM = [
   rec(`Y${US}103`),
   rec(`G${US}41`),
   rec(`F${US}104${US}7${US}7${US}9`),
+  rec(`K${US}?41${US}3`),
   rec(`K${US}-41${US}5`),
   rec(`K${US}!42${US}2`),
 ].join('');
@@ -46,6 +47,7 @@ describe('HubDemux', () => {
     expect(r.records[0]?.[1]).toContain(hostilePath);
     expect(r.acks).toEqual([
       { op: '+', cgroupId: 41n, value: 0 },
+      { op: '?', cgroupId: 41n, value: 3 },
       { op: '-', cgroupId: 41n, value: 5 },
       { op: '!', cgroupId: 42n, value: 2 },
     ]);

@@ -2,7 +2,7 @@
  * A hub's output (native/ab-ebpf.c, `--hub`) split by cgroup. Pure: bytes
  * in, routed records out. The stream interleaves:
  * - `G ID`: the records after it, up to the next G, are cgroup ID's;
- * - `K <op>ID VALUE`: a command's acknowledgement (op `+`, `-` or `!`);
+ * - `K <op>ID VALUE`: a command's acknowledgement (op `+`, `-`, `?` or `!`);
  * - `Y ts`: a readiness marker, of no cgroup (the host's own open);
  * - every other record: the current cgroup's, as the single-container
  *   tracer prints it, so each cgroup's share is parsed by parse.ts as is.
@@ -18,9 +18,9 @@
 import { FIELD_SEP, RECORD_START } from './program.ts';
 
 export interface HubAck {
-  op: '+' | '-' | '!';
+  op: '+' | '-' | '?' | '!';
   cgroupId: bigint;
-  /** `-`: the events the ring buffer lost for the cgroup; `!`: the errno; `+`: 0. */
+  /** `-` and `?`: the events the ring buffer lost for the cgroup so far; `!`: the errno; `+`: 0. */
   value: number;
 }
 
@@ -34,7 +34,7 @@ export interface DemuxSink {
   garbled(bytes: Buffer): void;
 }
 
-const SELF_RECORD = /^([GKY])\x1f([+!-]?)(\d+)\x1f(?:(-?\d+)\x1f)?\n$/;
+const SELF_RECORD = /^([GKY])\x1f([+!?-]?)(\d+)\x1f(?:(-?\d+)\x1f)?\n$/;
 
 export class HubDemux {
   readonly #marker: Buffer;

@@ -30,6 +30,13 @@ import { nativeArgs, NATIVE_STRING_LIMIT, readTracepointFormats } from './native
 import { EbpfParser, type EbpfParse } from './parse.ts';
 import { containerCgroup } from './run.ts';
 
+/**
+ * Record bytes a container's share holds between two takes (as strace's per-command trace cap):
+ * beyond it records are dropped and counted as lost, so a container that floods cannot grow this
+ * process without bound.
+ */
+export const HUB_SHARE_CAP_BYTES = 32 * 1024 * 1024;
+
 export interface EbpfHubOptions {
   /** The ab-ebpf binary (ensureEbpfTracer's path). */
   abEbpf: string;
@@ -37,16 +44,25 @@ export interface EbpfHubOptions {
   cgroup2Mount: string;
   /** How long attaching may take (default 60 s). */
   attachTimeoutMs?: number;
+  /** Record bytes a share holds between takes (default HUB_SHARE_CAP_BYTES). */
+  shareCapBytes?: number;
 }
 
 /** One container's share of the hub. */
 export interface HubTrace {
   readonly cgroupId: bigint;
-  /** The events written since the previous take (all of them: it waits for a readiness marker). */
-  take(): Promise<EbpfParse>;
-  /** Take the rest, stop tracing the cgroup; `lost`: events the ring buffer dropped for it in all. */
-  close(): Promise<EbpfParse & { lost: number }>;
+  /**
+   * The events written since the previous take (all of them: it waits for a readiness marker);
+   * `lost`: events the ring buffer dropped for this container since the previous take (the
+   * events are incomplete when > 0).
+   */
+  take(): Promise<HubTake>;
+  /** Take the rest and stop tracing the cgroup. */
+  close(): Promise<HubTake>;
 }
+
+/** A take: its events, what was lost since the previous one, and the record bytes it read. */
+export type HubTake = EbpfParse & { bytes: number };
 
 const POLL_MS = 10;
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -55,6 +71,9 @@ const EXIT_TIMEOUT_MS = 10_000;
 
 interface Share {
   chunks: Buffer[];
+  /** Bytes in chunks; records beyond the cap are counted in `dropped`, not kept. */
+  bytes: number;
+  dropped: number;
   parser: EbpfParser;
 }
 
@@ -83,13 +102,26 @@ export class EbpfHub implements AsyncDisposable {
   /** Garbled output (should never happen: kept for the error that reports it). */
   #garbled = 0;
   #stopping: Promise<string> | undefined;
+  readonly #shareCap: number;
+  readonly #cgroup2Mount: string;
 
-  private constructor(child: ChildProcessWithoutNullStreams, nonce: string, readyPath: string) {
+  private constructor(child: ChildProcessWithoutNullStreams, nonce: string, readyPath: string, shareCap: number, cgroup2Mount: string) {
     this.#child = child;
+    this.#cgroup2Mount = cgroup2Mount;
+    this.#shareCap = shareCap;
     this.#nonce = nonce;
     this.#readyPath = readyPath;
     const demux = new HubDemux(nonce, {
-      record: (cgroupId, bytes) => this.#shares.get(cgroupId)?.chunks.push(bytes),
+      record: (cgroupId, bytes) => {
+        const share = this.#shares.get(cgroupId);
+        if (share === undefined) return;
+        if (share.bytes + bytes.length > this.#shareCap) {
+          share.dropped++;
+          return;
+        }
+        share.bytes += bytes.length;
+        share.chunks.push(bytes);
+      },
       ack: (ack) => this.#acks.shift()?.(ack),
       ready: (ns) => {
         if (this.#readySeen === 0) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
@@ -125,7 +157,7 @@ export class EbpfHub implements AsyncDisposable {
     const args = nativeArgs({ cgroupId: 'hub', nonce, readyPid: process.pid, readyPath, ...(await readTracepointFormats()) });
     // Nothing of this process's environment: ab-ebpf runs as root and needs none.
     const child = spawn(options.abEbpf, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
-    const hub = new EbpfHub(child, nonce, readyPath);
+    const hub = new EbpfHub(child, nonce, readyPath, options.shareCapBytes ?? HUB_SHARE_CAP_BYTES, options.cgroup2Mount);
     try {
       await hub.#waitMarker(0, options.attachTimeoutMs ?? 60_000, 'attached');
     } catch (error) {
@@ -150,8 +182,8 @@ export class EbpfHub implements AsyncDisposable {
     }
   }
 
-  /** `+ID:LEVEL` (pidLevel given) or `-ID`. */
-  async #command(op: '+' | '-', cgroupId: bigint, pidLevel?: number): Promise<HubAck> {
+  /** `+ID:LEVEL` (pidLevel given), `-ID` or `?ID`. */
+  async #command(op: '+' | '-' | '?', cgroupId: bigint, pidLevel?: number): Promise<HubAck> {
     if (this.#exited !== undefined || this.#stopping !== undefined) throw this.#failure(`is gone (${this.#exited ?? 'stopping'})`);
     const ack = new Promise<HubAck>((resolve, reject) => {
       let settled = false;
@@ -180,10 +212,10 @@ export class EbpfHub implements AsyncDisposable {
   }
 
   /** Trace a running container from now on: its first syscall after this resolves is in the trace. */
-  async trace(containerId: string, cgroup2Mount: string): Promise<HubTrace> {
-    const { id: cgroupId, pidLevel } = await containerCgroup(cgroup2Mount, containerId);
+  async trace(containerId: string): Promise<HubTrace> {
+    const { id: cgroupId, pidLevel } = await containerCgroup(this.#cgroup2Mount, containerId);
     if (this.#shares.has(cgroupId)) throw new AuthbenchError('INTERNAL', `eBPF hub: container ${containerId.slice(0, 12)} is traced already`);
-    const share: Share = { chunks: [], parser: new EbpfParser({ nonce: this.#nonce, stringLimit: NATIVE_STRING_LIMIT }) };
+    const share: Share = { chunks: [], bytes: 0, dropped: 0, parser: new EbpfParser({ nonce: this.#nonce, stringLimit: NATIVE_STRING_LIMIT }) };
     this.#shares.set(cgroupId, share);
     const added = await this.#command('+', cgroupId, pidLevel).catch((error: unknown) => {
       this.#shares.delete(cgroupId);
@@ -194,33 +226,54 @@ export class EbpfHub implements AsyncDisposable {
       throw this.#failure(`refused to trace cgroup ${cgroupId} (errno ${added.value})`);
     }
     let closed = false;
-    const take = async (final: boolean): Promise<EbpfParse> => {
+    let lostSoFar = 0;
+    /**
+     * `lost`: the cgroup's count so far (from `?` or `-`), read once the marker is in, so every
+     * event dropped before the marker is in it (a later one too, at worst: never too few); the
+     * take reports what is new.
+     */
+    const take = async (final: boolean, lostNow: () => Promise<number>): Promise<HubTake> => {
       await this.#waitMarker(this.#readySeen, DRAIN_TIMEOUT_MS, 'drained');
+      const lost = await lostNow();
       const bytes = Buffer.concat(share.chunks);
+      const dropped = share.dropped;
       share.chunks = [];
+      share.bytes = 0;
+      share.dropped = 0;
       const parsed = share.parser.parse(bytes, { final });
       const events = parsed.events.map((e) => (e.ts === undefined ? e : { ...e, ts: e.ts + this.#offsetS }));
-      return { events, lost: 0 };
+      const fresh = Math.max(0, lost - lostSoFar);
+      lostSoFar = Math.max(lostSoFar, lost);
+      // A record dropped here is lost as surely as one the kernel could not write.
+      return { events, lost: fresh + dropped, bytes: bytes.length };
+    };
+    const lostOf = (ack: HubAck): number => {
+      if (ack.op === '!') throw this.#failure(`could not read cgroup ${cgroupId}'s lost events (errno ${ack.value})`);
+      return ack.value;
     };
     return {
       cgroupId,
       take: () => {
         if (closed) throw new AuthbenchError('INTERNAL', 'eBPF hub: take() after close()');
-        return take(false);
+        return take(false, async () => lostOf(await this.#command('?', cgroupId)));
       },
       close: async () => {
         if (closed) throw new AuthbenchError('INTERNAL', 'eBPF hub: close() twice');
         closed = true;
         try {
-          const removed = await this.#command('-', cgroupId);
+          const removed = lostOf(await this.#command('-', cgroupId));
           // Records the cgroup wrote before its removal came before the acknowledgement.
-          const rest = await take(true);
-          return { ...rest, lost: removed.op === '-' ? removed.value : 0 };
+          return await take(true, () => Promise.resolve(removed));
         } finally {
           this.#shares.delete(cgroupId);
         }
       },
     };
+  }
+
+  /** The tracer's pid (a test stops it to fill its buffer). */
+  get pid(): number | undefined {
+    return this.#child.pid;
   }
 
   /** Kill the tracer now (an aborted run): every open trace fails as the tracer's failure. */

@@ -24,6 +24,18 @@ const files = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind =
 const unparsedReasons = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind === 'unparsed' ? [e.reason] : []));
 
 describe('parseEbpf', () => {
+  it('reads the kill family as strace does: target, signal by name, and a refusal as denied', () => {
+    const text =
+      call(50, 'kill', [1, 19], {}, -1) + call(50, 'tgkill', [7, 8, 9], {}, -1) + call(50, 'kill', [-50, 0], {}, 0) + call(50, 'pidfd_send_signal', [4, 15], {}, -3);
+    const kills = parse(text).events.flatMap((e) => (e.kind === 'process' && e.op === 'kill' ? [[e.syscall, e.target, e.signal, e.errno ?? 'ok', e.denied ?? false]] : []));
+    expect(kills).toEqual([
+      ['kill', 1, 'SIGSTOP', 'EPERM', true],
+      ['tgkill', 7, 'SIGKILL', 'EPERM', true],
+      ['kill', -50, '0', 'ok', false],
+      ['pidfd_send_signal', undefined, 'SIGTERM', 'ESRCH', false],
+    ]);
+  });
+
   it('keeps a call in flight for the next parse when not final (a hub\'s take), and ends it when final', () => {
     const parser = new EbpfParser({ nonce: NONCE });
     const entry = rec('S', [30, 30, 'openat', -100, 0, 0, '/tmp/fifo']);

@@ -43,7 +43,7 @@ import {
   type TraceEvent,
   type UnparsedEvent,
 } from '../trace/index.ts';
-import { atFlagNames, decodeSockaddr, errnoName, modeText, openFlagNames, renameFlagNames } from './decode.ts';
+import { atFlagNames, decodeSockaddr, errnoName, modeText, openFlagNames, renameFlagNames, signalName } from './decode.ts';
 import { FIELD_SEP, RECORD_START } from './program.ts';
 import { EBPF_SYSCALLS, isEbpfSyscall, STRING_LIMIT, type ArgSpec, type EbpfSyscall } from './syscalls.ts';
 
@@ -400,6 +400,23 @@ class CallView {
     return { syscall: this.p.name, result: this.ret === null ? null : this.ret < 0 ? -1 : this.ret, ...(errno === undefined ? {} : { errno }), denied: isDenial(errno) };
   }
 
+  /** A signal sent: `target`, the argument naming the process (or, negative, its group). */
+  kill(target: string | undefined): ProcessEvent {
+    const { result, errno, denied } = this.outcome();
+    return {
+      kind: 'process',
+      schema_version: TRACE_EVENT_SCHEMA_VERSION,
+      pid: this.pid,
+      ts: this.ts,
+      op: 'kill',
+      syscall: this.p.name,
+      result,
+      ...(errno === undefined ? {} : { errno, denied }),
+      ...(target === undefined ? {} : { target: this.int(target) }),
+      signal: signalName(this.int('sig')),
+    };
+  }
+
   file(op: FileOp, path: string, extras: Partial<Pick<FileEvent, 'path2' | 'flags' | 'may_create' | 'mode'>> = {}): FileEvent {
     return { kind: 'file', schema_version: TRACE_EVENT_SCHEMA_VERSION, pid: this.pid, ts: this.ts, ...this.outcome(), op, path, ...extras };
   }
@@ -592,6 +609,17 @@ class CallView {
         return this.network('bind', 'umyaddr');
       case 'sendto':
         return this.network('sendto', 'addr');
+      case 'kill':
+      case 'tkill':
+      case 'rt_sigqueueinfo':
+        return this.kill('pid');
+      case 'tgkill':
+      case 'rt_tgsigqueueinfo':
+        // The process the thread is in, as strace's event names it.
+        return this.kill('tgid');
+      case 'pidfd_send_signal':
+        // A pidfd names its process by a descriptor this tracer does not follow (pidfd_open): no target.
+        return this.kill(undefined);
     }
   }
 }

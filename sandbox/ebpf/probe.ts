@@ -13,6 +13,7 @@ import { access, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { release } from 'node:os';
 import { AuthbenchError } from '../../core/index.ts';
+import { DockerEngine, type Engine } from '../../docker/index.ts';
 import type { EbpfBackend } from './run.ts';
 
 export interface EbpfFacts {
@@ -124,4 +125,16 @@ export function requireEbpf(facts: EbpfFacts, backend: EbpfBackend = 'native'): 
     throw new AuthbenchError('TRACER_UNAVAILABLE', `the eBPF tracer is unavailable: ${v.reason}`, { hint: 'trace with strace (the default) instead' });
   }
   return v;
+}
+
+/** What the Docker engine says of itself that decides whether its containers are this kernel's processes. */
+export async function engineFacts(engine: Engine): Promise<NonNullable<EbpfFacts['engine']>> {
+  // Only a real engine can be asked; fakes (tests) describe a local one.
+  if (!(engine instanceof DockerEngine)) return { host: engine.endpoint };
+  const info = (await engine.docker.info()) as { OperatingSystem?: string; SecurityOptions?: string[] };
+  return {
+    host: engine.endpoint,
+    ...(info.OperatingSystem === undefined ? {} : { operatingSystem: info.OperatingSystem }),
+    ...(info.SecurityOptions === undefined ? {} : { securityOptions: info.SecurityOptions }),
+  };
 }

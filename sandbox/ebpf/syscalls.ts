@@ -8,8 +8,9 @@
  * The set is what gold derivation and containment use (gold/derive.ts):
  * execs, opens, the calls that change names, modes and owners, and the
  * address-bearing network calls. Deliberately absent compared with strace
- * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, socket, sendmsg, the kill family and exit_group — the next
- * slice adds them if ebpf is to replace strace everywhere.
+ * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, socket, sendmsg and exit_group — the next
+ * slice adds them if ebpf is to replace strace everywhere. The kill family is here: eval's host trace
+ * must show a refused signal at the harness as strace does.
  */
 
 /** How a tracepoint argument is printed. */
@@ -178,6 +179,34 @@ export const EBPF_SYSCALLS = {
   sendto: [
     { name: 'fd', kind: 'int' },
     { name: 'addr', kind: { sockaddr: 'addr_len' } },
+  ],
+  // Signals: a refused one at the harness (the agent, the tracer's stand-in, pid 1) is tampering
+  // evidence (agent/tamper.ts), whichever tracer saw it.
+  kill: [
+    { name: 'pid', kind: 'int' },
+    { name: 'sig', kind: 'int' },
+  ],
+  tkill: [
+    { name: 'pid', kind: 'int' },
+    { name: 'sig', kind: 'int' },
+  ],
+  tgkill: [
+    { name: 'tgid', kind: 'int' },
+    { name: 'pid', kind: 'int' },
+    { name: 'sig', kind: 'int' },
+  ],
+  rt_sigqueueinfo: [
+    { name: 'pid', kind: 'int' },
+    { name: 'sig', kind: 'int' },
+  ],
+  rt_tgsigqueueinfo: [
+    { name: 'tgid', kind: 'int' },
+    { name: 'pid', kind: 'int' },
+    { name: 'sig', kind: 'int' },
+  ],
+  pidfd_send_signal: [
+    { name: 'pidfd', kind: 'int' },
+    { name: 'sig', kind: 'int' },
   ],
 } as const satisfies Record<string, readonly ArgSpec[]>;
 

@@ -4,6 +4,7 @@
  *   ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...
  *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
  *   ab-launch --idle                          (the container's main process: waits forever)
+ *   ab-launch --keep -- cmd args...           (a host-traced command's parent, ab-keep.c)
  *   ab-launch --quarantine | --validator-exec | --fs-remove | --fs-mkdir | --install-bundle
  *             (validation-phase helpers and the rollback defense's filesystem steps, ab-harness.c)
  *
@@ -725,6 +726,7 @@ int drop_tracer_capability(void);
 /* Harness-side helpers for the validation phase (ab-harness.c). */
 int harness_main(int argc, char **argv);
 int forward_main(int argc, char **argv);
+int keep_main(int argc, char **argv);
 
 /*
  * The task container holds CAP_SYS_PTRACE for one process: strace. Without it strace cannot read
@@ -765,6 +767,7 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
   if (argc >= 2 && strcmp(argv[1], "--forward") == 0) return forward_main(argc, argv); /* the model relay tunnel, ab-forward.c */
+  if (argc >= 2 && strcmp(argv[1], "--keep") == 0) return keep_main(argc, argv); /* a host-traced command's parent, ab-keep.c */
   if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0 || strcmp(argv[1], "--fs-remove") == 0 ||
                     strcmp(argv[1], "--fs-mkdir") == 0 || strcmp(argv[1], "--install-bundle") == 0))
     return harness_main(argc, argv);

@@ -180,6 +180,7 @@ enum {
   T_SHELL_ENDED = 56,
   T_SHELL_FORGED = 57,
   T_SHELL_NOT_RUN = 58,
+  T_HOST_TRACED = 59,
 };
 
 static const char *prog = "ab-agent";
@@ -477,6 +478,7 @@ static pid_t first_trace_pid(const struct buf *kept) {
 }
 
 /* The parent of `pid` (0 when it is gone). A zombie keeps its parent until reaped. */
+static pid_t ptracer_of(pid_t pid);
 static pid_t parent_of(pid_t pid) {
   char path[64], text[512];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -491,12 +493,39 @@ static pid_t parent_of(pid_t pid) {
   return close_paren == NULL || close_paren[1] != ' ' ? 0 : (pid_t)atoi(close_paren + 4);
 }
 
+/* The running request's keeper (a host-traced command's "tracer", ab-keep.c), 0 when none. */
+static pid_t current_keeper = 0;
+static int is_keeper(pid_t pid);
+
+/*
+ * The keeper `pid` is below, 0 for none: a keeper is a subreaper, so whatever its command
+ * started has it as an ancestor however it forked, and nothing else does.
+ */
+static pid_t keeper_above(pid_t pid) {
+  pid_t cur = pid;
+  for (int depth = 0; depth < MAX_CHAIN; depth++) {
+    pid_t parent = parent_of(cur);
+    if (parent <= 1 || parent == self_pid) return 0;
+    if (is_keeper(parent)) return parent;
+    cur = parent;
+  }
+  return 0;
+}
+
 /*
  * Who traces `pid` (TracerPid), 0 for nobody, -1 when it is gone or dying: a zombie has left
  * its tracer already (a fork bomb's children die by the hundred while they are looked at), and
- * must not be counted as a process that escaped it.
+ * must not be counted as a process that escaped it. A host-traced command's process has no
+ * TracerPid: its keeper stands for the tracer (the host follows everything in the container).
  */
 static pid_t tracer_of(pid_t pid) {
+  pid_t t = ptracer_of(pid);
+  if (t != 0) return t;
+  pid_t k = keeper_above(pid);
+  return k > 0 ? k : 0;
+}
+
+static pid_t ptracer_of(pid_t pid) {
   char path[64], text[2048];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -605,6 +634,7 @@ struct request {
   int has_rules;
   int cpu; /* -1: not pinned */
   int keep_background; /* traced: processes left running stay, as a background command */
+  int host_traced;     /* the "tracer" is a keeper (ab-keep.c): the host traces with eBPF; its processes are its by ancestry */
   char *shell_nonce;   /* a call of the persistent shell (run_shell_call), ended by this nonce */
   int shell_reset;     /* end the persistent shell instead of running a call */
 };
@@ -704,6 +734,10 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
         if (len != 0) return "keep-background field carries a value";
         r->keep_background = 1;
         break;
+      case T_HOST_TRACED:
+        if (len != 0) return "host-traced field carries a value";
+        r->host_traced = 1;
+        break;
       case T_SHELL:
         free(r->shell_nonce);
         if ((r->shell_nonce = cstring(v, len)) == NULL || len < 16 || len > 64 || strspn(r->shell_nonce, "0123456789abcdef") != len)
@@ -738,6 +772,7 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
     }
   }
   if (r->shell_reset && r->shell_nonce == NULL) return "shell reset outside a shell request";
+  if (r->host_traced && (r->trace_cap == 0 || r->shell_nonce != NULL)) return "host-traced needs a trace pipe and is not a shell call";
   if (r->argc == 0) return "empty argv";
   r->argv[r->argc] = NULL;
   return NULL;
@@ -1040,6 +1075,7 @@ struct bg_job {
   int used;
   uint32_t id;
   pid_t tracer;
+  int keeper; /* the tracer is a keeper (host-traced): what it holds is below it, not ptraced by it */
   int reaped;
   int fd[3]; /* trace, stdout, stderr; -1 once at end of file */
   struct capture trace;
@@ -1069,6 +1105,14 @@ static struct bg_job *job_of_tracer(pid_t tracer) {
   for (int k = 0; k < MAX_BACKGROUND; k++)
     if (jobs[k].used && !jobs[k].reaped && jobs[k].tracer == tracer) return &jobs[k];
   return NULL;
+}
+
+static int is_keeper(pid_t pid) {
+  if (pid <= 0) return 0;
+  if (pid == current_keeper) return 1;
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (jobs[k].used && !jobs[k].reaped && jobs[k].keeper && jobs[k].tracer == pid) return 1;
+  return 0;
 }
 
 static int bg_any(void) {
@@ -1349,6 +1393,7 @@ static void run_request(struct request *r) {
   }
   if (pid == 0) child_exec(r, &fds);
   main_pid = pid;
+  current_keeper = r->host_traced ? pid : 0;
   setpgid(pid, pid); /* also here: the timeout may fire before the child ran */
   close(in_pipe[0]), close(out_pipe[1]), close(err_pipe[1]), close(status_pipe[1]);
   if (trace_pipe[1] >= 0) close(trace_pipe[1]);
@@ -1525,6 +1570,7 @@ static void run_request(struct request *r) {
     kept->used = 1;
     kept->id = next_job_id++;
     kept->tracer = pid;
+    kept->keeper = r->host_traced;
     kept->fd[0] = trace_r, kept->fd[1] = out_r, kept->fd[2] = err_r;
     trace_r = out_r = err_r = -1;
     size_t room = r->trace_cap > trace.kept.len ? r->trace_cap - trace.kept.len : 0;
@@ -1590,6 +1636,8 @@ static void run_request(struct request *r) {
   free(spawn_error.p);
   free(leftover_info.p);
   free(survivor_info.p);
+  /* Kept, it is its job's keeper now (bg_job.keeper); else it is gone. */
+  current_keeper = 0;
 }
 
 /* ---- the persistent shell ---- */

@@ -50,3 +50,12 @@ export function launcherArgv(options: LauncherArgvOptions): string[] {
     ...options.cmd,
   ];
 }
+
+/**
+ * argv that runs `cmd` (a launcher argv) under a keeper: a host-traced command's parent, what
+ * strace is to a traced one (ab-keep.c). Pure.
+ */
+export function keeperArgv(cmd: readonly string[]): string[] {
+  if (cmd.length === 0) throw new RangeError('keeperArgv: empty command');
+  return [LAUNCHER_PATH, '--keep', '--', ...cmd];
+}

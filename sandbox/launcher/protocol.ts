@@ -9,7 +9,7 @@
  *   H hello   agent → host, once at start: VERSION, PID, PIDS… (processes already
  *             in the container: the harness's)
  *   R run     host → agent: ARGV…, ENV…, CWD, STDIN, TIMEOUT_MS, OUTPUT_CAP, PUT…,
- *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU, KEEP_BACKGROUND, SHELL, SHELL_RESET.
+ *             COLLECT…, TRACE_CAP, CHANNEL, RULES, CPU, KEEP_BACKGROUND, SHELL, SHELL_RESET, HOST_TRACED.
  *             SHELL (a nonce, 16–64 lowercase hex digits): a call of the session's persistent
  *             shell (ab-serve.c run_shell_call): STDIN is written to the shell (started from ARGV,
  *             CWD, ENV, RULES when none is alive) and the call ends at the line `<nonce> <status>`
@@ -105,6 +105,7 @@ export const TAG = {
   shellEnded: 56,
   shellForged: 57,
   shellNotRun: 58,
+  hostTraced: 59,
 } as const;
 
 const FRAME_HEADER = 5;
@@ -256,6 +257,12 @@ export interface AgentRequest {
    * they are stopped as without it.
    */
   keepBackground?: boolean;
+  /**
+   * The argv's tracer is a keeper (`ab-launch --keep`): the host traces the container with eBPF,
+   * and the command's processes are the keeper's by ancestry, not by ptrace. Needs a trace cap
+   * (the keeper writes the two lines the agent reads); not for shell calls.
+   */
+  hostTraced?: boolean;
   /** A call of the persistent shell, ended by the line `<nonce> <status>` (see SHELL above); `reset`: end the shell instead. */
   shell?: { nonce: string; reset?: boolean };
 }
@@ -395,6 +402,10 @@ export function encodeRequest(req: AgentRequest): Buffer {
   if (req.rules !== undefined) fields.push({ tag: TAG.rules, value: Buffer.from(req.rules, 'utf8') });
   if (req.cpu !== undefined) fields.push({ tag: TAG.cpu, value: u32(req.cpu, 'cpu') });
   if (req.keepBackground === true) fields.push({ tag: TAG.keepBackground, value: Buffer.alloc(0) });
+  if (req.hostTraced === true) {
+    if (req.traceCapBytes === undefined || req.shell !== undefined) throw new AuthbenchError('INVALID_ARGUMENT', 'a host-traced request needs a trace cap and is not a shell call', { field: 'hostTraced' });
+    fields.push({ tag: TAG.hostTraced, value: Buffer.alloc(0) });
+  }
   if (req.shell !== undefined) {
     if (!SHELL_NONCE.test(req.shell.nonce)) throw new AuthbenchError('INVALID_ARGUMENT', 'a shell nonce is 16 to 64 lowercase hex digits', { field: 'shell.nonce' });
     fields.push({ tag: TAG.shell, value: Buffer.from(req.shell.nonce, 'ascii') });

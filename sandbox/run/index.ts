@@ -1,5 +1,6 @@
 export * from './session.ts';
 export * from './patch.ts';
+export { HostTraceRouter, type HostTrace, type HostTracer } from './host-trace.ts';
 export { backgroundOf, foldBackground } from './background.ts';
 export { AgentClient, AGENT_START_TIMEOUT_MS } from './agent-client.ts';
 export type { AgentStartOptions } from './agent-client.ts';

@@ -50,6 +50,7 @@ import {
   AGENT_FDS,
   GUARD_RULES,
   HARNESS_STRACE,
+  keeperArgv,
   LAUNCHER_PATH,
   launcherArgv,
   parseChannel,
@@ -62,6 +63,7 @@ import { parseSnapshot, type FsSnapshot } from '../paths/index.ts';
 import { withEgressGrant, type EgressGrant, type Policy } from '../policy/index.ts';
 import { seccompEvent, straceArgv, StraceParser, type TraceEvent } from '../trace/index.ts';
 import { AgentClient } from './agent-client.ts';
+import { HostTraceRouter, type HostTrace } from './host-trace.ts';
 import { applyFileEvents } from './patch.ts';
 import { frameShellCall, newShellNonce, persistentShellArgv } from './persistent-shell.ts';
 
@@ -218,7 +220,8 @@ export interface BackgroundStop {
 
 /** The parse of a background command's trace, carried on where its command's result left it. */
 interface BackgroundState {
-  parser: StraceParser;
+  /** strace's parse; absent when the host traces (its events come from the router). */
+  parser?: StraceParser;
   keepRawTrace: boolean;
   eventCap: number;
   eventsSoFar: number;
@@ -251,6 +254,14 @@ export interface SessionOptions {
    * container since it started; a listing of any container something ran in must never be given.
    */
   imageBaseline?: FsSnapshot;
+  /**
+   * Trace with eBPF from the host instead of strace in the container (`eval --tracer ebpf`): this
+   * container's share of the hub (sandbox/ebpf/hub.ts), opened before the first command. Each
+   * traced command then runs under a keeper (`ab-launch --keep`) in strace's place, and its events
+   * are its process tree's in the container's trace (host-trace.ts). The persistent shell is
+   * strace's only, for now.
+   */
+  hostTrace?: HostTrace;
 }
 
 /**
@@ -280,6 +291,8 @@ const STRUCTURAL_OPS = new Set(['create', 'unlink', 'rename', 'mkdir', 'rmdir', 
 
 /** Where the strace output goes: the pipe the agent gives the command at AGENT_FDS.trace. */
 const TRACE_OUTPUT = `/proc/self/fd/${AGENT_FDS.trace}`;
+/** A keeper writes two short lines on the trace pipe (ab-keep.c): room for them, not for a trace. */
+const KEEPER_TRACE_CAP_BYTES = 4096;
 
 export class SandboxSession {
   readonly container: Container;
@@ -293,6 +306,8 @@ export class SandboxSession {
   private shell: ShellState | undefined;
   /** Why the last shell ended, told on the call that starts the next one. */
   private shellEnded: string | undefined;
+  /** With a host trace: which of the container's events are which command's. */
+  private readonly router = new HostTraceRouter(LAUNCHER_PATH);
 
   constructor(container: Container, workdir: string, options: SessionOptions = {}) {
     this.container = container;
@@ -385,17 +400,19 @@ export class SandboxSession {
     const compiled = options.mode.kind === 'enforce' ? await this.compile(options.mode.policy, options.mode.implicit) : undefined;
     const rules = serializeRules(compiled?.rules ?? GUARD_RULES);
     const launched = launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: options.cmd });
-    const argv = trace ? straceArgv({ outputPath: TRACE_OUTPUT, strace: HARNESS_STRACE, cmd: launched }) : launched;
+    const host = trace ? this.options.hostTrace : undefined;
+    const argv = !trace ? launched : host !== undefined ? keeperArgv(launched) : straceArgv({ outputPath: TRACE_OUTPUT, strace: HARNESS_STRACE, cmd: launched });
     const response = await this.send({
       argv,
       workdir,
       rules,
       trace,
+      ...(host === undefined ? {} : { hostTraced: true }),
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
-      traceCapBytes: options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes,
+      traceCapBytes: host !== undefined ? KEEPER_TRACE_CAP_BYTES : (options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes),
       keepBackground: trace && options.keepBackground === true,
     });
     const exec = execResultOf(response);
@@ -430,7 +447,22 @@ export class SandboxSession {
     let events: TraceEvent[] = [];
     let rawTrace: string | undefined;
     let account: TraceAccount | undefined;
-    if (trace && spawnError === undefined) {
+    if (host !== undefined) {
+      // Everything the container did up to now is in the take: the command's tree, and its background jobs' events.
+      const taken = await host.take();
+      if (response.mainPid !== undefined && spawnError === undefined) this.router.begin(response.mainPid);
+      this.router.route(taken.events);
+      const own = this.router.end(response.backgroundJob);
+      const denied = response.denials.map((d) => seccompEvent(d));
+      const all = denied.length === 0 ? own : mergeByTime(own, denied);
+      const cap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
+      events = all.length > cap ? all.slice(0, cap) : all;
+      // What the kernel could not hand over (its buffer full) makes the trace as incomplete as a cut one.
+      account = { bytes: taken.bytes, truncated: taken.lost > 0, droppedEvents: all.length - events.length };
+      if (response.backgroundJob !== undefined) {
+        this.background.set(response.backgroundJob, { keepRawTrace: false, eventCap: cap, eventsSoFar: events.length });
+      }
+    } else if (trace && spawnError === undefined) {
       const raw = response.trace;
       if (raw === undefined) throw new AuthbenchError('TRACE_UNREADABLE', 'the sandbox agent returned no trace for a traced command');
       const text = raw.kept.toString('utf8');
@@ -477,6 +509,9 @@ export class SandboxSession {
    * shell that ended between calls, or that the new policy replaces, adds its tail to them.
    */
   async runShell(options: ShellCallOptions): Promise<ShellCallResult> {
+    if (this.options.hostTrace !== undefined) {
+      throw new AuthbenchError('INVALID_ARGUMENT', 'the persistent shell is traced by strace only: run it without the eBPF tracer');
+    }
     const workdir = options.workdir ?? this.workdir;
     // The shell's domain is compiled once, when it starts (as a long-running command's is): only a
     // different policy replaces it, not a filesystem that changed under the same one.
@@ -646,12 +681,15 @@ export class SandboxSession {
     this.background.clear();
     this.invalidateSnapshot();
     const report = await (await this.client()).stopBackground(STOP_DEADLINE_MS);
+    // A host trace: what the jobs did up to their stop, routed to each by its process tree.
+    const taken = this.options.hostTrace === undefined ? undefined : await this.options.hostTrace.take();
+    if (taken !== undefined) this.router.route(taken.events);
     const commands: BackgroundResult[] = [];
     for (const job of report.jobs) {
       const state = states.get(job.job);
       if (state === undefined) continue;
       const text = job.trace.kept.toString('utf8');
-      const parsed = [...state.parser.push(text), ...state.parser.end()];
+      const parsed = state.parser === undefined ? this.router.stopJob(job.job) : [...state.parser.push(text), ...state.parser.end()];
       const denied = job.denials.map((d) => seccompEvent(d));
       const all = denied.length === 0 ? parsed : mergeByTime(parsed, denied);
       const room = Math.max(0, state.eventCap - state.eventsSoFar);
@@ -660,7 +698,10 @@ export class SandboxSession {
         job: job.job,
         events,
         denials: events.filter((e) => e.kind !== 'unparsed' && e.denied === true),
-        trace: { bytes: job.trace.bytes, truncated: job.trace.bytes > job.trace.kept.length, droppedEvents: all.length - events.length },
+        trace:
+          state.parser === undefined
+            ? { bytes: 0, truncated: (taken?.lost ?? 0) > 0, droppedEvents: all.length - events.length }
+            : { bytes: job.trace.bytes, truncated: job.trace.bytes > job.trace.kept.length, droppedEvents: all.length - events.length },
         seccompDenials: job.denialsTotal,
         stopped: { count: job.stopped, info: job.stoppedInfo },
         ...(state.keepRawTrace ? { rawTrace: text } : {}),
@@ -722,6 +763,7 @@ export class SandboxSession {
     outputCapBytes?: number;
     traceCapBytes?: number;
     keepBackground?: boolean;
+    hostTraced?: boolean;
     shell?: { nonce: string; reset?: boolean };
   }): Promise<AgentResponse> {
     const client = await this.client();
@@ -739,6 +781,7 @@ export class SandboxSession {
         ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
         ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
         ...(request.keepBackground === true ? { keepBackground: true } : {}),
+        ...(request.hostTraced === true ? { hostTraced: true } : {}),
         ...(request.shell === undefined ? {} : { shell: request.shell }),
       },
       deadline,

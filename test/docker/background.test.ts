@@ -3,11 +3,15 @@
  * running after their command's result, traced and inside the command's Landlock+seccomp
  * sandbox, until the session's stop request (the episode's end), which returns what they did
  * meanwhile and leaves nothing running. Hostile variants: setsid and double forks, SIGTERM
- * ignored, more background commands than the agent keeps, a trace flood.
+ * ignored, more background commands than the agent keeps, a trace flood. All of it twice: traced
+ * by strace in the container, and by eBPF from the host (a keeper holds each command's processes
+ * in strace's place; skipped, with the probe's reason, where eBPF cannot run) — the flood's byte
+ * cap is strace's only.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
 import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
+import { EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import { SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
 import { harnessContainer } from './harness.ts';
@@ -22,8 +26,17 @@ const POLICY: Policy = { read: ['/app/data.txt', '/usr/**', '/etc/**'], write: [
 const ENFORCED: RunOptions['mode'] = { kind: 'enforce', policy: POLICY, implicit: RUNTIME };
 const sh = (script: string): string[] => ['bash', '-c', script];
 
+const engine = await connectDocker();
+const ebpf = judgeEbpf(await gatherEbpfFacts(), 'native');
+const TRACERS = [
+  { name: 'strace', skip: '' },
+  { name: 'ebpf', skip: ebpf.available ? '' : ` (skipped: ${ebpf.reason})` },
+] as const;
+
 let container: Container;
 let session: SandboxSession;
+let hub: EbpfHub | undefined;
+let hostTrace: HubTrace | undefined;
 
 async function processes(): Promise<string[]> {
   const r = await container.exec({ cmd: ['sh', '-c', 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; echo; done'] });
@@ -40,24 +53,37 @@ async function waitForFile(path: string, ms: number): Promise<string | undefined
   return undefined;
 }
 
-beforeAll(async () => {
-  const engine = await connectDocker();
-  container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `background-test-${process.pid}`, pidsLimit: 512 });
-  const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out && echo public > /app/data.txt && echo AUTHBENCH_CANARY_BG > /app/secret.txt'] });
-  expect(setup.exitCode).toBe(0);
-  session = new SandboxSession(container, '/app');
-});
-
 afterAll(async () => {
-  await session?.close();
-  await container?.remove();
+  await hub?.stop();
 });
 
-describe('background commands', () => {
+describe.each(TRACERS.map((t) => [t.name, t.skip] as const))('background commands, traced by %s%s', (name, skip) => {
+  const it = skip === '' ? baseIt : baseIt.skip;
+
+  beforeAll(async () => {
+    container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `background-test-${name}-${process.pid}`, pidsLimit: 512 });
+    const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out && echo public > /app/data.txt && echo AUTHBENCH_CANARY_BG > /app/secret.txt'] });
+    expect(setup.exitCode).toBe(0);
+    if (name === 'ebpf' && skip === '' && ebpf.available) {
+      hub ??= await EbpfHub.start({ abEbpf: (await ensureEbpfTracer(engine)).path, cgroup2Mount: ebpf.cgroup2Mount });
+      hostTrace = await hub.trace(container.id);
+    }
+    // The eBPF variant really is host-traced (not strace again under another name).
+    expect(hostTrace !== undefined).toBe(name === 'ebpf' && skip === '');
+    session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
+  }, 120_000);
+
+  afterAll(async () => {
+    await session?.close();
+    await hostTrace?.close();
+    hostTrace = undefined;
+    await container?.remove();
+  });
+
   it('leave output of ordinary commands whole, traced or not (a stale errno once closed stdout mid-command)', async () => {
     for (let i = 0; i < 6; i++) {
       // A fresh agent each time: its first commands are where the stale errno showed.
-      const fresh = new SandboxSession(container, '/app');
+      const fresh = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
       try {
         for (const trace of [false, true]) {
           const r = await fresh.run({ cmd: sh(`for d in a b c d; do mkdir -p -- /tmp/m${i}$d && printf "%s\\n" m${i}$d; done`), mode: { kind: 'unenforced' }, trace, timeoutMs: 60_000 });
@@ -165,7 +191,8 @@ describe('background commands', () => {
     expect((await processes()).filter((p) => p.includes('bomb'))).toEqual([]);
   });
 
-  it('cuts a background trace flood at its cap, and closing the session stops what is left', async () => {
+  it('cuts a background trace flood at its cap, and closing the session stops what is left', async (ctx) => {
+    if (name === 'ebpf') ctx.skip(); // a host trace has no byte cap: what overflows its buffer is counted as lost (ebpf-hub.test.ts)
     const r = await session.run({ cmd: sh('(while :; do cat /app/data.txt >/dev/null; done &); exit 0'), mode: ENFORCED, timeoutMs: 60_000, keepBackground: true, traceCapBytes: 64 * 1024 });
     expect(r.background).toBeDefined();
     await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -23,10 +23,11 @@
  * (eval's rollouts; attaching ~90 tracepoints per container would cost
  * seconds each). It starts with no cgroup and reads commands on stdin, one
  * per line: `+ID:LEVEL` traces cgroup ID from now on (its processes' pid namespace
- * at LEVEL: pids are printed as that namespace numbers them), `-ID` stops tracing it. Each
+ * at LEVEL: pids are printed as that namespace numbers them), `-ID` stops tracing it,
+ * `?ID` asks what the ring buffer lost for it so far. Each
  * is acknowledged on stdout, in order with the records, once the kernel map
- * holds it:  RS nonce US K US +ID US 0 US \n  (`-ID`: the events the ring
- * buffer lost for that cgroup instead of 0; `!ID` and errno: refused). Before
+ * holds it:  RS nonce US K US +ID US 0 US \n  (`-ID` and `?ID`: the events the
+ * ring buffer lost for that cgroup instead of 0; `!ID` and errno: refused). Before
  * a run of records from another cgroup it prints  RS nonce US G US ID US \n;
  * readiness records (Y) belong to no cgroup. End of stdin stops it as SIGINT
  * does, and `Lost N events in ID` goes to stderr per cgroup still traced.
@@ -316,14 +317,14 @@ static void ack(char op, unsigned long long cgid, long long value) {
   printf("%c%s%cK%c%c%llu%c%lld%c\n", RS, nonce, US, US, op, cgid, US, value, US);
 }
 
-/* One stdin line: +ID:LEVEL or -ID. Anything else is refused on stderr (the host sends only these). */
+/* One stdin line: +ID:LEVEL, -ID or ?ID. Anything else is refused on stderr (the host sends only these). */
 static void command(char *line) {
   unsigned long long cgid = 0, level = 0;
   char *colon = strchr(line, ':');
   if (line[0] == '+' && colon) *colon = '\0';
-  int ok = (line[0] == '+' && colon && parse_u64(colon + 1, &level) == 0 && level <= 31) || (line[0] == '-' && !colon);
+  int ok = (line[0] == '+' && colon && parse_u64(colon + 1, &level) == 0 && level <= 31) || ((line[0] == '-' || line[0] == '?') && !colon);
   if (!ok || parse_u64(line + 1, &cgid) != 0 || cgid <= 1) {
-    fprintf(stderr, "ab-ebpf: ignored a command that is not +ID:LEVEL or -ID\n");
+    fprintf(stderr, "ab-ebpf: ignored a command that is not +ID:LEVEL, -ID or ?ID\n");
     return;
   }
   if (line[0] == '+') {
@@ -333,8 +334,8 @@ static void command(char *line) {
     return;
   }
   struct ab_cgroup cg = {0};
-  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &cg) != 0 || bpf_map_delete_elem(cgroups_fd, &cgid) != 0) ack('!', cgid, errno);
-  else ack('-', cgid, (long long)cg.lost);
+  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &cg) != 0 || (line[0] == '-' && bpf_map_delete_elem(cgroups_fd, &cgid) != 0)) ack('!', cgid, errno);
+  else ack(line[0], cgid, (long long)cg.lost);
 }
 
 /* Reads what stdin has; runs each complete line. Returns -1 at end of input. */
