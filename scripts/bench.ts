@@ -44,7 +44,7 @@ import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
 
 const PINNED_CPU = '0';
 const LABELS = { 'authbench.kind-detail': 'bench' } as const;
-const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf] [--skip-rates]';
+const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf] [--skip-rates] [--rates-tracer strace|ebpf]';
 /** The starter task whose oracle rollouts the phases section times, and how many (--quick: fewer). */
 const PHASES_TASK = 'log-triage';
 const PHASES_ROLLOUTS = { full: 20, quick: 6 } as const;
@@ -135,15 +135,18 @@ async function main(): Promise<void> {
       'skip-phases': { type: 'boolean', default: false },
       'skip-ebpf': { type: 'boolean', default: false },
       'skip-rates': { type: 'boolean', default: false },
+      'rates-tracer': { type: 'string', default: 'strace' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts)\n`);
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts)\n  --rates-tracer strace|ebpf  what traces those rollouts (eval --tracer; default strace)\n`);
     return;
   }
   const reps = Number(values.reps);
   if (!Number.isInteger(reps) || reps < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--reps must be a positive integer, got ${values.reps}`, { hint: USAGE });
+  const ratesTracer = values['rates-tracer'];
+  if (ratesTracer !== 'strace' && ratesTracer !== 'ebpf') throw new AuthbenchError('INVALID_ARGUMENT', `--rates-tracer must be strace or ebpf, got ${ratesTracer}`, { hint: USAGE });
   const p = plan(reps, values.quick);
   const startLoad = loadavg();
 
@@ -208,7 +211,15 @@ async function main(): Promise<void> {
   const phases = values['skip-phases'] ? undefined : await measurePhases(engine, { task: PHASES_TASK, rollouts: values.quick ? PHASES_ROLLOUTS.quick : PHASES_ROLLOUTS.full, onProgress: progress });
   const rates = values['skip-rates']
     ? undefined
-    : await measureConcurrency(engine, { tasks: RATE_TASKS, concurrencies: ROLLOUT_CONCURRENCIES, ...(values.quick ? RATE_PLAN.quick : RATE_PLAN.full), load: loadavg(), cpus: cpus().length, onProgress: progress });
+    : await measureConcurrency(engine, {
+        tasks: RATE_TASKS,
+        concurrencies: ROLLOUT_CONCURRENCIES,
+        ...(values.quick ? RATE_PLAN.quick : RATE_PLAN.full),
+        load: loadavg(),
+        cpus: cpus().length,
+        tracer: ratesTracer,
+        onProgress: progress,
+      });
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
   if (!values.json && phases !== undefined) process.stdout.write(`\n${renderPhases(phases)}`);

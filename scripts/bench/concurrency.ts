@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AuthbenchError } from '../../core/index.ts';
 import type { Engine } from '../../docker/index.ts';
-import { configFromFlags, runJob } from '../../evaluation/index.ts';
+import { configFromFlags, runJob, type EvalTracer } from '../../evaluation/index.ts';
 import { busyCores, sampleCpu, type CpuSample } from './host-cpu.ts';
 import { median } from './stats.ts';
 
@@ -69,6 +69,8 @@ export type ConcurrencyRow = z.infer<typeof ConcurrencyRowSchema>;
 
 export const ConcurrencyResultSchema = z.object({
   tasks: z.array(z.string()),
+  /** What traced the rollouts' commands (eval --tracer); absent: strace (results written before). */
+  tracer: z.enum(['strace', 'ebpf']).optional(),
   rows: z.array(ConcurrencyRowSchema),
   /** Minutes for REPRODUCE at its -n, at this run's rate there (null when that -n was not measured). */
   projected_reproduce_min: z.number().nullable(),
@@ -137,7 +139,7 @@ export function renderConcurrency(r: ConcurrencyResult): string {
   const one = r.rows.find((row) => row.concurrency === 1)?.cpu_s_per_rollout ?? null;
   const growth = last === undefined || last.concurrency === 1 || one === null || one <= 0 || last.cpu_s_per_rollout === null ? undefined : last.cpu_s_per_rollout / one;
   const lines = [
-    `real rollouts per minute (scripted/oracle on ${r.tasks.join(', ')}, gold, tool-boundary; median over rounds; load at start ${r.load.map((l) => l.toFixed(1)).join(' ')})`,
+    `real rollouts per minute (scripted/oracle on ${r.tasks.join(', ')}, gold, tool-boundary, traced by ${r.tracer ?? 'strace'}; median over rounds; load at start ${r.load.map((l) => l.toFixed(1)).join(' ')})`,
     `  steady: every slot busy (n-th start to last start); overall: first start to last end, filling and draining the slots included`,
     ...r.rows.map(
       (row) =>
@@ -168,14 +170,24 @@ export function renderConcurrency(r: ConcurrencyResult): string {
  */
 export async function measureConcurrency(
   engine: Engine,
-  options: { tasks: readonly string[]; concurrencies: readonly number[]; perJob: number; rounds: number; load: readonly number[]; cpus: number; onProgress?: (line: string) => void },
+  options: {
+    tasks: readonly string[];
+    concurrencies: readonly number[];
+    perJob: number;
+    rounds: number;
+    load: readonly number[];
+    cpus: number;
+    /** What traces the rollouts' commands (eval --tracer; default strace). */
+    tracer?: EvalTracer;
+    onProgress?: (line: string) => void;
+  },
 ): Promise<ConcurrencyResult> {
   const jobsDir = await mkdtemp(join(tmpdir(), 'authbench-bench-concurrency-'));
   const tag = `bench-concurrency-${process.pid}`;
   const attempts = Math.max(1, Math.ceil(options.perJob / options.tasks.length));
   try {
     const job = async (name: string, n: number, k: number): Promise<Omit<ConcurrencyRun, 'concurrency' | 'round'>> => {
-      const config = configFromFlags({ model: 'scripted/oracle', include: [...options.tasks], policies: ['gold'], cache: 'off', attempts: k });
+      const config = configFromFlags({ model: 'scripted/oracle', include: [...options.tasks], policies: ['gold'], cache: 'off', attempts: k, ...(options.tracer === undefined ? {} : { tracer: options.tracer }) });
       let first: number | undefined;
       let last = 0;
       const starts: number[] = [];
@@ -223,6 +235,7 @@ export async function measureConcurrency(
     const rows = concurrencyRows(runs);
     return {
       tasks: [...options.tasks],
+      tracer: options.tracer ?? 'strace',
       rows,
       projected_reproduce_min: projectReproduce(rows),
       load: [...options.load],

@@ -4,9 +4,10 @@
  * launcher on in every variant), for BOTH eBPF backends in the same run.
  * strace is the harness's own, in the container, as SandboxSession runs it;
  * eBPF runs on the host filtered on the container's cgroup (sandbox/ebpf) —
- * native ab-ebpf (a ring buffer drained on a timer) and bpftrace (perf-buffer
- * printfs) — attached for the whole of its measurement and never stopping the
- * tracee. Its cost is the BPF programs in the syscall path plus the reader's
+ * native ab-ebpf (a ring buffer drained on a timer) through a hub, as
+ * `eval --tracer ebpf` runs it (the container's share taken when the
+ * measurement ends), and bpftrace (perf-buffer printfs) — attached for the
+ * whole of its measurement and never stopping the tracee. Its cost is the BPF programs in the syscall path plus the reader's
  * formatting on the host's CPUs (the container is unpinned, so both tracers
  * may use the other core). Untraced is measured before and after the eBPF
  * block and the median of both is the baseline, so a drift in machine load
@@ -15,7 +16,7 @@
  */
 import { AuthbenchError } from '../../core/index.ts';
 import { connectDocker, type Container } from '../../docker/index.ts';
-import { EBPF_BACKENDS, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, startEbpfTrace, type EbpfBackend } from '../../sandbox/ebpf/index.ts';
+import { EBPF_BACKENDS, EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, startEbpfTrace, type EbpfBackend } from '../../sandbox/ebpf/index.ts';
 import { measureWorkload } from './in-container.ts';
 import type { Rounds } from './plan.ts';
 import { ratio, type Summary } from './stats.ts';
@@ -71,13 +72,43 @@ export async function measureEbpfOverhead(container: Container, workloads: reado
     }
   }
   if (runnable.length === 0) return { skipped: Object.entries(skippedBackends).map(([b, r]) => `${b}: ${r}`).join('; ') };
+  const native = runnable.find((r) => r.backend === 'native');
+  const hub = native?.abEbpf === undefined ? undefined : await EbpfHub.start({ abEbpf: native.abEbpf, cgroup2Mount: native.cgroup2Mount });
+  try {
+    return { rows: await measureRows(container, workloads, rounds, runnable, hub, onProgress), skippedBackends };
+  } finally {
+    await hub?.stop();
+  }
+}
+
+async function measureRows(
+  container: Container,
+  workloads: readonly Workload[],
+  rounds: Rounds,
+  runnable: readonly { backend: EbpfBackend; cgroup2Mount: string; abEbpf?: string }[],
+  hub: EbpfHub | undefined,
+  onProgress: (line: string) => void,
+): Promise<EbpfBenchRow[]> {
   const rows: EbpfBenchRow[] = [];
   for (const w of workloads) {
     onProgress(`${w.label}: untraced and strace (ebpf comparison)`);
     const before = await measureWorkload(container, w, ['launcher', 'launcher+strace'], rounds);
     const traced: Partial<Record<EbpfBackend, EbpfTraced>> = {};
     for (const r of runnable) {
-      onProgress(`${w.label}: under ebpf (${r.backend})`);
+      onProgress(`${w.label}: under ebpf (${r.backend}${r.backend === 'native' ? ', through the hub' : ''})`);
+      if (r.backend === 'native' && hub !== undefined) {
+        const share = await hub.trace(container.id);
+        let under: Awaited<ReturnType<typeof measureWorkload>>;
+        try {
+          under = await measureWorkload(container, w, ['launcher'], rounds);
+        } catch (error) {
+          await share.close().catch(() => undefined);
+          throw error;
+        }
+        const result = await share.close();
+        traced.native = { summary: need(under.launcher, 'ebpf (native) run'), lost: result.lost, events: result.events.length };
+        continue;
+      }
       const trace = await startEbpfTrace({
         containerId: container.id,
         cgroup2Mount: r.cgroup2Mount,
@@ -105,7 +136,7 @@ export async function measureEbpfOverhead(container: Container, workloads: reado
       traced,
     });
   }
-  return { rows, skippedBackends };
+  return rows;
 }
 
 /** The baseline: the mean of the medians before and after the eBPF block. */
@@ -116,7 +147,7 @@ function baseline(row: EbpfBenchRow): Summary {
 
 /** The eBPF section of `make bench`'s report: one line per workload, both backends beside strace. Pure. */
 export function renderEbpfBench(bench: EbpfBench): string {
-  const lines = ['', 'eBPF tracer vs strace (scripts/bench/ebpf.ts; unpinned, launcher on; traced ÷ untraced, medians)'];
+  const lines = ['', 'eBPF tracer vs strace (scripts/bench/ebpf.ts; unpinned, launcher on; traced ÷ untraced, medians; native through the hub eval uses)'];
   if ('skipped' in bench) return [...lines, `  skipped: ${bench.skipped}`, ''].join('\n');
   const cell = (t: EbpfTraced | undefined, base: Summary): string => (t === undefined ? '—' : `${ratio(t.summary, base).toFixed(2)}×`);
   const seen = (t: EbpfTraced | undefined): string => (t === undefined ? '—' : `${t.events} (${t.lost})`);

@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runAdversarial, SCENARIOS } from '../../adversarial/index.ts';
+import { runAdversarial, SCENARIOS, type Scenario, type Verdict } from '../../adversarial/index.ts';
 import { connectDocker } from '../../docker/index.ts';
 import { gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
 import { retryInfraOnce } from '../infra-retry.ts';
@@ -24,44 +24,41 @@ afterAll(async () => {
 
 const ebpf = judgeEbpf(await gatherEbpfFacts(), 'native');
 
+/** One play of the suite; a thrown infrastructure error (Docker failing outside any rollout) is retried once, in a new job. */
+async function play(tracer: 'strace' | 'ebpf'): Promise<Verdict[]> {
+  const engine = await connectDocker();
+  const name = tracer === 'strace' ? 'ci' : 'ci-ebpf';
+  // A rollout that ends infra_error is not retried: here that is a failed verdict (test/infra-retry.ts).
+  const outcome = await retryInfraOnce(`adversarial suite (${tracer})`, (attempt) =>
+    runAdversarial(engine, {
+      tasksDir: 'tasks',
+      oracleTracesDir: 'oracle-traces',
+      jobsDir,
+      name: attempt === 1 ? name : `${name}-retry`,
+      concurrency: 2,
+      ...(tracer === 'strace' ? {} : { tracer }),
+      onVerdict: (v, done, total) => process.stderr.write(`[adversarial ${tracer} ${done}/${total}] ${v.ok ? 'ok' : 'FAIL'} ${v.scenario} ${v.run} ${v.outcome}${v.ok ? '' : `: ${v.failures.join('; ')}`}\n`),
+    }),
+  );
+  return outcome.verdicts;
+}
+
+/** Every verdict as it must be; each tampering scenario ended sandbox_tampered, none as an infrastructure error. */
+function expectSound(verdicts: readonly Verdict[], planned: number): void {
+  expect(verdicts.length).toBe(planned);
+  expect(verdicts.filter((v) => !v.ok).map((v) => `${v.scenario} ${v.run}: ${v.failures.join('; ')}`)).toEqual([]);
+  expect(verdicts.filter((v) => v.outcome === 'infra_error')).toEqual([]);
+  expect(verdicts.filter((v) => v.outcome === 'sandbox_tampered').length).toBeGreaterThanOrEqual(20);
+}
+
+const runsOf = (scenarios: readonly Scenario[]): number => scenarios.reduce((n, s) => n + s.runs.length, 0);
+
 describe('adversarial suite', () => {
   it('every scenario ends as it must under every run', async () => {
-    const engine = await connectDocker();
-    // A thrown infrastructure error (Docker failing outside any rollout) is retried once, in a new job, and
-    // reported (test/infra-retry.ts). A rollout that ends infra_error is not: here that is a failed verdict.
-    const outcome = await retryInfraOnce('adversarial suite', (attempt) =>
-      runAdversarial(engine, {
-        tasksDir: 'tasks',
-        oracleTracesDir: 'oracle-traces',
-        jobsDir,
-        name: attempt === 1 ? 'ci' : 'ci-retry',
-        concurrency: 2,
-        onVerdict: (v, done, total) => process.stderr.write(`[adversarial ${done}/${total}] ${v.ok ? 'ok' : 'FAIL'} ${v.scenario} ${v.run} ${v.outcome}${v.ok ? '' : `: ${v.failures.join('; ')}`}\n`),
-      }),
-    );
-    expect(outcome.verdicts.length).toBe(SCENARIOS.reduce((n, s) => n + s.runs.length, 0));
-    expect(outcome.verdicts.filter((v) => !v.ok).map((v) => `${v.scenario} ${v.run}: ${v.failures.join('; ')}`)).toEqual([]);
-    // Each tampering scenario ended sandbox_tampered; none ended as an infrastructure error.
-    expect(outcome.verdicts.filter((v) => v.outcome === 'infra_error')).toEqual([]);
-    expect(outcome.verdicts.filter((v) => v.outcome === 'sandbox_tampered').length).toBeGreaterThanOrEqual(20);
+    expectSound(await play('strace'), runsOf(SCENARIOS));
   });
 
   it.skipIf(!ebpf.available)(`every scenario ends as it must under every run, traced by eBPF${ebpf.available ? '' : ` (skipped: ${ebpf.reason})`}`, async () => {
-    const engine = await connectDocker();
-    const outcome = await retryInfraOnce('adversarial suite (ebpf)', (attempt) =>
-      runAdversarial(engine, {
-        tasksDir: 'tasks',
-        oracleTracesDir: 'oracle-traces',
-        jobsDir,
-        name: attempt === 1 ? 'ci-ebpf' : 'ci-ebpf-retry',
-        concurrency: 2,
-        tracer: 'ebpf',
-        onVerdict: (v, done, total) => process.stderr.write(`[adversarial ebpf ${done}/${total}] ${v.ok ? 'ok' : 'FAIL'} ${v.scenario} ${v.run} ${v.outcome}${v.ok ? '' : `: ${v.failures.join('; ')}`}\n`),
-      }),
-    );
-    expect(outcome.verdicts.length).toBe(SCENARIOS.filter((s) => s.shell !== 'persistent').reduce((n, s) => n + s.runs.length, 0));
-    expect(outcome.verdicts.filter((v) => !v.ok).map((v) => `${v.scenario} ${v.run}: ${v.failures.join('; ')}`)).toEqual([]);
-    expect(outcome.verdicts.filter((v) => v.outcome === 'infra_error')).toEqual([]);
-    expect(outcome.verdicts.filter((v) => v.outcome === 'sandbox_tampered').length).toBeGreaterThanOrEqual(20);
+    expectSound(await play('ebpf'), runsOf(SCENARIOS.filter((s) => s.shell !== 'persistent')));
   });
 });
