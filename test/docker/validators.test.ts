@@ -168,9 +168,11 @@ describe('log-triage, unfinished: a validator location the agent prepared is mov
   });
 
   it('a leftover process rewriting the reward and planting a conftest in /tests is stopped first', async () => {
+    // Each write is whole (a rename), so the control below never reads a file the loop is midway
+    // through writing: an empty reward.txt there was the loop's race, not the validator's doing.
     const loop = `setsid -f bash -c 'while true; do
-      mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt
-      [ -d /tests ] && cp /root/c.py /tests/conftest.py
+      mkdir -p /logs/verifier; echo 1 > /logs/verifier/.r; mv -f /logs/verifier/.r /logs/verifier/reward.txt
+      [ -d /tests ] && cp /root/c.py /tests/.c && mv -f /tests/.c /tests/conftest.py
       sleep 0.01
     done' >/dev/null 2>&1 </dev/null`;
     const plant = async (c: Container): Promise<void> => {
