@@ -47,7 +47,8 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
   const container = env.container;
   let hostTrace: HostTrace | undefined;
   try {
-    hostTrace = await options.hostTracer?.trace(container.id);
+    // Paused until the session's first traced command: the listing and setup before it need no trace.
+    hostTrace = await options.hostTracer?.trace(container.id, { paused: true });
   } catch (e) {
     await env[Symbol.asyncDispose]().catch(() => undefined);
     throw e;

@@ -57,6 +57,12 @@ export interface HubTrace {
    * events are incomplete when > 0).
    */
   take(): Promise<HubTake>;
+  /**
+   * Stop tracing the container for now (nothing of a command's runs in it: the session agent's
+   * listings and the validators need no trace), and start again. The share and its parse stay.
+   */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   /** Take the rest and stop tracing the cgroup. */
   close(): Promise<HubTake>;
 }
@@ -212,27 +218,43 @@ export class EbpfHub implements AsyncDisposable {
   }
 
   /** Trace a running container from now on: its first syscall after this resolves is in the trace. */
-  async trace(containerId: string): Promise<HubTrace> {
+  /**
+   * Trace a running container from now on: its first syscall after this resolves is in the trace.
+   * `paused`: join without tracing yet (resume() starts it).
+   */
+  async trace(containerId: string, options: { paused?: boolean } = {}): Promise<HubTrace> {
     const { id: cgroupId, pidLevel } = await containerCgroup(this.#cgroup2Mount, containerId);
     if (this.#shares.has(cgroupId)) throw new AuthbenchError('INTERNAL', `eBPF hub: container ${containerId.slice(0, 12)} is traced already`);
     const share: Share = { chunks: [], bytes: 0, dropped: 0, parser: new EbpfParser({ nonce: this.#nonce, stringLimit: NATIVE_STRING_LIMIT }) };
     this.#shares.set(cgroupId, share);
-    const added = await this.#command('+', cgroupId, pidLevel).catch((error: unknown) => {
-      this.#shares.delete(cgroupId);
-      throw error;
-    });
-    if (added.op !== '+') {
-      this.#shares.delete(cgroupId);
-      throw this.#failure(`refused to trace cgroup ${cgroupId} (errno ${added.value})`);
+    const lostOf = (ack: HubAck): number => {
+      if (ack.op === '!') throw this.#failure(`refused ${cgroupId}'s command (errno ${ack.value})`);
+      return ack.value;
+    };
+    /** Whether the kernel traces it now, and what it lost in earlier traced stretches (each starts at 0). */
+    let active = false;
+    let lostBefore = 0;
+    const resume = async (): Promise<void> => {
+      if (active) return;
+      lostOf(await this.#command('+', cgroupId, pidLevel));
+      active = true;
+    };
+    const pause = async (): Promise<void> => {
+      if (!active) return;
+      active = false;
+      lostBefore += lostOf(await this.#command('-', cgroupId));
+    };
+    if (options.paused !== true) {
+      await resume().catch((error: unknown) => {
+        this.#shares.delete(cgroupId);
+        throw error;
+      });
     }
     let closed = false;
     let lostSoFar = 0;
-    /**
-     * `lost`: the cgroup's count so far (from `?` or `-`), read once the marker is in, so every
-     * event dropped before the marker is in it (a later one too, at worst: never too few); the
-     * take reports what is new.
-     */
-    const take = async (final: boolean, lostNow: () => Promise<number>): Promise<HubTake> => {
+    /** The cgroup's loss so far over every traced stretch (a stretch's count read once the marker is in: never too few). */
+    const lostNow = async (): Promise<number> => lostBefore + (active ? lostOf(await this.#command('?', cgroupId)) : 0);
+    const take = async (final: boolean): Promise<HubTake> => {
       await this.#waitMarker(this.#readySeen, DRAIN_TIMEOUT_MS, 'drained');
       const lost = await lostNow();
       const bytes = Buffer.concat(share.chunks);
@@ -247,23 +269,30 @@ export class EbpfHub implements AsyncDisposable {
       // A record dropped here is lost as surely as one the kernel could not write.
       return { events, lost: fresh + dropped, bytes: bytes.length };
     };
-    const lostOf = (ack: HubAck): number => {
-      if (ack.op === '!') throw this.#failure(`could not read cgroup ${cgroupId}'s lost events (errno ${ack.value})`);
-      return ack.value;
+    const open = (what: string): void => {
+      if (closed) throw new AuthbenchError('INTERNAL', `eBPF hub: ${what} after close()`);
     };
     return {
       cgroupId,
       take: () => {
-        if (closed) throw new AuthbenchError('INTERNAL', 'eBPF hub: take() after close()');
-        return take(false, async () => lostOf(await this.#command('?', cgroupId)));
+        open('take()');
+        return take(false);
+      },
+      pause: () => {
+        open('pause()');
+        return pause();
+      },
+      resume: () => {
+        open('resume()');
+        return resume();
       },
       close: async () => {
-        if (closed) throw new AuthbenchError('INTERNAL', 'eBPF hub: close() twice');
+        open('close()');
         closed = true;
         try {
-          const removed = lostOf(await this.#command('-', cgroupId));
           // Records the cgroup wrote before its removal came before the acknowledgement.
-          return await take(true, () => Promise.resolve(removed));
+          await pause();
+          return await take(true);
         } finally {
           this.#shares.delete(cgroupId);
         }

@@ -20,13 +20,16 @@ import type { TraceEvent } from '../trace/index.ts';
 export interface HostTrace {
   /** Everything the container did since the previous take; `lost`: events dropped meanwhile (incomplete when > 0). */
   take(): Promise<{ events: TraceEvent[]; lost: number; bytes: number }>;
+  /** Trace the container only while something of the agent's runs in it (a command, a kept service). */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   /** Stop following the container. */
   close(): Promise<unknown>;
 }
 
-/** A host tracer a container joins when it starts (sandbox/ebpf/hub.ts's EbpfHub). */
+/** A host tracer a container joins when it starts (sandbox/ebpf/hub.ts's EbpfHub); `paused`: not traced until resume(). */
 export interface HostTracer {
-  trace(containerId: string): Promise<HostTrace>;
+  trace(containerId: string, options?: { paused?: boolean }): Promise<HostTrace>;
 }
 
 /** The command now running, or a background job's number. */

@@ -401,6 +401,8 @@ export class SandboxSession {
     const rules = serializeRules(compiled?.rules ?? GUARD_RULES);
     const launched = launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: options.cmd });
     const host = trace ? this.options.hostTrace : undefined;
+    // The container is traced while a command or a kept service of the agent runs in it, not between.
+    await host?.resume();
     const argv = !trace ? launched : host !== undefined ? keeperArgv(launched) : straceArgv({ outputPath: TRACE_OUTPUT, strace: HARNESS_STRACE, cmd: launched });
     const response = await this.send({
       argv,
@@ -462,6 +464,8 @@ export class SandboxSession {
       if (response.backgroundJob !== undefined) {
         this.background.set(response.backgroundJob, { keepRawTrace: false, eventCap: cap, eventsSoFar: events.length });
       }
+      // Nothing of the agent's runs on (its leftovers were stopped): the validators and the agent's listings go untraced.
+      if (this.background.size === 0) await host.pause();
     } else if (trace && spawnError === undefined) {
       const raw = response.trace;
       if (raw === undefined) throw new AuthbenchError('TRACE_UNREADABLE', 'the sandbox agent returned no trace for a traced command');
@@ -684,6 +688,7 @@ export class SandboxSession {
     // A host trace: what the jobs did up to their stop, routed to each by its process tree.
     const taken = this.options.hostTrace === undefined ? undefined : await this.options.hostTrace.take();
     if (taken !== undefined) this.router.route(taken.events);
+    await this.options.hostTrace?.pause();
     const commands: BackgroundResult[] = [];
     for (const job of report.jobs) {
       const state = states.get(job.job);

@@ -108,6 +108,31 @@ describe(`eBPF hub: many containers, one tracer${reason}`, () => {
   );
 
   it.skipIf(!verdict.available)(
+    'traces nothing while paused, and everything again once resumed',
+    async () => {
+      if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
+      const c = await box();
+      const t = await hub.trace(c.id, { paused: true });
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/before-resume'], timeoutMs: 30_000 });
+      await t.resume();
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/while-traced'], timeoutMs: 30_000 });
+      const first = await t.take();
+      await t.pause();
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/while-paused'], timeoutMs: 30_000 });
+      await t.resume();
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/traced-again'], timeoutMs: 30_000 });
+      const rest = await t.close();
+      expect(filePaths(first.events)).toContain('/tmp/while-traced');
+      const all = filePaths([...first.events, ...rest.events]);
+      expect(all).not.toContain('/tmp/before-resume');
+      expect(all).not.toContain('/tmp/while-paused');
+      expect(all).toContain('/tmp/traced-again');
+      expect(first.lost + rest.lost).toBe(0);
+    },
+    120_000,
+  );
+
+  it.skipIf(!verdict.available)(
     'reports pids as the container numbers them (as strace in it and the session agent do), forks included',
     async () => {
       if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
