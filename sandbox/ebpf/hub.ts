@@ -99,6 +99,8 @@ export class EbpfHub implements AsyncDisposable {
   /** Waiters for acknowledgements: ab-ebpf runs commands in order and acknowledges each in turn. */
   readonly #acks: ((ack: HubAck) => void)[] = [];
   #readySeen = 0;
+  /** Takes waiting for the next marker: woken as it is read, not on the next poll. */
+  readonly #readyWaiters = new Set<() => void>();
   /** Unix seconds minus kernel boot seconds, from the first marker (events carry kernel time). */
   #offsetS = 0;
   #stderr = '';
@@ -132,6 +134,7 @@ export class EbpfHub implements AsyncDisposable {
       ready: (ns) => {
         if (this.#readySeen === 0) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
         this.#readySeen++;
+        for (const wake of [...this.#readyWaiters]) wake();
       },
       garbled: () => void this.#garbled++,
     });
@@ -183,8 +186,20 @@ export class EbpfHub implements AsyncDisposable {
     while (this.#readySeen <= seen) {
       if (this.#exited !== undefined) throw this.#failure(`exited (${this.#exited}) before it ${what}`);
       if (Date.now() > deadline) throw this.#failure(`had not ${what} after ${timeoutMs} ms`);
+      // Back as soon as a marker is read (a take costs a round trip, not a poll period); the
+      // period only re-opens the path when a marker never came (the open was not seen). The
+      // waiter is in place before the open, so a marker read meanwhile still wakes it.
+      const woken = new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.#readyWaiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, POLL_MS);
+        this.#readyWaiters.add(wake);
+      });
       await touch(this.#readyPath);
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await woken;
     }
   }
 
