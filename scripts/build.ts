@@ -32,6 +32,7 @@ export const ASSETS = [
   'sandbox/launcher/ab-serve.c',
   'sandbox/launcher/ab-harness.c',
   'sandbox/launcher/ab-forward.c',
+  'sandbox/launcher/ab-keep.c',
   'docker/base-map.json',
   'models/pricing.json',
   'report/viewer/viewer.js',
