@@ -33,6 +33,11 @@ export const ASSETS = [
   'sandbox/launcher/ab-harness.c',
   'sandbox/launcher/ab-forward.c',
   'sandbox/launcher/ab-keep.c',
+  // The native eBPF tracer's build context (sandbox/ebpf/native.ts ensureEbpfTracer: gen-gold and eval --tracer ebpf).
+  'sandbox/ebpf/native/Dockerfile',
+  'sandbox/ebpf/native/ab-ebpf.h',
+  'sandbox/ebpf/native/ab-ebpf.bpf.c',
+  'sandbox/ebpf/native/ab-ebpf.c',
   'docker/base-map.json',
   'models/pricing.json',
   'report/viewer/viewer.js',

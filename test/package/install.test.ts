@@ -129,6 +129,7 @@ describe('the packed tarball, installed into an empty folder', () => {
       const dist = ${JSON.stringify(join(installed, 'dist'))};
       const load = (p) => import(join(dist, p));
       const { LAUNCHER_SOURCE_DIR } = await load('sandbox/launcher/index.js');
+      const { NATIVE_SOURCE_DIR } = await load('sandbox/ebpf/index.js');
       const kept = readFileSync(join(LAUNCHER_SOURCE_DIR, '.dockerignore'), 'utf8').split('\\n').filter((l) => l.startsWith('!')).map((l) => l.slice(1));
       const { loadBaseMap } = await load('docker/index.js');
       const { loadPricing } = await load('models/index.js');
@@ -137,6 +138,7 @@ describe('the packed tarball, installed into an empty folder', () => {
       process.stdout.write(JSON.stringify({
         launcher: kept.filter((f) => existsSync(join(LAUNCHER_SOURCE_DIR, f))),
         launcherExpected: kept.length,
+        ebpf: ['Dockerfile', 'ab-ebpf.h', 'ab-ebpf.bpf.c', 'ab-ebpf.c'].filter((f) => existsSync(join(NATIVE_SOURCE_DIR, f))).length,
         baseMap: (await loadBaseMap(undefined, {})).entries.length,
         pricing: Object.keys(await loadPricing({ env: {} })).length,
         plots: (await loadPlotAssets()).map((a) => a.name),
@@ -145,10 +147,12 @@ describe('the packed tarball, installed into an empty folder', () => {
       }));`;
     const r = run(NODE24, ['--input-type=module', '-e', probe], user);
     expect(r.status, output(r)).toBe(0);
-    const got = JSON.parse(r.stdout) as { launcher: string[]; launcherExpected: number; baseMap: number; pricing: number; plots: string[]; viewer: number; version: string };
+    const got = JSON.parse(r.stdout) as { launcher: string[]; launcherExpected: number; ebpf: number; baseMap: number; pricing: number; plots: string[]; viewer: number; version: string };
     expect(got.launcher).toContain('Dockerfile');
     expect(got.launcher).toContain('ab-launch.c');
     expect(got.launcher).toHaveLength(got.launcherExpected);
+    // The native eBPF tracer is built from these on the user's machine (gen-gold and eval --tracer ebpf).
+    expect(got.ebpf).toBe(4);
     expect(got.baseMap).toBeGreaterThan(0);
     expect(got.pricing).toBeGreaterThan(0);
     expect(got.plots).toEqual(['vega', 'vega-lite', 'vega-embed']);
