@@ -496,20 +496,33 @@ static pid_t parent_of(pid_t pid) {
 /* The running request's keeper (a host-traced command's "tracer", ab-keep.c), 0 when none. */
 static pid_t current_keeper = 0;
 static int is_keeper(pid_t pid);
+static int any_keeper(void);
 
 /*
- * The keeper `pid` is below, 0 for none: a keeper is a subreaper, so whatever its command
- * started has it as an ancestor however it forked, and nothing else does.
+ * The keeper `pid` is below, 0 for none, -1 when that cannot be told: a keeper is a subreaper,
+ * so whatever its command started has it as an ancestor however it forked, and nothing else
+ * does. An ancestor that is reaped mid-walk (a fork bomb's processes die by the hundred) breaks
+ * the chain for a moment — its orphans are the keeper's by then — so the walk starts again; one
+ * that keeps breaking is -1, as a dying process is for tracer_of, never "under no keeper" (that
+ * would count a process of the command as having escaped it).
  */
 static pid_t keeper_above(pid_t pid) {
-  pid_t cur = pid;
-  for (int depth = 0; depth < MAX_CHAIN; depth++) {
-    pid_t parent = parent_of(cur);
-    if (parent <= 1 || parent == self_pid) return 0;
-    if (is_keeper(parent)) return parent;
-    cur = parent;
+  /* Under strace there is no keeper: a process no tracer follows escaped it, as before. */
+  if (!any_keeper()) return 0;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    pid_t cur = pid;
+    int depth = 0;
+    for (; depth < MAX_CHAIN; depth++) {
+      pid_t parent = parent_of(cur);
+      if (parent == 0) break; /* cur is gone */
+      if (parent == 1 || parent == self_pid) return 0;
+      if (is_keeper(parent)) return parent;
+      cur = parent;
+    }
+    if (depth == MAX_CHAIN) return 0;
+    if (cur == pid) return -1; /* the process itself is gone */
   }
-  return 0;
+  return -1;
 }
 
 /*
@@ -520,9 +533,7 @@ static pid_t keeper_above(pid_t pid) {
  */
 static pid_t tracer_of(pid_t pid) {
   pid_t t = ptracer_of(pid);
-  if (t != 0) return t;
-  pid_t k = keeper_above(pid);
-  return k > 0 ? k : 0;
+  return t != 0 ? t : keeper_above(pid);
 }
 
 static pid_t ptracer_of(pid_t pid) {
@@ -1105,6 +1116,13 @@ static struct bg_job *job_of_tracer(pid_t tracer) {
   for (int k = 0; k < MAX_BACKGROUND; k++)
     if (jobs[k].used && !jobs[k].reaped && jobs[k].tracer == tracer) return &jobs[k];
   return NULL;
+}
+
+static int any_keeper(void) {
+  if (current_keeper > 0) return 1;
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (jobs[k].used && !jobs[k].reaped && jobs[k].keeper) return 1;
+  return 0;
 }
 
 static int is_keeper(pid_t pid) {
