@@ -30,7 +30,7 @@ export interface AdversarialOptions {
   concurrency?: number;
   /**
    * What traces the rollouts (default strace). ebpf: one eBPF hub for the suite, as `eval --tracer
-   * ebpf` runs; the persistent-shell scenarios are left out (that shell is traced by strace only).
+   * ebpf` runs.
    */
   tracer?: EvalTracer;
   onVerdict?: (verdict: Verdict, done: number, total: number) => void;
@@ -48,7 +48,6 @@ export function plan(options: Pick<AdversarialOptions, 'only' | 'runs' | 'tracer
     throw new AuthbenchError('INVALID_ARGUMENT', `unknown adversarial scenario(s): ${unknown.join(', ')}`, { hint: `scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}` });
   }
   return SCENARIOS.filter((s) => options.only === undefined || options.only.length === 0 || options.only.includes(s.id))
-    .filter((s) => options.tracer !== 'ebpf' || s.shell !== 'persistent')
     .flatMap((scenario) =>
     scenario.runs.filter((run) => options.runs === undefined || options.runs.includes(run)).map((run) => ({ scenario, run })),
   );

@@ -39,6 +39,7 @@ import {
 import { attemptedEffects, judgeAttempted, type Effect } from '../containment/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
+import type { EbpfHub } from '../sandbox/ebpf/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { commitTaskContainer, openCopySandbox, type ContainerCopy } from '../taskenv/index.ts';
 
@@ -117,6 +118,8 @@ export interface RecorderOptions {
   /** Stopped proposals copied per rollout, at most (0: none). */
   max: number;
   runId?: string;
+  /** `eval --tracer ebpf`: the job's hub, which each copy joins so its run is traced as the rollout's were. */
+  hostTracer?: EbpfHub;
   /**
    * Where this container's episode starts in the rollout's record: episode 2 of a two-episode memory
    * rollout (evaluation/episodes.ts) has its own container and recorder, and its steps follow episode 1's.
@@ -231,7 +234,7 @@ async function runOne(input: RunInput, image: string, args: ShellArgs, at: { tim
   const started = performance.now();
   const implicit = taskImplicit(input.task);
   try {
-    await using box = await openCopySandbox(input.engine, input.task, image, input.runId);
+    await using box = await openCopySandbox(input.engine, input.task, image, input.runId, input.hostTracer);
     // As the episode's setup: missing write-subtree bases made first, so grants are not widened to their parents.
     const roots = writeSubtreeRoots(input.ledger, implicit);
     if (roots.length > 0) await box.session.run({ cmd: materializeArgv(roots), mode: { kind: 'unenforced' }, trace: false, timeoutMs: 30_000 });

@@ -55,18 +55,6 @@ function config(replay: EvalConfig['replay'], model = 'scripted/replay'): EvalCo
   };
 }
 
-describe('--tracer ebpf', () => {
-  it('refuses the persistent shell (traced by strace only) before anything is built or written', async () => {
-    const jobs = join(dir, 'jobs-ebpf-shell');
-    const replay = await replayFile('ebpf-shell.json', '["true"]');
-    await expect(runJob(engine, { config: { ...config(replay), tracer: 'ebpf', shell: 'persistent' }, jobsDir: jobs, name: 'j', resume: false, concurrency: 1 })).rejects.toMatchObject({
-      code: 'INVALID_CONFIG',
-      field: 'tracer',
-    });
-    expect(existsSync(jobs)).toBe(false);
-  });
-});
-
 describe('loadJobReplay', () => {
   it('reads the commands of the file the config names', async () => {
     const replay = await replayFile('ok.json', '["ls", {"command": "make", "timeout_sec": 5}]');

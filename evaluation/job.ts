@@ -177,9 +177,6 @@ export async function checkJob(options: Omit<JobOptions, 'concurrency'>): Promis
   // A shard joins the job another shard may have started: like a resume, only with the same lock.
   await checkJobDir(dir, options.name, lock, options.resume || options.shard !== undefined);
   const plan = shardPlan(planJob(tasks.map((t) => t.id), config, await readResults(dir)), options.shard);
-  if (config.tracer === 'ebpf' && config.shell === 'persistent') {
-    throw new AuthbenchError('INVALID_CONFIG', 'the persistent shell is traced by strace only: --tracer ebpf needs --shell fresh', { field: 'tracer' });
-  }
   // GOLD_MISSING (and any other policy that cannot be had) before the job's folder exists.
   builtinPolicies(plan.pending, bundles, policyFile);
   return { dir, tasks, bundles, plan, lock, replay, policyFile };

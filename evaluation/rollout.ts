@@ -278,6 +278,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       task: ctx.task,
       max: ctx.ledger === undefined ? 0 : (ctx.config.max_counterfactuals ?? DEFAULT_MAX_COUNTERFACTUALS),
       runId: ctx.jobId,
+      ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }),
     });
     let episode: Episode;
     let services: RunningServices | undefined;
@@ -322,6 +323,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
             task: ctx.task,
             max: Math.max(0, (ctx.ledger === undefined ? 0 : (ctx.config.max_counterfactuals ?? DEFAULT_MAX_COUNTERFACTUALS)) - copies.pending),
             runId: ctx.jobId,
+            ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }),
             stepOffset: episode.steps.length,
           });
     if (second !== undefined) {

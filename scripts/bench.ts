@@ -30,13 +30,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AuthbenchError } from '../core/index.ts';
 import { BASE_IMAGE_REF, connectDocker, ensureBaseImages, type Container, type DockerEngine } from '../docker/index.ts';
+import type { EvalTracer } from '../evaluation/index.ts';
+import { engineFacts, gatherEbpfFacts, judgeEbpf } from '../sandbox/ebpf/index.ts';
 import { ensureHarness } from '../sandbox/launcher/index.ts';
 import { measureWorkload, prepareBenchContainer, startHarnessContainer } from './bench/in-container.ts';
 import { BENCH_REPORT_VERSION, BenchReportSchema, renderReport, type BenchReport, type WorkloadResult } from './bench/report.ts';
 import { measureRoundTrips } from './bench/round-trip.ts';
 import { measureEvalPath, measureRolloutRates } from './bench/eval-path.ts';
 import { measurePhases, renderPhases } from './bench/phases.ts';
-import { measureConcurrency, renderConcurrency } from './bench/concurrency.ts';
+import { measureConcurrency, renderConcurrency, renderTracerComparison } from './bench/concurrency.ts';
 import { measureEbpfOverhead, renderEbpfBench, type EbpfBench } from './bench/ebpf.ts';
 import { plan, type Plan } from './bench/plan.ts';
 import type { Summary } from './bench/stats.ts';
@@ -44,7 +46,7 @@ import { WORKLOADS, gccDockerfile, type Variant } from './bench/workloads.ts';
 
 const PINNED_CPU = '0';
 const LABELS = { 'authbench.kind-detail': 'bench' } as const;
-const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf] [--skip-rates] [--rates-tracer strace|ebpf]';
+const USAGE = 'usage: npx node scripts/bench.ts [--reps N] [--quick] [--json] [--skip-score] [--skip-eval] [--skip-scale] [--skip-phases] [--skip-ebpf] [--skip-rates] [--rates-tracer strace|ebpf|both]';
 /** The starter task whose oracle rollouts the phases section times, and how many (--quick: fewer). */
 const PHASES_TASK = 'log-triage';
 const PHASES_ROLLOUTS = { full: 20, quick: 6 } as const;
@@ -123,6 +125,15 @@ function runScaleBench(json: boolean, quick: boolean): unknown {
   }
 }
 
+/** The rates section's tracers: `both` falls back to strace alone where eBPF is unavailable, and says why. */
+async function tracersFor(engine: DockerEngine, choice: 'strace' | 'ebpf' | 'both'): Promise<EvalTracer[]> {
+  if (choice !== 'both') return [choice];
+  const verdict = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }));
+  if (verdict.available) return ['strace', 'ebpf'];
+  process.stderr.write(`bench: rollouts/min under strace only: eBPF is unavailable here (${verdict.reason})\n`);
+  return ['strace'];
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -135,18 +146,18 @@ async function main(): Promise<void> {
       'skip-phases': { type: 'boolean', default: false },
       'skip-ebpf': { type: 'boolean', default: false },
       'skip-rates': { type: 'boolean', default: false },
-      'rates-tracer': { type: 'string', default: 'strace' },
+      'rates-tracer': { type: 'string', default: 'both' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts)\n  --rates-tracer strace|ebpf  what traces those rollouts (eval --tracer; default strace)\n`);
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts)\n  --rates-tracer strace|ebpf|both  what traces those rollouts (eval --tracer); both (the default) runs each in every round, side by side, or strace alone where eBPF is unavailable (the reason is printed)\n`);
     return;
   }
   const reps = Number(values.reps);
   if (!Number.isInteger(reps) || reps < 1) throw new AuthbenchError('INVALID_ARGUMENT', `--reps must be a positive integer, got ${values.reps}`, { hint: USAGE });
   const ratesTracer = values['rates-tracer'];
-  if (ratesTracer !== 'strace' && ratesTracer !== 'ebpf') throw new AuthbenchError('INVALID_ARGUMENT', `--rates-tracer must be strace or ebpf, got ${ratesTracer}`, { hint: USAGE });
+  if (ratesTracer !== 'strace' && ratesTracer !== 'ebpf' && ratesTracer !== 'both') throw new AuthbenchError('INVALID_ARGUMENT', `--rates-tracer must be strace, ebpf or both, got ${ratesTracer}`, { hint: USAGE });
   const p = plan(reps, values.quick);
   const startLoad = loadavg();
 
@@ -209,6 +220,7 @@ async function main(): Promise<void> {
   }
 
   const phases = values['skip-phases'] ? undefined : await measurePhases(engine, { task: PHASES_TASK, rollouts: values.quick ? PHASES_ROLLOUTS.quick : PHASES_ROLLOUTS.full, onProgress: progress });
+  const rateTracers = values['skip-rates'] ? [] : await tracersFor(engine, ratesTracer);
   const rates = values['skip-rates']
     ? undefined
     : await measureConcurrency(engine, {
@@ -217,13 +229,13 @@ async function main(): Promise<void> {
         ...(values.quick ? RATE_PLAN.quick : RATE_PLAN.full),
         load: loadavg(),
         cpus: cpus().length,
-        tracer: ratesTracer,
+        tracers: rateTracers,
         onProgress: progress,
       });
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
   if (!values.json && phases !== undefined) process.stdout.write(`\n${renderPhases(phases)}`);
-  if (!values.json && rates !== undefined) process.stdout.write(`\n${renderConcurrency(rates)}`);
+  if (!values.json && rates !== undefined) process.stdout.write(`\n${rates.map(renderConcurrency).join('\n')}\n${renderTracerComparison(rates)}`);
   if (!values.json && ebpf !== undefined) process.stdout.write(renderEbpfBench(ebpf));
   const score = values['skip-score'] ? undefined : runScoreBench(values.json);
   const scale = values['skip-scale'] ? undefined : runScaleBench(values.json, values.quick);

@@ -8,7 +8,7 @@
 import { AuthbenchError } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
 import { ensureHarness } from '../sandbox/launcher/index.ts';
-import { SandboxSession } from '../sandbox/run/index.ts';
+import { SandboxSession, type HostTrace, type HostTracer } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
 import { assertHarnessMount, taskContainerSpec } from './container.ts';
 
@@ -44,18 +44,22 @@ export interface CopySandbox {
 /**
  * A container of a copy with the task's workdir, limits and harness, on no network (a listener
  * the task's sink needs is loopback, which stays), with a session on it. Dispose removes it.
+ * `hostTracer` (`eval --tracer ebpf`): the copy joins the rollout's eBPF hub, as its original did,
+ * so its command is traced as the rollout's were.
  */
-export async function openCopySandbox(engine: Engine, task: Task, image: string, runId?: string): Promise<CopySandbox> {
+export async function openCopySandbox(engine: Engine, task: Task, image: string, runId?: string, hostTracer?: HostTracer): Promise<CopySandbox> {
   const harness = await ensureHarness(engine);
   const spec = taskContainerSpec(task, image, harness, runId === undefined ? {} : { runId });
   const container = await engine.startContainer({ ...spec, network: 'none', extraNetworks: [] });
+  let hostTrace: HostTrace | undefined;
   try {
     await assertHarnessMount(container, harness);
+    hostTrace = await hostTracer?.trace(container.id, { paused: true });
   } catch (e) {
     await container.remove().catch(() => undefined);
     throw e;
   }
-  const session = new SandboxSession(container, task.workdir);
+  const session = new SandboxSession(container, task.workdir, hostTrace === undefined ? {} : { hostTrace });
   return {
     container,
     session,
@@ -63,6 +67,7 @@ export async function openCopySandbox(engine: Engine, task: Task, image: string,
       try {
         await session.close();
       } finally {
+        await hostTrace?.close().catch(() => undefined);
         await container.remove();
       }
     },

@@ -783,7 +783,7 @@ static const char *parse_request(const unsigned char *p, size_t n, struct reques
     }
   }
   if (r->shell_reset && r->shell_nonce == NULL) return "shell reset outside a shell request";
-  if (r->host_traced && (r->trace_cap == 0 || r->shell_nonce != NULL)) return "host-traced needs a trace pipe and is not a shell call";
+  if (r->host_traced && r->trace_cap == 0) return "host-traced needs a trace pipe";
   if (r->argc == 0) return "empty argv";
   r->argv[r->argc] = NULL;
   return NULL;
@@ -1732,13 +1732,14 @@ static void shell_finish(struct bg_job *j) {
   while ((j->fd[0] >= 0 || j->fd[1] >= 0 || j->fd[2] >= 0) && now_ms() < until) bg_pump(WAIT_POLL_MS);
 }
 
-/* exe and cmdline of a process, or an empty buffer once it is gone. */
+/* exe and cmdline of a process, or an empty buffer once it is gone (a zombie has no exe). */
 static void process_ident(pid_t pid, struct buf *out) {
   char path[64], text[4096];
   out->len = 0;
   snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
   ssize_t n = readlink(path, text, sizeof text);
-  if (n > 0) buf_put(out, text, (size_t)n);
+  if (n <= 0) return;
+  buf_put(out, text, (size_t)n);
   snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
@@ -1820,6 +1821,8 @@ static struct bg_job *shell_spawn(struct request *r, struct buf *why) {
   struct bg_job *j = &jobs[slot];
   memset(j, 0, sizeof *j);
   j->used = 1, j->is_shell = 1, j->id = next_job_id++, j->tracer = pid;
+  /* Host-traced: the shell's "tracer" is a keeper (ab-keep.c); its domain is what is below it. */
+  j->keeper = r->host_traced;
   j->fd[0] = trace_pipe[0], j->fd[1] = out_pipe[0], j->fd[2] = err_pipe[0];
   j->in_fd = in_sock[0];
   j->shell_ino = shell_ino;
@@ -2018,22 +2021,23 @@ static void run_shell_call(struct request *r) {
     next_check = now + MAIN_POLL_MS;
     if (j->shell_pid == 0) j->shell_pid = first_trace_pid(&j->trace.kept);
     if (j->reaped || (j->shell_pid != 0 && parent_of(j->shell_pid) != j->tracer)) {
+      /* Its reason once the tracer's output is drained (shell_finish, below): a keeper writes the
+       * exit line after it reaped the shell, so the line may still be in the pipe now. */
       ended = 1;
-      shell_end_reason(j, reason, sizeof reason);
       break;
     }
     if (j->shell_pid != 0 && j->ident.len > 0) {
       struct buf cur = {0};
       process_ident(j->shell_pid, &cur);
-      int same = cur.len == j->ident.len && memcmp(cur.p, j->ident.p, cur.len) == 0;
-      if (!same && cur.len > 0) {
+      /* Gone or a zombie (empty): not replaced; the look above sees it ended once it is reaped. */
+      int replaced = cur.len > 0 && !(cur.len == j->ident.len && memcmp(cur.p, j->ident.p, cur.len) == 0);
+      if (replaced) {
         char *nl = memchr(cur.p, '\n', cur.len);
         snprintf(reason, sizeof reason, "the shell was replaced (exec of %.*s)", (int)(nl == NULL ? cur.len : (size_t)(nl - (char *)cur.p)), (const char *)cur.p);
       }
       free(cur.p);
-      if (!same) {
+      if (replaced) {
         ended = killed = 1;
-        if (reason[0] == '\0') shell_end_reason(j, reason, sizeof reason);
         break;
       }
     }
@@ -2064,14 +2068,19 @@ static void run_shell_call(struct request *r) {
   size_t survivors = 0;
   struct buf survivor_info = {0};
   if (done) {
+    /* The shell's pid is the trace's first line (strace's, or the keeper's), looked for every
+     * MAIN_POLL_MS: a first call that ended sooner must still learn it before its window clears
+     * the buffer, or the shell would never be known (a keeper writes nothing after that line). */
+    for (int64_t until = now_ms() + SHELL_TRACE_SETTLE_MS; j->shell_pid == 0 && (j->shell_pid = first_trace_pid(&j->trace.kept)) == 0 && now_ms() < until;) bg_pump(5);
     /* The driver ran: what the shell is now is what it must stay. */
     if (j->ident.len == 0 && j->shell_pid != 0) process_ident(j->shell_pid, &j->ident);
     /* Jobs a call left running stay in the shell, traced, their activity in later windows; more
      * than a service needs (or a call that hit the pids limit) is a runaway, stopped now. */
     size_t running = shell_domain(j, j->shell_pid, 0, NULL);
     if (running > MAX_BG_SURVIVORS || (limit_hits >= 0 && pids_limit_hits() != limit_hits)) survivors = shell_domain(j, j->shell_pid, 1, &survivor_info);
-    /* strace writes a line as a call returns, maybe just after the shell wrote the delimiter. */
-    int64_t until = now_ms() + SHELL_TRACE_SETTLE_MS;
+    /* strace writes a line as a call returns, maybe just after the shell wrote the delimiter. A
+     * keeper writes nothing then: the host's take waits for its own marker instead. */
+    int64_t until = j->keeper ? 0 : now_ms() + SHELL_TRACE_SETTLE_MS;
     for (uint64_t seen = j->trace.total + 1; seen != j->trace.total && now_ms() < until;) {
       seen = j->trace.total;
       int64_t quiet = now_ms() + SHELL_TRACE_QUIET_MS;
@@ -2079,6 +2088,7 @@ static void run_shell_call(struct request *r) {
     }
   } else {
     shell_finish(j);
+    if (ended && reason[0] == '\0') shell_end_reason(j, reason, sizeof reason);
   }
   shell_read_channel(j);
   shell_outcome(j, &fields, timed_out, done, status, killed);

@@ -260,7 +260,7 @@ export interface AgentRequest {
   /**
    * The argv's tracer is a keeper (`ab-launch --keep`): the host traces the container with eBPF,
    * and the command's processes are the keeper's by ancestry, not by ptrace. Needs a trace cap
-   * (the keeper writes the two lines the agent reads); not for shell calls.
+   * (the keeper writes the two lines the agent reads). A shell call's keeper holds the shell.
    */
   hostTraced?: boolean;
   /** A call of the persistent shell, ended by the line `<nonce> <status>` (see SHELL above); `reset`: end the shell instead. */
@@ -403,7 +403,7 @@ export function encodeRequest(req: AgentRequest): Buffer {
   if (req.cpu !== undefined) fields.push({ tag: TAG.cpu, value: u32(req.cpu, 'cpu') });
   if (req.keepBackground === true) fields.push({ tag: TAG.keepBackground, value: Buffer.alloc(0) });
   if (req.hostTraced === true) {
-    if (req.traceCapBytes === undefined || req.shell !== undefined) throw new AuthbenchError('INVALID_ARGUMENT', 'a host-traced request needs a trace cap and is not a shell call', { field: 'hostTraced' });
+    if (req.traceCapBytes === undefined) throw new AuthbenchError('INVALID_ARGUMENT', 'a host-traced request needs a trace cap', { field: 'hostTraced' });
     fields.push({ tag: TAG.hostTraced, value: Buffer.alloc(0) });
   }
   if (req.shell !== undefined) {

@@ -36,6 +36,26 @@ describe('HostTraceRouter', () => {
     expect(router.jobs).toEqual([]);
   });
 
+  it('drains a kept job (the persistent shell) call by call and keeps following it until its stop', () => {
+    const router = new HostTraceRouter(LAUNCHER);
+    router.begin(20);
+    router.route([...launch(20, 21, '/bin/bash'), open(21, '/first-call')]);
+    expect(paths(router.end(7))).toEqual(['21 /bin/bash', '21 /first-call']);
+    // A call forks a child of the shell; a command between calls runs under its own keeper.
+    router.route([fork(21, 22), exec(22, '/bin/cat'), open(22, '/second-call')]);
+    expect(paths(router.drainJob(7))).toEqual(['21 process', '22 /bin/cat', '22 /second-call']);
+    expect(router.drainJob(7)).toEqual([]);
+    router.begin(30);
+    router.route([...launch(30, 31, '/bin/ls'), open(21, '/between-calls')]);
+    expect(paths(router.end())).toEqual(['31 /bin/ls']);
+    router.route([open(21, '/third-call')]);
+    expect(paths(router.drainJob(7))).toEqual(['21 /between-calls', '21 /third-call']);
+    expect(router.jobs).toEqual([7]);
+    router.route([open(21, '/tail')]);
+    expect(paths(router.stopJob(7))).toEqual(['21 /tail']);
+    expect(router.drainJob(7)).toEqual([]);
+  });
+
   it('hands a reused pid to whoever forked it now', () => {
     const router = new HostTraceRouter(LAUNCHER);
     router.begin(20);

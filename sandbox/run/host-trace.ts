@@ -109,6 +109,17 @@ export class HostTraceRouter {
     return command?.events ?? [];
   }
 
+  /**
+   * A job's events since its command's result or the previous drain; the job stays followed (the
+   * persistent shell: each call takes what the shell's tree did since the previous call).
+   */
+  drainJob(job: number): TraceEvent[] {
+    const events = this.#jobs.get(job);
+    if (events === undefined) return [];
+    this.#jobs.set(job, []);
+    return events;
+  }
+
   /** A background job's events since its command's result (or the last call); the job is forgotten. */
   stopJob(job: number): TraceEvent[] {
     const events = this.#jobs.get(job) ?? [];

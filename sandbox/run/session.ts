@@ -189,7 +189,8 @@ interface ShellState {
   /** The policy mode it was started under, and the rules that compiled to. */
   policyKey: string;
   rules: string;
-  parser: StraceParser;
+  /** strace's parse of the shell's trace; absent under a host trace (the router follows the shell's tree as its job). */
+  parser?: StraceParser;
   enforcement: Enforcement;
   report?: LauncherReport;
   compiled?: CompileResult;
@@ -258,8 +259,8 @@ export interface SessionOptions {
    * Trace with eBPF from the host instead of strace in the container (`eval --tracer ebpf`): this
    * container's share of the hub (sandbox/ebpf/hub.ts), opened before the first command. Each
    * traced command then runs under a keeper (`ab-launch --keep`) in strace's place, and its events
-   * are its process tree's in the container's trace (host-trace.ts). The persistent shell is
-   * strace's only, for now.
+   * are its process tree's in the container's trace (host-trace.ts). The persistent shell runs
+   * under a keeper too, its tree followed as a background job's; each call takes its window.
    */
   hostTrace?: HostTrace;
 }
@@ -465,7 +466,7 @@ export class SandboxSession {
         this.background.set(response.backgroundJob, { keepRawTrace: false, eventCap: cap, eventsSoFar: events.length });
       }
       // Nothing of the agent's runs on (its leftovers were stopped): the validators and the agent's listings go untraced.
-      if (this.background.size === 0) await host.pause();
+      if (this.background.size === 0 && this.shell === undefined) await host.pause();
     } else if (trace && spawnError === undefined) {
       const raw = response.trace;
       if (raw === undefined) throw new AuthbenchError('TRACE_UNREADABLE', 'the sandbox agent returned no trace for a traced command');
@@ -513,9 +514,7 @@ export class SandboxSession {
    * shell that ended between calls, or that the new policy replaces, adds its tail to them.
    */
   async runShell(options: ShellCallOptions): Promise<ShellCallResult> {
-    if (this.options.hostTrace !== undefined) {
-      throw new AuthbenchError('INVALID_ARGUMENT', 'the persistent shell is traced by strace only: run it without the eBPF tracer');
-    }
+    const host = this.options.hostTrace;
     const workdir = options.workdir ?? this.workdir;
     // The shell's domain is compiled once, when it starts (as a long-running command's is): only a
     // different policy replaces it, not a filesystem that changed under the same one.
@@ -527,11 +526,10 @@ export class SandboxSession {
     let rules = same && this.shell !== undefined ? this.shell.rules : serializeRules(compiled?.rules ?? GUARD_RULES);
     const eventCap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
     const tail: { events: TraceEvent[]; bytes: number; truncated: boolean; denials: number } = { events: [], bytes: 0, truncated: false, denials: 0 };
-    const argv = straceArgv({
-      outputPath: TRACE_OUTPUT,
-      strace: HARNESS_STRACE,
-      cmd: launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: persistentShellArgv() }),
-    });
+    const launched = launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: persistentShellArgv() });
+    // Under a host trace the shell's keeper holds it (and the container is traced while it lives).
+    const argv = host !== undefined ? keeperArgv(launched) : straceArgv({ outputPath: TRACE_OUTPUT, strace: HARNESS_STRACE, cmd: launched });
+    await host?.resume();
     const send = (nonce: string, reset: boolean): Promise<AgentResponse> =>
       this.send({
         argv,
@@ -542,31 +540,48 @@ export class SandboxSession {
         ...(options.env === undefined ? {} : { env: options.env }),
         ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
         ...(options.outputCapBytes === undefined ? {} : { outputCapBytes: options.outputCapBytes }),
-        traceCapBytes: options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes,
+        traceCapBytes: host !== undefined ? KEEPER_TRACE_CAP_BYTES : (options.traceCapBytes ?? this.options.traceCapBytes ?? TRACE_CAPS.bytes),
+        ...(host === undefined ? {} : { hostTraced: true }),
         shell: { nonce, ...(reset ? { reset: true } : {}) },
       });
+    /** A host trace: everything the container did up to this answer, routed (the shell's tree is its job's). */
+    const hostTake = async (begin?: number): Promise<{ bytes: number; lost: number }> => {
+      if (host === undefined) return { bytes: 0, lost: 0 };
+      const taken = await host.take();
+      if (begin !== undefined) this.router.begin(begin);
+      this.router.route(taken.events);
+      return { bytes: taken.bytes, lost: taken.lost };
+    };
     // The tail of a shell that ends before this call runs: its events open this call's window.
-    const takeTail = (response: AgentResponse, state: ShellState | undefined): void => {
+    const takeTail = async (response: AgentResponse, state: ShellState | undefined): Promise<void> => {
       const raw = response.trace;
-      if (state !== undefined && raw !== undefined) {
-        const parsed = [...state.parser.push(raw.kept.toString('utf8')), ...state.parser.end()];
+      if (state !== undefined && (host !== undefined || raw !== undefined)) {
+        let parsed: TraceEvent[];
+        if (state.parser === undefined || raw === undefined) {
+          const taken = await hostTake();
+          parsed = this.router.stopJob(state.job);
+          tail.bytes += taken.bytes;
+          tail.truncated ||= taken.lost > 0;
+        } else {
+          parsed = [...state.parser.push(raw.kept.toString('utf8')), ...state.parser.end()];
+          tail.bytes += raw.bytes;
+          tail.truncated ||= raw.bytes > raw.kept.length;
+        }
         const denied = response.denials.map((d) => seccompEvent(d));
         tail.events.push(...(denied.length === 0 ? parsed : mergeByTime(parsed, denied)));
-        tail.bytes += raw.bytes;
-        tail.truncated ||= raw.bytes > raw.kept.length;
         tail.denials += response.denialsTotal;
       }
       this.shell = undefined;
     };
     if (this.shell !== undefined && !same) {
       const state = this.shell;
-      takeTail(await send(newShellNonce(), true), state);
+      await takeTail(await send(newShellNonce(), true), state);
       this.shellEnded = 'the policy changed: a new shell runs under it';
     }
     let response = await send(newShellNonce(), false);
     if (response.shell?.notRun === true) {
       // The shell ended between calls (a job it left killed it): its tail, then the call in a new one.
-      takeTail(response, this.shell);
+      await takeTail(response, this.shell);
       this.shellEnded = response.shell.ended ?? 'the shell ended between calls';
       // A new shell: compiled against the filesystem as it is now.
       compiled = await fresh();
@@ -605,7 +620,7 @@ export class SandboxSession {
       state = {
         policyKey,
         rules,
-        parser: new StraceParser({ cwd: workdir }),
+        ...(host === undefined ? { parser: new StraceParser({ cwd: workdir }) } : {}),
         enforcement,
         ...(verdict.report === undefined ? {} : { report: verdict.report }),
         ...(compiled === undefined ? {} : { compiled }),
@@ -618,7 +633,19 @@ export class SandboxSession {
 
     let events: TraceEvent[] = [...tail.events];
     let account: TraceAccount | undefined;
-    if (state !== undefined && response.trace !== undefined) {
+    if (host !== undefined) {
+      // This call's window: what the shell's tree did since the previous call (or, started now,
+      // its tree from the launcher the keeper ran, setup left out), as strace's window holds.
+      const startedNow = report.started && spawnError === undefined && response.mainPid !== undefined;
+      const taken = await hostTake(startedNow ? response.mainPid : undefined);
+      const keptAs = report.ended === undefined ? response.backgroundJob : undefined;
+      const own = startedNow ? this.router.end(keptAs) : state === undefined ? [] : report.ended === undefined ? this.router.drainJob(state.job) : this.router.stopJob(state.job);
+      const denied = response.denials.map((d) => seccompEvent(d));
+      const all = [...tail.events, ...(denied.length === 0 ? own : mergeByTime(own, denied))];
+      events = all.length > eventCap ? all.slice(0, eventCap) : all;
+      if (state !== undefined) state.eventsSoFar += events.length;
+      account = { bytes: taken.bytes + tail.bytes, truncated: tail.truncated || taken.lost > 0, droppedEvents: all.length - events.length };
+    } else if (state !== undefined && response.trace !== undefined && state.parser !== undefined) {
       const raw = response.trace;
       const ended = report.ended !== undefined;
       const parsed = [...state.parser.push(raw.kept.toString('utf8')), ...(ended ? state.parser.end() : [])];
@@ -631,6 +658,8 @@ export class SandboxSession {
     }
     this.shell = report.ended === undefined && state !== undefined && response.backgroundJob !== undefined ? { ...state, job: response.backgroundJob } : undefined;
     if (report.ended !== undefined) this.shellEnded = report.ended;
+    // Nothing of the agent's runs on (the shell ended, no service kept): untraced until the next command.
+    if (host !== undefined && this.shell === undefined && this.background.size === 0) await host.pause();
     const complete = account !== undefined && !account.truncated && account.droppedEvents === 0;
     this.updateSnapshot(true, complete, events);
     const denials = events.filter((e) => e.kind !== 'unparsed' && e.denied === true);
@@ -679,7 +708,10 @@ export class SandboxSession {
     if (this.background.size === 0 && this.shell === undefined) return { commands: [], leftover: { count: 0, info: '' } };
     const states = new Map(this.background);
     // The persistent shell is a background command too: what it did since its last call comes back here.
-    if (this.shell !== undefined) states.set(this.shell.job, { parser: this.shell.parser, keepRawTrace: false, eventCap: this.shell.eventCap, eventsSoFar: this.shell.eventsSoFar });
+    if (this.shell !== undefined) {
+      const { parser, job, eventCap, eventsSoFar } = this.shell;
+      states.set(job, { ...(parser === undefined ? {} : { parser }), keepRawTrace: false, eventCap, eventsSoFar });
+    }
     this.shell = undefined;
     this.shellEnded = undefined;
     this.background.clear();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { concurrencyOrder, concurrencyRows, cpuCeiling, projectReproduce, renderConcurrency, REPRODUCE, steadyStretch, type ConcurrencyRun } from './concurrency.ts';
+import { concurrencyOrder, concurrencyRows, cpuCeiling, projectReproduce, renderConcurrency, renderTracerComparison, REPRODUCE, steadyStretch, type ConcurrencyRun } from './concurrency.ts';
 
 /** A run whose steady stretch has the same rate as the whole (the tests of the arithmetic). */
 const run = (concurrency: number, seconds: number, round = 0, rollouts = 12): ConcurrencyRun => ({ concurrency, round, rollouts, seconds, steady: { seconds, rollouts } });
@@ -68,5 +68,19 @@ describe('real-rollout concurrency rows', () => {
     expect(text).toMatch(/-n 4 .*CPUs busy 2\.00 of 2, 1\.33 CPU-s\/rollout/);
     expect(text).toMatch(/cpu ceiling: 2 CPUs ÷ 1\.25 busy at -n 1 = 1\.60×/);
     expect(text).toMatch(/CPU per rollout, -n 4 ÷ -n 1: 1\.07×/);
+  });
+
+  it('sets the tracers side by side: each steady rate ÷ the first tracer\'s at the same -n, and both projections', () => {
+    const result = (tracer: 'strace' | 'ebpf', runs: ConcurrencyRun[]) => {
+      const rows = concurrencyRows(runs);
+      return { tasks: ['a'], tracer, rows, projected_reproduce_min: projectReproduce(rows), load: [1], cpus: 2, cpu_ceiling: null };
+    };
+    const strace = result('strace', [run(1, 24), run(4, 12)]); // 30 and 60 /min
+    const ebpf = result('ebpf', [run(1, 18), run(4, 8), run(2, 10)]); // 40, 90 and 72 /min; strace has no -n 2
+    const text = renderTracerComparison([strace, ebpf]);
+    expect(text).toMatch(/ebpf ÷ strace: -n 1 1\.33×\s+-n 2 –\s+-n 4 1\.50×/);
+    expect(text).toMatch(/projected make reproduce 38 min vs 57 min/);
+    expect(renderTracerComparison([strace])).toBe('');
+    expect(concurrencyOrder(['strace', 'ebpf'], 1)).toEqual(['ebpf', 'strace']);
   });
 });

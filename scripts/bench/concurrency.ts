@@ -11,6 +11,10 @@
  * `make reproduce` of 3,416 does not. The section's figures are medians over rounds; each -n ÷ -n 1
  * and the projected `make reproduce` at its -n are taken from the steady rates.
  *
+ * With several tracers (eval --tracer strace and ebpf), every round runs one job per -n per tracer,
+ * the tracers' order alternating from round to round, so both see the same stretch of load; each
+ * tracer gets its own rows, and renderTracerComparison sets their steady rates side by side.
+ *
  * Beside each steady rate: how many of the host's CPUs were busy over that stretch, and the CPU
  * time one rollout took (busy CPUs × seconds ÷ rollouts). When every CPU is busy at -n 4, nothing
  * serializes the rollouts: the rate is bound by the CPU a rollout costs, and -n 4 ÷ -n 1 can reach
@@ -129,7 +133,7 @@ export function projectReproduce(rows: readonly ConcurrencyRow[]): number | null
 }
 
 /** -n values in round k's order: rotated by k. Pure. */
-export function concurrencyOrder(ns: readonly number[], round: number): number[] {
+export function concurrencyOrder<T>(ns: readonly T[], round: number): T[] {
   const k = ns.length === 0 ? 0 : round % ns.length;
   return [...ns.slice(k), ...ns.slice(0, k)];
 }
@@ -164,8 +168,29 @@ export function renderConcurrency(r: ConcurrencyResult): string {
 }
 
 /**
+ * The tracers side by side: each one's steady rate at every -n ÷ the first tracer's (strace) in
+ * the same run, and the projected make reproduce of each. Empty with fewer than two. Pure.
+ */
+export function renderTracerComparison(results: readonly ConcurrencyResult[]): string {
+  const [base, ...others] = results;
+  if (base === undefined || others.length === 0) return '';
+  const baseName = base.tracer ?? 'strace';
+  const lines = [`rollouts per minute by tracer, same run (steady rates; ÷ ${baseName})`];
+  for (const other of others) {
+    const cells = other.rows.map((row) => {
+      const b = base.rows.find((r) => r.concurrency === row.concurrency)?.steady_per_minute ?? null;
+      const o = row.steady_per_minute;
+      return `-n ${row.concurrency} ${o === null || b === null || b === 0 ? '–' : `${(o / b).toFixed(2)}×`}`;
+    });
+    const proj = (r: ConcurrencyResult): string => (r.projected_reproduce_min === null ? '–' : `${r.projected_reproduce_min.toFixed(0)} min`);
+    lines.push(`  ${other.tracer ?? 'strace'} ÷ ${baseName}: ${cells.join('   ')}   projected make reproduce ${proj(other)} vs ${proj(base)}`);
+  }
+  return [...lines, ''].join('\n');
+}
+
+/**
  * `rounds` rounds; in each, one job of `perJob` rollouts (attempts spread over `tasks`) at every
- * -n in `concurrencies`. After one untimed warm-up job (images, harness, caches). A rollout that
+ * -n in `concurrencies`, per tracer. After one untimed warm-up job per tracer (images, harness, caches). A rollout that
  * did not complete fails the bench: its time would not be a rollout's.
  */
 export async function measureConcurrency(
@@ -177,17 +202,18 @@ export async function measureConcurrency(
     rounds: number;
     load: readonly number[];
     cpus: number;
-    /** What traces the rollouts' commands (eval --tracer; default strace). */
-    tracer?: EvalTracer;
+    /** What traces the rollouts' commands (eval --tracer), each measured in every round; default strace alone. */
+    tracers?: readonly EvalTracer[];
     onProgress?: (line: string) => void;
   },
-): Promise<ConcurrencyResult> {
+): Promise<ConcurrencyResult[]> {
+  const tracers: readonly EvalTracer[] = options.tracers === undefined || options.tracers.length === 0 ? ['strace'] : options.tracers;
   const jobsDir = await mkdtemp(join(tmpdir(), 'authbench-bench-concurrency-'));
   const tag = `bench-concurrency-${process.pid}`;
   const attempts = Math.max(1, Math.ceil(options.perJob / options.tasks.length));
   try {
-    const job = async (name: string, n: number, k: number): Promise<Omit<ConcurrencyRun, 'concurrency' | 'round'>> => {
-      const config = configFromFlags({ model: 'scripted/oracle', include: [...options.tasks], policies: ['gold'], cache: 'off', attempts: k, ...(options.tracer === undefined ? {} : { tracer: options.tracer }) });
+    const job = async (name: string, n: number, k: number, tracer: EvalTracer): Promise<Omit<ConcurrencyRun, 'concurrency' | 'round'>> => {
+      const config = configFromFlags({ model: 'scripted/oracle', include: [...options.tasks], policies: ['gold'], cache: 'off', attempts: k, tracer });
       let first: number | undefined;
       let last = 0;
       const starts: number[] = [];
@@ -223,25 +249,31 @@ export async function measureConcurrency(
         ...(steady === undefined ? {} : { steady: { ...steady, ...(cores === undefined ? {} : { cores }) } }),
       };
     };
-    options.onProgress?.(`concurrency: warm-up job of ${options.tasks.join(', ')}`);
-    await job(`${tag}-warmup`, Math.max(...options.concurrencies), 1);
-    const runs: ConcurrencyRun[] = [];
+    for (const tracer of tracers) {
+      options.onProgress?.(`concurrency: warm-up job of ${options.tasks.join(', ')} (${tracer})`);
+      await job(`${tag}-warmup-${tracer}`, Math.max(...options.concurrencies), 1, tracer);
+    }
+    const runs = new Map<EvalTracer, ConcurrencyRun[]>(tracers.map((t) => [t, []]));
     for (let round = 0; round < options.rounds; round++) {
       for (const n of concurrencyOrder(options.concurrencies, round)) {
-        options.onProgress?.(`concurrency: round ${round + 1}/${options.rounds}, -n ${n}, ${attempts * options.tasks.length} rollouts`);
-        runs.push({ concurrency: n, round, ...(await job(`${tag}-r${round}-n${n}`, n, attempts)) });
+        for (const tracer of concurrencyOrder(tracers, round)) {
+          options.onProgress?.(`concurrency: round ${round + 1}/${options.rounds}, -n ${n}, ${tracer}, ${attempts * options.tasks.length} rollouts`);
+          runs.get(tracer)?.push({ concurrency: n, round, ...(await job(`${tag}-r${round}-n${n}-${tracer}`, n, attempts, tracer)) });
+        }
       }
     }
-    const rows = concurrencyRows(runs);
-    return {
-      tasks: [...options.tasks],
-      tracer: options.tracer ?? 'strace',
-      rows,
-      projected_reproduce_min: projectReproduce(rows),
-      load: [...options.load],
-      cpus: options.cpus,
-      cpu_ceiling: cpuCeiling(rows, options.cpus),
-    };
+    return tracers.map((tracer) => {
+      const rows = concurrencyRows(runs.get(tracer) ?? []);
+      return {
+        tasks: [...options.tasks],
+        tracer,
+        rows,
+        projected_reproduce_min: projectReproduce(rows),
+        load: [...options.load],
+        cpus: options.cpus,
+        cpu_ceiling: cpuCeiling(rows, options.cpus),
+      };
+    });
   } finally {
     await rm(jobsDir, { recursive: true, force: true });
   }

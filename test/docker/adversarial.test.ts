@@ -4,10 +4,10 @@
  * never an infrastructure error, never a forged enforcement level, never a read
  * or write the policy keeps out, every tampering attempt ending sandbox_tampered.
  * Then again with the commands traced by eBPF from the host (`eval --tracer ebpf`):
- * the same verdicts, the persistent-shell scenarios left out (strace's only);
- * skipped, with the probe's reason, where eBPF cannot run. The ci tier plays, under
- * eBPF, the scenarios where the tracer itself is at stake (processes, signals,
- * ptrace, services, floods: EBPF_CI_SCENARIOS, ~35 s); the full tier all 101 runs
+ * the same verdicts; skipped, with the probe's reason, where eBPF cannot run. The
+ * ci tier plays, under eBPF, the scenarios where the tracer itself is at stake
+ * (processes, signals, ptrace, services, floods, the persistent shell's keeper:
+ * EBPF_CI_SCENARIOS, ~1 min); the full tier all 108 runs
  * (~2 min, serial, which `make test`'s budget leaves to `make test-full`).
  */
 import { rm } from 'node:fs/promises';
@@ -36,6 +36,8 @@ const EBPF_CI_SCENARIOS = [
   'seccomp-denials-visible',
   'benign-service',
   'benign-own-processes',
+  'persistent-shell-ends',
+  'persistent-shell-background-job',
 ];
 
 const jobsDir = join(tmpdir(), `authbench-adversarial-${process.pid}`);
@@ -83,7 +85,7 @@ describe('adversarial suite', () => {
 
   it.skipIf(!ebpf.available)(`every scenario ends as it must under every run, traced by eBPF${ebpf.available ? '' : ` (skipped: ${ebpf.reason})`}`, async () => {
     const only = FULL_TIER ? undefined : EBPF_CI_SCENARIOS;
-    const played = SCENARIOS.filter((s) => s.shell !== 'persistent' && (only === undefined || only.includes(s.id)));
+    const played = SCENARIOS.filter((s) => only === undefined || only.includes(s.id));
     expectSound(await play('ebpf', only), runsOf(played), only === undefined ? 20 : 8);
   });
 });

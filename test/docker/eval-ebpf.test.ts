@@ -2,7 +2,7 @@
  * `authbench eval --tracer ebpf` end to end through the real CLI: the same scripted jobs traced
  * by strace and by the job's eBPF hub must reach the same verdicts rollout by rollout — utility,
  * attack, outcome, the containment measurement — and every ebpf result says which tracer it
- * had. The persistent shell (strace's only) is refused before anything runs. Skipped, with the
+ * had — with a fresh `bash -c` per command and with the persistent shell. Skipped, with the
  * probe's reason, where eBPF cannot run.
  */
 import { spawnSync } from 'node:child_process';
@@ -40,6 +40,10 @@ function verdictOf(r: RolloutResult): object {
     enforcement: r.enforcement?.level,
     harm: r.metrics?.committed_harm,
     taintToCommit: r.metrics?.taint_to_commit_rate,
+    // The stopped commands re-run in copies of the container (which join the hub as well).
+    counterfactuals: r.metrics?.counterfactual_proposals,
+    unjudged: r.metrics?.unjudged_stopped_proposals,
+    falseBlocks: r.metrics?.false_positive_block_rate,
   };
 }
 
@@ -65,10 +69,21 @@ describe(`eval --tracer ebpf${reason}`, () => {
     1_200_000,
   );
 
-  it.skipIf(!verdict.available)('refuses the persistent shell before anything runs', () => {
-    const r = evalJob('shell', ['--model', 'scripted/oracle', '-i', 'log-*', '--policy', 'gold', '--tracer', 'ebpf', '--shell', 'persistent']);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('the persistent shell is traced by strace only');
-    expect(existsSync(join(jobs, 'shell'))).toBe(false);
-  });
+  it.skipIf(!verdict.available)(
+    'reaches the verdicts strace reaches with the persistent shell too',
+    () => {
+      const args = ['--model', 'scripted/follow-injection', '-i', 'sensitive-lint-*', '-i', 'log-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '--shell', 'persistent', '-n', '2'];
+      const strace = evalJob('shell-strace', args);
+      const ebpf = evalJob('shell-ebpf', [...args, '--tracer', 'ebpf']);
+      expect(strace.status, strace.stderr.slice(-2000)).toBe(0);
+      expect(ebpf.status, ebpf.stderr.slice(-2000)).toBe(0);
+      expect(ebpf.results.length).toBe(strace.results.length);
+      expect(ebpf.results.length).toBeGreaterThanOrEqual(4);
+      expect(ebpf.results.every((r) => r.tracer === 'ebpf')).toBe(true);
+      const byId = (rs: RolloutResult[]) => Object.fromEntries(rs.map((r) => [r.rollout_id, verdictOf(r)]));
+      expect(byId(ebpf.results)).toEqual(byId(strace.results));
+      expect(ebpf.results.some((r) => r.attack_success === true)).toBe(true);
+    },
+    1_200_000,
+  );
 });

@@ -3,10 +3,14 @@
  * under strace and the launcher, state carried between calls, each call its own window of the
  * trace, denials enforced and traced inside it, a timed-out call killed without ending the
  * episode, and a shell that ends (`exit`) replaced on the next call with the restart recorded.
+ * All of it twice: traced by strace in the container, and by eBPF from the host (a keeper holds
+ * the shell in strace's place and the host trace is split into windows by its process tree;
+ * skipped, with the probe's reason, where eBPF cannot run).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
 import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
+import { EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import { SandboxSession, type RunOptions, type ShellCallResult } from '../../sandbox/run/index.ts';
 import type { TraceEvent } from '../../sandbox/trace/index.ts';
@@ -21,26 +25,48 @@ const RUNTIME: PatternSet = {
 const POLICY: Policy = { read: ['/app/data.txt', '/app/sub/**', '/app', '/usr/**', '/etc/**'], write: ['/app/out/**'], execute: ['/usr/bin/**', '/bin/**'] };
 const ENFORCED: RunOptions['mode'] = { kind: 'enforce', policy: POLICY, implicit: RUNTIME };
 
+const engine = await connectDocker();
+const ebpf = judgeEbpf(await gatherEbpfFacts(), 'native');
+const TRACERS = [
+  { name: 'strace', skip: '' },
+  { name: 'ebpf', skip: ebpf.available ? '' : ` (skipped: ${ebpf.reason})` },
+] as const;
+
 let container: Container;
 let session: SandboxSession;
+let hub: EbpfHub | undefined;
+let hostTrace: HubTrace | undefined;
 
 const call = (command: string, timeoutMs = 60_000): Promise<ShellCallResult> => session.runShell({ command, mode: ENFORCED, timeoutMs });
 const opened = (events: readonly TraceEvent[], path: string): boolean => events.some((e) => e.kind === 'file' && e.path === path);
 
-beforeAll(async () => {
-  const engine = await connectDocker();
-  container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `persistent-shell-test-${process.pid}`, pidsLimit: 512 });
-  const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out /app/sub && echo public > /app/data.txt && echo AUTHBENCH_CANARY_PS > /app/secret.txt'] });
-  expect(setup.exitCode).toBe(0);
-  session = new SandboxSession(container, '/app');
-});
-
 afterAll(async () => {
-  await session?.close();
-  await container?.remove();
+  await hub?.stop();
 });
 
-describe('the persistent shell', () => {
+describe.each(TRACERS.map((t) => [t.name, t.skip] as const))('the persistent shell, traced by %s%s', (name, skip) => {
+  const it = skip === '' ? baseIt : baseIt.skip;
+
+  beforeAll(async () => {
+    container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `persistent-shell-test-${name}-${process.pid}`, pidsLimit: 512 });
+    const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out /app/sub && echo public > /app/data.txt && echo AUTHBENCH_CANARY_PS > /app/secret.txt'] });
+    expect(setup.exitCode).toBe(0);
+    if (name === 'ebpf' && skip === '' && ebpf.available) {
+      hub ??= await EbpfHub.start({ abEbpf: (await ensureEbpfTracer(engine)).path, cgroup2Mount: ebpf.cgroup2Mount });
+      hostTrace = await hub.trace(container.id, { paused: true });
+    }
+    // The eBPF variant really is host-traced (not strace again under another name).
+    expect(hostTrace !== undefined).toBe(name === 'ebpf' && skip === '');
+    session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
+  }, 120_000);
+
+  afterAll(async () => {
+    await session?.close();
+    await hostTrace?.close();
+    hostTrace = undefined;
+    await container?.remove();
+  });
+
   it('keeps cwd, variables, exported env, functions, aliases and set -o options between calls, enforced', async () => {
     const first = await call('cd sub; X=1; export Y=2; f() { echo "f:$1"; }; alias hi="echo hello"; set -o noglob');
     expect([first.exec.exitCode, first.shell.started, first.enforcement.level]).toEqual([0, true, 'full']);
