@@ -54,9 +54,11 @@ export interface HubTrace {
   /**
    * The events written since the previous take (all of them: it waits for a readiness marker);
    * `lost`: events the ring buffer dropped for this container since the previous take (the
-   * events are incomplete when > 0).
+   * events are incomplete when > 0). `pause`: stop tracing first (as pause()), in the same round
+   * trip that reads the loss count — what the session does after a command when nothing of the
+   * agent's runs on.
    */
-  take(): Promise<HubTake>;
+  take(options?: { pause?: boolean }): Promise<HubTake>;
   /**
    * Stop tracing the container for now (nothing of a command's runs in it: the session agent's
    * listings and the validators need no trace), and start again. The share and its parse stay.
@@ -270,6 +272,9 @@ export class EbpfHub implements AsyncDisposable {
     /** The cgroup's loss so far over every traced stretch (a stretch's count read once the marker is in: never too few). */
     const lostNow = async (): Promise<number> => lostBefore + (active ? lostOf(await this.#command('?', cgroupId)) : 0);
     const take = async (final: boolean): Promise<HubTake> => {
+      // Paused first (its acknowledgement carries the stretch's loss, so no `?` is needed): the
+      // marker below still comes after every record the cgroup wrote before the removal.
+      if (final) await pause();
       await this.#waitMarker(this.#readySeen, DRAIN_TIMEOUT_MS, 'drained');
       const lost = await lostNow();
       const bytes = Buffer.concat(share.chunks);
@@ -289,8 +294,9 @@ export class EbpfHub implements AsyncDisposable {
     };
     return {
       cgroupId,
-      take: () => {
+      take: async (options) => {
         open('take()');
+        if (options?.pause === true) await pause();
         return take(false);
       },
       pause: () => {
@@ -305,8 +311,7 @@ export class EbpfHub implements AsyncDisposable {
         open('close()');
         closed = true;
         try {
-          // Records the cgroup wrote before its removal came before the acknowledgement.
-          await pause();
+          // Records the cgroup wrote before its removal came before the marker (take pauses first).
           return await take(true);
         } finally {
           this.#shares.delete(cgroupId);

@@ -18,8 +18,11 @@ import type { TraceEvent } from '../trace/index.ts';
 
 /** One container's share of a host tracer (sandbox/ebpf/hub.ts's HubTrace), as the session uses it. */
 export interface HostTrace {
-  /** Everything the container did since the previous take; `lost`: events dropped meanwhile (incomplete when > 0). */
-  take(): Promise<{ events: TraceEvent[]; lost: number; bytes: number }>;
+  /**
+   * Everything the container did since the previous take; `lost`: events dropped meanwhile
+   * (incomplete when > 0). `pause`: stop tracing it first, as pause() (one round trip fewer).
+   */
+  take(options?: { pause?: boolean }): Promise<{ events: TraceEvent[]; lost: number; bytes: number }>;
   /** Trace the container only while something of the agent's runs in it (a command, a kept service). */
   pause(): Promise<void>;
   resume(): Promise<void>;

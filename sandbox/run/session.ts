@@ -452,7 +452,10 @@ export class SandboxSession {
     let account: TraceAccount | undefined;
     if (host !== undefined) {
       // Everything the container did up to now is in the take: the command's tree, and its background jobs' events.
-      const taken = await host.take();
+      // When nothing of the agent's runs on after it (its leftovers were stopped), the take pauses
+      // the trace too: the validators and the agent's listings go untraced.
+      const idle = response.backgroundJob === undefined && this.background.size === 0 && this.shell === undefined;
+      const taken = await host.take({ pause: idle });
       if (response.mainPid !== undefined && spawnError === undefined) this.router.begin(response.mainPid);
       this.router.route(taken.events);
       const own = this.router.end(response.backgroundJob);
@@ -465,8 +468,6 @@ export class SandboxSession {
       if (response.backgroundJob !== undefined) {
         this.background.set(response.backgroundJob, { keepRawTrace: false, eventCap: cap, eventsSoFar: events.length });
       }
-      // Nothing of the agent's runs on (its leftovers were stopped): the validators and the agent's listings go untraced.
-      if (this.background.size === 0 && this.shell === undefined) await host.pause();
     } else if (trace && spawnError === undefined) {
       const raw = response.trace;
       if (raw === undefined) throw new AuthbenchError('TRACE_UNREADABLE', 'the sandbox agent returned no trace for a traced command');

@@ -28,4 +28,10 @@ describe('renderEbpfBench', () => {
     expect(text.split('\n').find((l) => l.includes('find /usr'))).toMatch(/1\.20×\s+—\s/);
     expect(renderEbpfBench({ skipped: 'native: not root' })).toContain('skipped: native: not root');
   });
+
+  it('prints one command through the session per tracer, what each adds to the untraced one, and eBPF ÷ strace', () => {
+    const text = renderEbpfBench({ rows: [row], perCommand: { untraced: ms(4), strace: ms(16), ebpf: ms(10) }, skippedBackends: {} });
+    expect(text).toMatch(/untraced 4\.0 ms, strace 16\.0 ms \(\+12\.0 ms\), eBPF hub 10\.0 ms \(\+6\.0 ms\): eBPF ÷ strace 0\.63×/);
+    expect(renderEbpfBench({ rows: [row], skippedBackends: {} })).not.toContain('one command');
+  });
 });

@@ -17,10 +17,11 @@
 import { AuthbenchError } from '../../core/index.ts';
 import { connectDocker, type Container } from '../../docker/index.ts';
 import { EBPF_BACKENDS, EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, startEbpfTrace, type EbpfBackend } from '../../sandbox/ebpf/index.ts';
+import { SandboxSession } from '../../sandbox/run/index.ts';
 import { measureWorkload } from './in-container.ts';
 import type { Rounds } from './plan.ts';
-import { ratio, type Summary } from './stats.ts';
-import type { Workload } from './workloads.ts';
+import { ratio, summarize, type Summary } from './stats.ts';
+import { SCRATCH_DIR, type Workload } from './workloads.ts';
 
 /** One backend's traced run of a workload. */
 export interface EbpfTraced {
@@ -41,9 +42,19 @@ export interface EbpfBenchRow {
   traced: Partial<Record<EbpfBackend, EbpfTraced>>;
 }
 
+/** One command (`true`) end to end through SandboxSession.run: what each tracer adds per command in eval. */
+export interface EbpfPerCommand {
+  untraced: Summary;
+  strace: Summary;
+  /** Through the hub: resume, the keeper, the take (a readiness marker) that also pauses. */
+  ebpf: Summary;
+}
+
 export type EbpfBench =
   | {
       rows: EbpfBenchRow[];
+      /** Absent when the native backend could not run. */
+      perCommand?: EbpfPerCommand;
       /** Backends the host could not run, and why. */
       skippedBackends: Partial<Record<EbpfBackend, string>>;
     }
@@ -75,7 +86,10 @@ export async function measureEbpfOverhead(container: Container, workloads: reado
   const native = runnable.find((r) => r.backend === 'native');
   const hub = native?.abEbpf === undefined ? undefined : await EbpfHub.start({ abEbpf: native.abEbpf, cgroup2Mount: native.cgroup2Mount });
   try {
-    return { rows: await measureRows(container, workloads, rounds, runnable, hub, onProgress), skippedBackends };
+    const rows = await measureRows(container, workloads, rounds, runnable, hub, onProgress);
+    if (hub === undefined) return { rows, skippedBackends };
+    onProgress('one command through SandboxSession.run: untraced, strace, the eBPF hub');
+    return { rows, perCommand: await measurePerCommand(container, hub, rounds), skippedBackends };
   } finally {
     await hub?.stop();
   }
@@ -139,6 +153,42 @@ async function measureRows(
   return rows;
 }
 
+/**
+ * `true` through two sessions on the container, one strace's and one the hub's (its share joined
+ * paused, as eval joins it), untraced and traced, interleaved round by round (order rotated).
+ */
+async function measurePerCommand(container: Container, hub: EbpfHub, rounds: Rounds): Promise<EbpfPerCommand> {
+  const share = await hub.trace(container.id, { paused: true });
+  const plain = new SandboxSession(container, SCRATCH_DIR, {});
+  const hosted = new SandboxSession(container, SCRATCH_DIR, { hostTrace: share });
+  try {
+    const cells = [
+      { key: 'untraced', session: plain, trace: false },
+      { key: 'strace', session: plain, trace: true },
+      { key: 'ebpf', session: hosted, trace: true },
+    ] as const;
+    const samples: Record<(typeof cells)[number]['key'], number[]> = { untraced: [], strace: [], ebpf: [] };
+    // Each session's first command starts its agent: a warm-up round at least.
+    for (let round = 0; round < Math.max(1, rounds.warmup) + rounds.reps * 2; round++) {
+      const k = round % cells.length;
+      for (const c of [...cells.slice(k), ...cells.slice(0, k)]) {
+        const started = performance.now();
+        const r = await c.session.run({ cmd: ['true'], mode: { kind: 'unenforced' }, trace: c.trace });
+        const ms = performance.now() - started;
+        if (r.exec.exitCode !== 0 || (c.trace && r.events.length === 0)) {
+          throw new AuthbenchError('INTERNAL', `bench (ebpf): \`true\` through the session (${c.key}) failed or was not traced`, { details: [r.exec.stderr.slice(-500)] });
+        }
+        if (round >= Math.max(1, rounds.warmup)) samples[c.key].push(ms);
+      }
+    }
+    return { untraced: summarize(samples.untraced), strace: summarize(samples.strace), ebpf: summarize(samples.ebpf) };
+  } finally {
+    await plain.close().catch(() => undefined);
+    await hosted.close().catch(() => undefined);
+    await share.close().catch(() => undefined);
+  }
+}
+
 /** The baseline: the mean of the medians before and after the eBPF block. */
 function baseline(row: EbpfBenchRow): Summary {
   const m = (row.untracedBefore.median + row.untracedAfter.median) / 2;
@@ -161,5 +211,12 @@ export function renderEbpfBench(bench: EbpfBench): string {
     );
   }
   for (const [backend, reason] of Object.entries(bench.skippedBackends)) lines.push(`  ${backend} skipped: ${reason}`);
+  const pc = bench.perCommand;
+  if (pc !== undefined) {
+    const added = (s: Summary): string => `+${(s.median - pc.untraced.median).toFixed(1)} ms`;
+    lines.push(
+      `  one command (\`true\`) through SandboxSession.run, medians: untraced ${pc.untraced.median.toFixed(1)} ms, strace ${pc.strace.median.toFixed(1)} ms (${added(pc.strace)}), eBPF hub ${pc.ebpf.median.toFixed(1)} ms (${added(pc.ebpf)}): eBPF ÷ strace ${ratio(pc.ebpf, pc.strace).toFixed(2)}×`,
+    );
+  }
   return [...lines, ''].join('\n');
 }

@@ -121,13 +121,20 @@ describe(`eBPF hub: many containers, one tracer${reason}`, () => {
       await c.exec({ cmd: ['sh', '-c', ': > /tmp/while-paused'], timeoutMs: 30_000 });
       await t.resume();
       await c.exec({ cmd: ['sh', '-c', ': > /tmp/traced-again'], timeoutMs: 30_000 });
+      // A take that pauses (the session's, after a command that left nothing running) has it all, and stops.
+      const pausing = await t.take({ pause: true });
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/after-pausing-take'], timeoutMs: 30_000 });
+      await t.resume();
+      await c.exec({ cmd: ['sh', '-c', ': > /tmp/resumed-last'], timeoutMs: 30_000 });
       const rest = await t.close();
       expect(filePaths(first.events)).toContain('/tmp/while-traced');
-      const all = filePaths([...first.events, ...rest.events]);
+      expect(filePaths(pausing.events)).toContain('/tmp/traced-again');
+      const all = filePaths([...first.events, ...pausing.events, ...rest.events]);
       expect(all).not.toContain('/tmp/before-resume');
       expect(all).not.toContain('/tmp/while-paused');
-      expect(all).toContain('/tmp/traced-again');
-      expect(first.lost + rest.lost).toBe(0);
+      expect(all).not.toContain('/tmp/after-pausing-take');
+      expect(filePaths(rest.events)).toContain('/tmp/resumed-last');
+      expect(first.lost + pausing.lost + rest.lost).toBe(0);
     },
     120_000,
   );
