@@ -35,7 +35,7 @@ import {
   type Overrides,
 } from '../gold/index.ts';
 import { RESERVED_PATHS } from '../sandbox/compile/index.ts';
-import { commandEvents, startEbpfTrace } from '../sandbox/ebpf/index.ts';
+import { commandEvents, EbpfHub, startEbpfTrace, type HubTrace } from '../sandbox/ebpf/index.ts';
 import { HARNESS_STRACE, LAUNCHER_PATH } from '../sandbox/launcher/index.ts';
 import { viewSnapshot, type FsSnapshot, type SnapshotView } from '../sandbox/paths/index.ts';
 import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
@@ -105,7 +105,8 @@ interface TracedRun {
 }
 
 /**
- * The oracle watched by bpftrace from the host: the session runs solve.sh with strace off (the
+ * The oracle watched by bpftrace from the host (`--ebpf-backend bpftrace`; the native backend runs
+ * through a hub and the session, as strace does: traceOracle): the session runs solve.sh with strace off (the
  * launcher and its guard still apply) while the eBPF trace follows the container's cgroup; the
  * launcher exec the session started roots the command's process tree (commandEvents), so the
  * agent and the validator are not in the events. The trace stops when solve.sh ends, before the
@@ -146,14 +147,37 @@ async function straceVersion(box: TaskSandbox): Promise<string | undefined> {
   return r.exitCode === 0 ? straceVersionOf(r.stdout) : undefined;
 }
 
-/** One traced oracle run in a fresh container, followed by its validator. */
+/**
+ * One traced oracle run in a fresh container, followed by its validator. The native eBPF backend
+ * runs as eval's `--tracer ebpf` does: a hub (ab-ebpf --hub) the container joins, and the session
+ * running solve.sh under a keeper with keepBackground — so a service the oracle leaves running
+ * keeps running, traced, through its validator, exactly as under strace (runOracle).
+ */
 export async function traceOracle(engine: Engine, task: Task, image: string, tracer: OracleTracer = { kind: 'strace' }): Promise<OracleTrace> {
-  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0 });
+  if (tracer.kind !== 'ebpf' || tracer.backend !== 'native') return traceOracleWith(engine, task, image, tracer, undefined);
+  if (tracer.abEbpf === undefined) throw new AuthbenchError('INTERNAL', 'the native eBPF tracer was chosen without its binary');
+  const hub = await EbpfHub.start({ abEbpf: tracer.abEbpf, cgroup2Mount: tracer.cgroup2Mount });
+  try {
+    return await traceOracleWith(engine, task, image, tracer, hub);
+  } finally {
+    await hub.stop();
+  }
+}
+
+async function traceOracleWith(engine: Engine, task: Task, image: string, tracer: OracleTracer, hub: EbpfHub | undefined): Promise<OracleTrace> {
+  let share: HubTrace | undefined;
+  // The container joins the hub paused (its listing untraced), keeping every take's records: the gold's raw trace.
+  const hostTracer = hub === undefined ? undefined : { trace: async (id: string, o?: { paused?: boolean }) => (share = await hub.trace(id, { ...o, keepRaw: true })) };
+  await using box = await openTaskSandbox(engine, task, image, { pinCpu: 0, ...(hostTracer === undefined ? {} : { hostTracer }) });
   const snapshot = await box.session.fsSnapshot();
   await box.container.copyIn(dirname(task.files.solveSh), '/');
   let traced: TracedRun;
   let version: string | undefined;
-  if (tracer.kind === 'ebpf') {
+  if (share !== undefined) {
+    const r = await runOracle(box.session, box.container, task, { mode: { kind: 'unenforced' }, timeoutMs: timeoutOf(task) });
+    const taken = share.taken();
+    traced = { ...r, rawTrace: taken.raw.toString('utf8'), lostEvents: taken.lost };
+  } else if (tracer.kind === 'ebpf') {
     traced = await runOracleEbpf(box, task, tracer);
   } else {
     version = await straceVersion(box);

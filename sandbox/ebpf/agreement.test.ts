@@ -34,4 +34,10 @@ describe('compareTraces', () => {
     expect(goldRelevant(file(1, 'read', '/nope', -1, 'ENOENT'))).toBeUndefined();
     expect(goldRelevant(exec(1, '/usr/local/bin/x', -1))).toBeUndefined();
   });
+
+  it('counts an IP socket (gold: network.ip_sockets), not a unix one', () => {
+    const socket = (family: 'inet' | 'unix', result = 3): TraceEvent => ({ kind: 'network', schema_version: TRACE_EVENT_SCHEMA_VERSION, pid: 1, ts: 0, syscall: 'socket', op: 'socket', family, domain: family === 'inet' ? 'AF_INET' : 'AF_UNIX', result, denied: false });
+    expect(goldRelevant(socket('inet'))).toBe('network socket inet ok');
+    expect(goldRelevant(socket('unix'))).toBeUndefined();
+  });
 });

@@ -53,7 +53,9 @@ export function goldRelevant(e: TraceEvent): string | undefined {
     case 'exec':
       return needs(e) ? ['exec', e.path, outcomeOf(e)].join(' ') : undefined;
     case 'network':
-      if (e.op === 'socket' || !NET_FAMILIES.has(e.family) || !needs(e)) return undefined;
+      if (!NET_FAMILIES.has(e.family) || !needs(e)) return undefined;
+      // An IP socket is gold (network.ip_sockets); a unix one is not (its connect is).
+      if (e.op === 'socket') return e.family === 'inet' || e.family === 'inet6' ? ['network', 'socket', e.family, outcomeOf(e)].join(' ') : undefined;
       return ['network', e.op, e.family, e.address ?? '', e.port ?? '', outcomeOf(e)].join(' ');
     case 'process':
     case 'seccomp':

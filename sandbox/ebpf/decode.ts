@@ -142,6 +142,19 @@ const DOMAINS: Readonly<Record<number, readonly [string, SocketFamily]>> = {
   17: ['AF_PACKET', 'packet'],
 };
 
+/** socket()'s domain as strace names it, and its family. */
+export function socketDomain(af: number): { domain: string; family: SocketFamily } {
+  const [domain, family] = DOMAINS[af] ?? [`AF_${af}`, 'other' as const];
+  return { domain, family };
+}
+
+const SOCKET_TYPES: Readonly<Record<number, string>> = { 1: 'SOCK_STREAM', 2: 'SOCK_DGRAM', 3: 'SOCK_RAW', 4: 'SOCK_RDM', 5: 'SOCK_SEQPACKET', 6: 'SOCK_DCCP', 10: 'SOCK_PACKET' };
+
+/** socket()'s type without SOCK_CLOEXEC / SOCK_NONBLOCK, as strace's event carries it; undefined when unknown. */
+export function socketTypeName(type: number): string | undefined {
+  return SOCKET_TYPES[type & 0xf];
+}
+
 /** An IPv6 address in its canonical text (RFC 5952: lowercase, longest zero run as ::), via WHATWG URL. */
 function ipv6Text(bytes: Uint8Array): string {
   const groups: string[] = [];

@@ -67,6 +67,11 @@ export interface HubTrace {
   resume(): Promise<void>;
   /** Take the rest and stop tracing the cgroup. */
   close(): Promise<HubTake>;
+  /**
+   * What every take so far read: its record bytes (kept only when traced with `keepRaw`; the
+   * gold's raw trace artifact) and the events lost over all of them.
+   */
+  taken(): { raw: Buffer; lost: number };
 }
 
 /** A take: its events, what was lost since the previous one, and the record bytes it read. */
@@ -234,12 +239,12 @@ export class EbpfHub implements AsyncDisposable {
     return ack;
   }
 
-  /** Trace a running container from now on: its first syscall after this resolves is in the trace. */
   /**
    * Trace a running container from now on: its first syscall after this resolves is in the trace.
-   * `paused`: join without tracing yet (resume() starts it).
+   * `paused`: join without tracing yet (resume() starts it). `keepRaw`: keep every take's record
+   * bytes for taken() (gen-gold stores them as the gold's raw trace).
    */
-  async trace(containerId: string, options: { paused?: boolean } = {}): Promise<HubTrace> {
+  async trace(containerId: string, options: { paused?: boolean; keepRaw?: boolean } = {}): Promise<HubTrace> {
     const { id: cgroupId, pidLevel } = await containerCgroup(this.#cgroup2Mount, containerId);
     if (this.#shares.has(cgroupId)) throw new AuthbenchError('INTERNAL', `eBPF hub: container ${containerId.slice(0, 12)} is traced already`);
     const share: Share = { chunks: [], bytes: 0, dropped: 0, parser: new EbpfParser({ nonce: this.#nonce, stringLimit: NATIVE_STRING_LIMIT }) };
@@ -269,6 +274,8 @@ export class EbpfHub implements AsyncDisposable {
     }
     let closed = false;
     let lostSoFar = 0;
+    const raw: Buffer[] = [];
+    let lostTaken = 0;
     /** The cgroup's loss so far over every traced stretch (a stretch's count read once the marker is in: never too few). */
     const lostNow = async (): Promise<number> => lostBefore + (active ? lostOf(await this.#command('?', cgroupId)) : 0);
     const take = async (final: boolean): Promise<HubTake> => {
@@ -286,6 +293,8 @@ export class EbpfHub implements AsyncDisposable {
       const events = parsed.events.map((e) => (e.ts === undefined ? e : { ...e, ts: e.ts + this.#offsetS }));
       const fresh = Math.max(0, lost - lostSoFar);
       lostSoFar = Math.max(lostSoFar, lost);
+      if (options.keepRaw === true) raw.push(bytes);
+      lostTaken += fresh + dropped;
       // A record dropped here is lost as surely as one the kernel could not write.
       return { events, lost: fresh + dropped, bytes: bytes.length };
     };
@@ -317,6 +326,7 @@ export class EbpfHub implements AsyncDisposable {
           this.#shares.delete(cgroupId);
         }
       },
+      taken: () => ({ raw: Buffer.concat(raw), lost: lostTaken }),
     };
   }
 

@@ -36,6 +36,18 @@ describe('parseEbpf', () => {
     ]);
   });
 
+  it('reads socket() as strace does: family and domain, the type without its flags, and a refusal', () => {
+    // SOCK_STREAM|SOCK_CLOEXEC (0x80001), SOCK_DGRAM|SOCK_NONBLOCK (0x802), AF_NETLINK raw, AF_INET6 refused.
+    const text = call(60, 'socket', [2, 0x80001, 0], {}, 3) + call(60, 'socket', [1, 0x802, 0], {}, 4) + call(60, 'socket', [16, 3, 0], {}, 5) + call(60, 'socket', [10, 1, 6], {}, -1);
+    const sockets = parse(text).events.flatMap((e) => (e.kind === 'network' && e.op === 'socket' ? [[e.family, e.domain, e.socket_type, e.errno ?? 'ok', e.denied]] : []));
+    expect(sockets).toEqual([
+      ['inet', 'AF_INET', 'SOCK_STREAM', 'ok', false],
+      ['unix', 'AF_UNIX', 'SOCK_DGRAM', 'ok', false],
+      ['netlink', 'AF_NETLINK', 'SOCK_RAW', 'ok', false],
+      ['inet6', 'AF_INET6', 'SOCK_STREAM', 'EPERM', true],
+    ]);
+  });
+
   it('keeps a call in flight for the next parse when not final (a hub\'s take), and ends it when final', () => {
     const parser = new EbpfParser({ nonce: NONCE });
     const entry = rec('S', [30, 30, 'openat', -100, 0, 0, '/tmp/fifo']);

@@ -43,7 +43,7 @@ import {
   type TraceEvent,
   type UnparsedEvent,
 } from '../trace/index.ts';
-import { atFlagNames, decodeSockaddr, errnoName, modeText, openFlagNames, renameFlagNames, signalName } from './decode.ts';
+import { atFlagNames, decodeSockaddr, errnoName, modeText, openFlagNames, renameFlagNames, signalName, socketDomain, socketTypeName } from './decode.ts';
 import { FIELD_SEP, RECORD_START } from './program.ts';
 import { EBPF_SYSCALLS, isEbpfSyscall, STRING_LIMIT, type ArgSpec, type EbpfSyscall } from './syscalls.ts';
 
@@ -479,6 +479,12 @@ class CallView {
     return { kind: 'network', schema_version: TRACE_EVENT_SCHEMA_VERSION, pid: this.pid, ts: this.ts, ...this.outcome(), op, ...addr };
   }
 
+  socket(): NetworkEvent {
+    const { domain, family } = socketDomain(this.int('family'));
+    const type = socketTypeName(this.int('type'));
+    return { kind: 'network', schema_version: TRACE_EVENT_SCHEMA_VERSION, pid: this.pid, ts: this.ts, ...this.outcome(), op: 'socket', family, domain, ...(type === undefined ? {} : { socket_type: type }) };
+  }
+
   /** The fd-table calls: no event, only bookkeeping. */
   fdTable(name: 'close' | 'close_range' | 'dup' | 'dup2' | 'dup3' | 'fcntl'): undefined {
     const fds = this.state.fds;
@@ -603,6 +609,8 @@ class CallView {
       case 'fchdir':
         if (ok) this.state.cwd = this.fdPath('fd');
         return undefined;
+      case 'socket':
+        return this.socket();
       case 'connect':
         return this.network('connect', 'uservaddr');
       case 'bind':

@@ -8,8 +8,9 @@
  * The set is what gold derivation and containment use (gold/derive.ts):
  * execs, opens, the calls that change names, modes and owners, and the
  * address-bearing network calls. Deliberately absent compared with strace
- * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, socket, sendmsg and exit_group — the next
- * slice adds them if ebpf is to replace strace everywhere. The kill family is here: eval's host trace
+ * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, sendmsg and exit_group — the next
+ * slice adds them if ebpf is to replace strace everywhere. socket is here: an IP socket is gold
+ * (`network.ip_sockets`). The kill family is here: eval's host trace
  * must show a refused signal at the harness as strace does.
  */
 
@@ -167,6 +168,11 @@ export const EBPF_SYSCALLS = {
     { name: 'fd', kind: 'int' },
     { name: 'cmd', kind: 'int' },
     { name: 'arg', kind: 'int' },
+  ],
+  socket: [
+    { name: 'family', kind: 'int' },
+    { name: 'type', kind: 'int' },
+    { name: 'protocol', kind: 'int' },
   ],
   connect: [
     { name: 'fd', kind: 'int' },

@@ -5,9 +5,15 @@
  * ephemeral, implicit, scored roots, sensitive, network — must be equal;
  * only the provenance differs, and it names the tracer. Skipped, with the
  * probe's reason, where eBPF cannot run. The ci tier runs two fast oracles;
- * the full tier every starter task.
+ * the full tier every starter task. An oracle that leaves a service running
+ * (AuthBench's nginx-request-logging, from the dev dataset where it is found)
+ * keeps it through its validator under eBPF too, as under strace.
  */
+import { access } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ENV, readEnv } from '../../core/index.ts';
 import { connectDocker, type DockerEngine } from '../../docker/index.ts';
 import { diffGold, renderGoldDiff, type GoldFile } from '../../gold/index.ts';
 import { engineFacts, generateGold, resolveTracer, type GenerateResult } from '../../oracle/index.ts';
@@ -27,6 +33,13 @@ const native = verdict.available ? await ensureEbpfTracer(engine) : undefined;
 const bpftrace = judgeEbpf(await gatherEbpfFacts({ engine: await engineFacts(engine) }), 'bpftrace');
 const starter: Task[] = await Promise.all((await discoverTasks('tasks')).map((dir) => loadTask(dir)));
 const tasks = FULL_TIER ? starter : starter.filter((t) => CI_TASKS.includes(t.id));
+const DATASET = resolve(fileURLToPath(new URL('../..', import.meta.url)), readEnv(ENV.AUTHBENCH_DEV_DATASET) ?? '../shared/datasets/authbench-dev');
+const NGINX = join(DATASET, 'tasks', 'nginx-request-logging');
+const HAVE_NGINX = await access(join(NGINX, 'task.toml')).then(
+  () => true,
+  () => false,
+);
+if (!HAVE_NGINX) process.stderr.write(`[ebpf-gold.test] SKIPPED the service oracle: no nginx-request-logging at ${NGINX} (set ${ENV.AUTHBENCH_DEV_DATASET})\n`);
 
 /** The gold without its provenance: what a policy is scored and enforced against. */
 function sets(gold: GoldFile): Omit<GoldFile, 'provenance'> {
@@ -56,6 +69,28 @@ describe(`gen-gold --tracer ebpf derives strace's gold on the starter tasks${rea
       expect(sets(ebpf.gold), diff).toEqual(sets(strace.gold));
     },
     300_000,
+  );
+});
+
+describe(`gen-gold --tracer ebpf with an oracle that leaves a service running${reason}`, () => {
+  it.skipIf(!verdict.available || !HAVE_NGINX)(
+    'nginx-request-logging: the service serves its validator, traced, and the gold is strace\'s',
+    async () => {
+      const task = await loadTask(NGINX);
+      const image = await buildTaskImage(engine, task);
+      const [strace, ebpf] = await Promise.all([
+        generateGold(engine, task, image, { sufficiency: true, tracer: resolveTracer('strace', undefined, false) }),
+        generateGold(engine, task, image, { sufficiency: true, tracer: resolveTracer('ebpf', verdict, false, native) }),
+      ]);
+      const diff = renderGoldDiff(diffGold(strace.gold, ebpf.gold), task.id);
+      expect(errors(strace), diff).toEqual([]);
+      expect(errors(ebpf), diff).toEqual([]);
+      // The validator passed because nginx still ran; its writes to the access log are the oracle's.
+      expect(ebpf.sufficiency?.utility.passed, diff).toBe(true);
+      expect(ebpf.gold.required.write.some((p) => p.includes('nginx')), diff).toBe(true);
+      expect(sets(ebpf.gold), diff).toEqual(sets(strace.gold));
+    },
+    600_000,
   );
 });
 
