@@ -436,16 +436,36 @@ static void info_line(struct buf *info, const struct proc *p) {
  * SIGKILL every descendant but `spare`, again and again until none is left: a process may fork
  * while the sweep runs, and the container's pids limit bounds how long that can go on.
  * Returns how many were alive at the first look; `info` gets "pid comm" of the first few.
+ *
+ * They are stopped first (SIGSTOP, until every one is), then killed. Killed outright, a fork bomb
+ * that nothing slows (a host-traced command has no ptrace stops) refills the pids the last round
+ * freed as fast as a round frees them, and the sweep chases it for seconds; a stopped process
+ * cannot fork and keeps its pid, so at the pids limit the others cannot fork either, and the stop
+ * rounds converge. A process that cannot stop yet (uninterruptible sleep) is killed after the
+ * bounded stop rounds like the rest.
  */
+#define SWEEP_STOP_ROUNDS 200
 static size_t sweep(pid_t spare, int bg_mode, struct buf *info) {
   static struct proc found[MAX_SWEEP];
   size_t first = 0;
-  for (int round = 0; round < 1000; round++) {
-    size_t n = descendants(spare, bg_mode, found, MAX_SWEEP);
+  for (int round = 0; round < SWEEP_STOP_ROUNDS; round++) {
+    size_t n = descendants(spare, bg_mode, found, MAX_SWEEP), running = 0;
     if (round == 0) {
       first = n;
       for (size_t i = 0; i < n && i < MAX_INFO_LINES && info != NULL; i++) info_line(info, &found[i]);
     }
+    for (size_t i = 0; i < n && i < MAX_SWEEP; i++) {
+      if (found[i].state == 'T' || found[i].state == 't') continue;
+      kill(found[i].pid, SIGSTOP);
+      running++;
+    }
+    if (running == 0 && n <= MAX_SWEEP) break;
+    reap();
+    struct timespec pause_ = {0, 1000000};
+    nanosleep(&pause_, NULL);
+  }
+  for (int round = 0; round < 1000; round++) {
+    size_t n = descendants(spare, bg_mode, found, MAX_SWEEP);
     if (n == 0) break;
     for (size_t i = 0; i < n && i < MAX_SWEEP; i++) kill(found[i].pid, SIGKILL);
     reap();
