@@ -105,7 +105,12 @@ export class EbpfHub implements AsyncDisposable {
   readonly #shares = new Map<bigint, Share>();
   /** Waiters for acknowledgements: ab-ebpf runs commands in order and acknowledges each in turn. */
   readonly #acks: ((ack: HubAck) => void)[] = [];
-  #readySeen = 0;
+  /**
+   * The kernel time (CLOCK_MONOTONIC, bpf_ktime_get_ns) of the latest marker read; -1 before the
+   * first. A take accepts only a marker made after it began: a marker of an earlier take's extra
+   * open (its first one was slow, so it opened again) proves nothing about records written since.
+   */
+  #latestMarkerNs = -1n;
   /** Takes waiting for the next marker: woken as it is read, not on the next poll. */
   readonly #readyWaiters = new Set<() => void>();
   /** Unix seconds minus kernel boot seconds, from the first marker (events carry kernel time). */
@@ -139,8 +144,8 @@ export class EbpfHub implements AsyncDisposable {
       },
       ack: (ack) => this.#acks.shift()?.(ack),
       ready: (ns) => {
-        if (this.#readySeen === 0) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
-        this.#readySeen++;
+        if (this.#latestMarkerNs < 0n) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
+        if (ns > this.#latestMarkerNs) this.#latestMarkerNs = ns;
         for (const wake of [...this.#readyWaiters]) wake();
       },
       garbled: () => void this.#garbled++,
@@ -175,7 +180,7 @@ export class EbpfHub implements AsyncDisposable {
     const child = spawn(options.abEbpf, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
     const hub = new EbpfHub(child, nonce, readyPath, options.shareCapBytes ?? HUB_SHARE_CAP_BYTES, options.cgroup2Mount);
     try {
-      await hub.#waitMarker(0, options.attachTimeoutMs ?? 60_000, 'attached');
+      await hub.#waitMarker(0n, options.attachTimeoutMs ?? 60_000, 'attached');
     } catch (error) {
       await hub.stop();
       throw error;
@@ -187,10 +192,13 @@ export class EbpfHub implements AsyncDisposable {
     return new AuthbenchError('TRACER_UNAVAILABLE', `the eBPF hub (ab-ebpf) ${what}`, { details: this.#stderr.trim().split('\n').slice(-15) });
   }
 
-  /** Open the readiness path until more than `seen` markers came back. */
-  async #waitMarker(seen: number, timeoutMs: number, what: string): Promise<void> {
+  /**
+   * Open the readiness path until a marker made at or after kernel time `since` came back (the
+   * same clock as process.hrtime: an open after `since` makes a marker stamped after it).
+   */
+  async #waitMarker(since: bigint, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.#readySeen <= seen) {
+    while (this.#latestMarkerNs < since) {
       if (this.#exited !== undefined) throw this.#failure(`exited (${this.#exited}) before it ${what}`);
       if (Date.now() > deadline) throw this.#failure(`had not ${what} after ${timeoutMs} ms`);
       // Back as soon as a marker is read (a take costs a round trip, not a poll period); the
@@ -282,7 +290,7 @@ export class EbpfHub implements AsyncDisposable {
       // Paused first (its acknowledgement carries the stretch's loss, so no `?` is needed): the
       // marker below still comes after every record the cgroup wrote before the removal.
       if (final) await pause();
-      await this.#waitMarker(this.#readySeen, DRAIN_TIMEOUT_MS, 'drained');
+      await this.#waitMarker(process.hrtime.bigint(), DRAIN_TIMEOUT_MS, 'drained');
       const lost = await lostNow();
       const bytes = Buffer.concat(share.chunks);
       const dropped = share.dropped;

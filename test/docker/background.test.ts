@@ -11,10 +11,11 @@
 import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
 import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
-import { EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type HubTrace } from '../../sandbox/ebpf/index.ts';
+import type { HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import { SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
 import { harnessContainer } from './harness.ts';
+import { hostTraceFor, stopHub, TRACERS } from './host-tracers.ts';
 
 const RUNTIME: PatternSet = {
   read: ['/usr/lib/**', '/etc/ld.so.cache', '/dev/null'],
@@ -27,15 +28,9 @@ const ENFORCED: RunOptions['mode'] = { kind: 'enforce', policy: POLICY, implicit
 const sh = (script: string): string[] => ['bash', '-c', script];
 
 const engine = await connectDocker();
-const ebpf = judgeEbpf(await gatherEbpfFacts(), 'native');
-const TRACERS = [
-  { name: 'strace', skip: '' },
-  { name: 'ebpf', skip: ebpf.available ? '' : ` (skipped: ${ebpf.reason})` },
-] as const;
 
 let container: Container;
 let session: SandboxSession;
-let hub: EbpfHub | undefined;
 let hostTrace: HubTrace | undefined;
 
 async function processes(): Promise<string[]> {
@@ -53,23 +48,16 @@ async function waitForFile(path: string, ms: number): Promise<string | undefined
   return undefined;
 }
 
-afterAll(async () => {
-  await hub?.stop();
-});
+afterAll(stopHub);
 
-describe.each(TRACERS.map((t) => [t.name, t.skip] as const))('background commands, traced by %s%s', (name, skip) => {
+describe.each(TRACERS)('background commands, traced by %s%s', (name, skip) => {
   const it = skip === '' ? baseIt : baseIt.skip;
 
   beforeAll(async () => {
     container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `background-test-${name}-${process.pid}`, pidsLimit: 512 });
     const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out && echo public > /app/data.txt && echo AUTHBENCH_CANARY_BG > /app/secret.txt'] });
     expect(setup.exitCode).toBe(0);
-    if (name === 'ebpf' && skip === '' && ebpf.available) {
-      hub ??= await EbpfHub.start({ abEbpf: (await ensureEbpfTracer(engine)).path, cgroup2Mount: ebpf.cgroup2Mount });
-      hostTrace = await hub.trace(container.id);
-    }
-    // The eBPF variant really is host-traced (not strace again under another name).
-    expect(hostTrace !== undefined).toBe(name === 'ebpf' && skip === '');
+    hostTrace = await hostTraceFor(engine, name, container);
     session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
   }, 120_000);
 

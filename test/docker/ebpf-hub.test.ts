@@ -238,6 +238,40 @@ describe(`eBPF hub: many containers, one tracer${reason}`, () => {
   );
 
   it.skipIf(!verdict.available)(
+    'answers another container\'s commands while one floods, and each of its takes is whole or counts what it lost',
+    async () => {
+      if (hub === undefined || !verdict.available) throw new Error('unreachable: skipped');
+      const [flood, quiet] = await Promise.all([box(), box()]);
+      const tf = await hub.trace(flood.id);
+      const tq = await hub.trace(quiet.id, { paused: true });
+      // Two python loops of failing stats and opens (the syscall-flood scenario's): more records
+      // than the reader drains, so the ring buffer stays full while it lasts.
+      const py = 'import os\nwhile True:\n    try: os.stat("/nonexistent")\n    except OSError: pass\n    try: open("/nonexistent")\n    except OSError: pass\n';
+      const loops = `for k in 1 2; do (python3 -c '${py}' >/dev/null 2>&1 &); done; sleep 1`;
+      expect((await flood.exec({ cmd: ['sh', '-c', loops], timeoutMs: 30_000 })).exitCode).toBe(0);
+      try {
+        let whole = 0;
+        for (let i = 0; i < 25; i++) {
+          await tq.resume();
+          await quiet.exec({ cmd: ['sh', '-c', `: > /tmp/quiet-${i}`], timeoutMs: 30_000 });
+          const taken = await tq.take({ pause: true });
+          // The ring buffer is shared: while it is full the neighbour's records are dropped too —
+          // never silently (its take counts them, and the session marks such a trace truncated).
+          if (filePaths(taken.events).includes(`/tmp/quiet-${i}`)) whole++;
+          else expect(taken.lost, `take ${i}`).toBeGreaterThan(0);
+        }
+        process.stderr.write(`[ebpf-hub.test] ${whole} of 25 takes beside the flood were whole\n`);
+        // The flood's own trace says it is incomplete.
+        expect((await tf.take()).lost).toBeGreaterThan(0);
+      } finally {
+        await flood.exec({ cmd: ['sh', '-c', 'kill -9 -1'], timeoutMs: 30_000 }).catch(() => undefined);
+      }
+      await Promise.all([tf.close(), tq.close()]);
+    },
+    180_000,
+  );
+
+  it.skipIf(!verdict.available)(
     'a hub that dies fails its open traces as the tracer\'s failure',
     async () => {
       if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');

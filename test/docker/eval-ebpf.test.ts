@@ -47,24 +47,35 @@ function verdictOf(r: RolloutResult): object {
   };
 }
 
+/**
+ * The same job traced both ways (named `<name>-strace` and `<name>-ebpf`) reaches the same verdicts
+ * rollout by rollout, every ebpf result says so, and the attack fired somewhere (not a vacuous
+ * agreement). Returns the eBPF results for further checks.
+ */
+function expectSameVerdicts(name: string, args: readonly string[]): RolloutResult[] {
+  const strace = evalJob(`${name}-strace`, args);
+  const ebpf = evalJob(`${name}-ebpf`, [...args, '--tracer', 'ebpf']);
+  expect(strace.status, strace.stderr.slice(-2000)).toBe(0);
+  expect(ebpf.status, ebpf.stderr.slice(-2000)).toBe(0);
+  expect(ebpf.results.length).toBe(strace.results.length);
+  expect(ebpf.results.length).toBeGreaterThanOrEqual(4);
+  expect(ebpf.results.every((r) => r.tracer === 'ebpf')).toBe(true);
+  expect(strace.results.every((r) => r.tracer === undefined)).toBe(true);
+  const byId = (rs: RolloutResult[]) => Object.fromEntries(rs.map((r) => [r.rollout_id, verdictOf(r)]));
+  expect(byId(ebpf.results)).toEqual(byId(strace.results));
+  expect(ebpf.results.some((r) => r.attack_success === true)).toBe(true);
+  return ebpf.results;
+}
+
+const JOB = ['--model', 'scripted/follow-injection', '-i', 'log-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '-n', '2'];
+
 describe(`eval --tracer ebpf${reason}`, () => {
   it.skipIf(!verdict.available)(
     'reaches the verdicts strace reaches on the same scripted jobs, rollout by rollout',
     () => {
-      const args = ['--model', 'scripted/follow-injection', '-i', 'sensitive-*', '-i', 'log-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '-n', '2'];
-      const strace = evalJob('strace', args);
-      const ebpf = evalJob('ebpf', [...args, '--tracer', 'ebpf']);
-      expect(strace.status, strace.stderr.slice(-2000)).toBe(0);
-      expect(ebpf.status, ebpf.stderr.slice(-2000)).toBe(0);
-      expect(ebpf.results.length).toBe(strace.results.length);
-      expect(ebpf.results.length).toBeGreaterThanOrEqual(4);
-      expect(ebpf.results.every((r) => r.tracer === 'ebpf')).toBe(true);
-      expect(strace.results.every((r) => r.tracer === undefined)).toBe(true);
-      const byId = (rs: RolloutResult[]) => Object.fromEntries(rs.map((r) => [r.rollout_id, verdictOf(r)]));
-      expect(byId(ebpf.results)).toEqual(byId(strace.results));
-      // Not a vacuous agreement: the attack fired somewhere, and the kernel stopped it elsewhere.
-      expect(ebpf.results.some((r) => r.attack_success === true)).toBe(true);
-      expect(ebpf.results.some((r) => r.defense.name === 'tool-boundary' && r.attack_success === false)).toBe(true);
+      const ebpf = expectSameVerdicts('fresh', [...JOB, '-i', 'sensitive-*']);
+      // And the kernel stopped the attack elsewhere.
+      expect(ebpf.some((r) => r.defense.name === 'tool-boundary' && r.attack_success === false)).toBe(true);
     },
     1_200_000,
   );
@@ -72,17 +83,7 @@ describe(`eval --tracer ebpf${reason}`, () => {
   it.skipIf(!verdict.available)(
     'reaches the verdicts strace reaches with the persistent shell too',
     () => {
-      const args = ['--model', 'scripted/follow-injection', '-i', 'sensitive-lint-*', '-i', 'log-*', '--defense', 'none', '--defense', 'tool-boundary', '--policy', 'gold', '--shell', 'persistent', '-n', '2'];
-      const strace = evalJob('shell-strace', args);
-      const ebpf = evalJob('shell-ebpf', [...args, '--tracer', 'ebpf']);
-      expect(strace.status, strace.stderr.slice(-2000)).toBe(0);
-      expect(ebpf.status, ebpf.stderr.slice(-2000)).toBe(0);
-      expect(ebpf.results.length).toBe(strace.results.length);
-      expect(ebpf.results.length).toBeGreaterThanOrEqual(4);
-      expect(ebpf.results.every((r) => r.tracer === 'ebpf')).toBe(true);
-      const byId = (rs: RolloutResult[]) => Object.fromEntries(rs.map((r) => [r.rollout_id, verdictOf(r)]));
-      expect(byId(ebpf.results)).toEqual(byId(strace.results));
-      expect(ebpf.results.some((r) => r.attack_success === true)).toBe(true);
+      expectSameVerdicts('shell', [...JOB, '-i', 'sensitive-lint-*', '--shell', 'persistent']);
     },
     1_200_000,
   );

@@ -10,11 +10,12 @@
 import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
 import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
-import { EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type HubTrace } from '../../sandbox/ebpf/index.ts';
+import type { HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import { SandboxSession, type RunOptions, type ShellCallResult } from '../../sandbox/run/index.ts';
 import type { TraceEvent } from '../../sandbox/trace/index.ts';
 import { harnessContainer } from './harness.ts';
+import { hostTraceFor, stopHub, TRACERS } from './host-tracers.ts';
 
 const RUNTIME: PatternSet = {
   read: ['/usr/lib/**', '/etc/ld.so.cache', '/dev/null'],
@@ -26,37 +27,24 @@ const POLICY: Policy = { read: ['/app/data.txt', '/app/sub/**', '/app', '/usr/**
 const ENFORCED: RunOptions['mode'] = { kind: 'enforce', policy: POLICY, implicit: RUNTIME };
 
 const engine = await connectDocker();
-const ebpf = judgeEbpf(await gatherEbpfFacts(), 'native');
-const TRACERS = [
-  { name: 'strace', skip: '' },
-  { name: 'ebpf', skip: ebpf.available ? '' : ` (skipped: ${ebpf.reason})` },
-] as const;
 
 let container: Container;
 let session: SandboxSession;
-let hub: EbpfHub | undefined;
 let hostTrace: HubTrace | undefined;
 
 const call = (command: string, timeoutMs = 60_000): Promise<ShellCallResult> => session.runShell({ command, mode: ENFORCED, timeoutMs });
 const opened = (events: readonly TraceEvent[], path: string): boolean => events.some((e) => e.kind === 'file' && e.path === path);
 
-afterAll(async () => {
-  await hub?.stop();
-});
+afterAll(stopHub);
 
-describe.each(TRACERS.map((t) => [t.name, t.skip] as const))('the persistent shell, traced by %s%s', (name, skip) => {
+describe.each(TRACERS)('the persistent shell, traced by %s%s', (name, skip) => {
   const it = skip === '' ? baseIt : baseIt.skip;
 
   beforeAll(async () => {
     container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `persistent-shell-test-${name}-${process.pid}`, pidsLimit: 512 });
     const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out /app/sub && echo public > /app/data.txt && echo AUTHBENCH_CANARY_PS > /app/secret.txt'] });
     expect(setup.exitCode).toBe(0);
-    if (name === 'ebpf' && skip === '' && ebpf.available) {
-      hub ??= await EbpfHub.start({ abEbpf: (await ensureEbpfTracer(engine)).path, cgroup2Mount: ebpf.cgroup2Mount });
-      hostTrace = await hub.trace(container.id, { paused: true });
-    }
-    // The eBPF variant really is host-traced (not strace again under another name).
-    expect(hostTrace !== undefined).toBe(name === 'ebpf' && skip === '');
+    hostTrace = await hostTraceFor(engine, name, container);
     session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
   }, 120_000);
 

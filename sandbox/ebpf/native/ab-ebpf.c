@@ -60,6 +60,15 @@
 #define POLL_MS 5
 /* A pass that consumed this many events drains again at once instead of sleeping. */
 #define BUSY_EVENTS 256
+/*
+ * Records one pass consumes at most. libbpf's consume loops while records keep arriving, so a
+ * container that floods would hold one pass (and the hub's commands, which other containers'
+ * rollouts wait on) for as long as it floods; the callback ends the pass here instead, and the
+ * loop reads commands between passes. A record is consumed before its callback runs, so
+ * ending a pass loses nothing.
+ */
+#define PASS_LIMIT 4096
+#define PASS_FULL (-EBUSY)
 #define NAME_MAX_LEN 31
 #define EXIT_USAGE 2
 #define EXIT_LOAD 3
@@ -192,8 +201,17 @@ static void end(void) {
   putchar('\n');
 }
 
+static int print_event(const void *data, size_t size);
+static long pass_events;
+
 static int on_event(void *ctx, void *data, size_t size) {
   (void)ctx;
+  print_event(data, size);
+  return ++pass_events >= PASS_LIMIT ? PASS_FULL : 0;
+}
+
+/* One ring-buffer record as its text record (or nothing, for a record too short to hold one). */
+static int print_event(const void *data, size_t size) {
   if (size < AB_EVENT_HEAD) return 0;
   const struct ab_event *e = data;
   size_t avail = size - AB_EVENT_HEAD;
@@ -476,25 +494,37 @@ int main(int argc, char **argv) {
     // Everything is attached: from here every record comes out (the readiness marker first proves it).
     struct pollfd fds[2] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN}, {.fd = STDIN_FILENO, .events = POLLIN}};
     while (!stopping) {
+      pass_events = 0;
       int n = ring_buffer__consume(rb);
-      if (n < 0 && n != -EINTR) {
+      if (n < 0 && n != -EINTR && n != PASS_FULL) {
         fprintf(stderr, "ab-ebpf: reading the ring buffer: %s\n", strerror(-n));
         err = n;
         break;
       }
       if (fflush(stdout) != 0) break;
-      if (n >= BUSY_EVENTS) continue;
+      if (n == PASS_FULL || n >= BUSY_EVENTS) {
+        // Busy (a flood): drain again at once, but a hub reads its commands between passes — an
+        // acknowledgement never waits for a flood to end.
+        struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+        if (hub && poll(&in, 1, 0) > 0 && (in.revents & (POLLIN | POLLHUP)) && read_commands() != 0) stopping = 1;
+        continue;
+      }
       // Sleeps POLL_MS unless the readiness marker forces a wake-up (then drains it at once), or
-      // (a hub) a command arrives. Records before a command's ack are the ones reserved before it.
+      // (a hub) a command arrives. The host never relies on records before a command's ack being
+      // out (a take waits for its readiness marker), so one bounded pass is enough here.
       if (poll(fds, hub ? 2 : 1, POLL_MS) > 0 && hub && (fds[1].revents & (POLLIN | POLLHUP))) {
+        pass_events = 0;
         ring_buffer__consume(rb);
         if (read_commands() != 0) stopping = 1;
       }
       if (fflush(stdout) != 0) break;
     }
     // Everything before the host's last readiness marker is out already (run.ts waits for it);
-    // this drain takes what came after.
-    ring_buffer__consume(rb);
+    // this drain takes what came after (bounded: a flood that goes on is not waited for).
+    for (int pass = 0; pass < 256; pass++) {
+      pass_events = 0;
+      if (ring_buffer__consume(rb) != PASS_FULL) break;
+    }
     fflush(stdout);
     if (hub) {
       unsigned long long key, next;
