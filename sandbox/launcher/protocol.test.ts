@@ -333,6 +333,13 @@ describe('persistent shell calls', () => {
     expect(tagsOf().map((f) => f.tag)).not.toContain(TAG.shell);
   });
 
+  it('marks a host-traced call (the shell under a keeper), and refuses one without a trace cap', () => {
+    const nonce = '0123456789abcdef0123456789abcdef';
+    const tags = new FrameDecoder().push(encodeRequest({ argv: ['ab-launch', '--keep'], outputCapBytes: 10, traceCapBytes: 4096, hostTraced: true, shell: { nonce } }))[0]?.fields.map((f) => f.tag) ?? [];
+    expect(tags).toEqual(expect.arrayContaining([TAG.hostTraced, TAG.shell]));
+    expect(() => encodeRequest({ argv: ['ab-launch', '--keep'], outputCapBytes: 10, hostTraced: true, shell: { nonce } })).toThrow(AuthbenchError);
+  });
+
   it('refuses a nonce the agent would not take (too short, upper case, not hex)', () => {
     for (const nonce of ['abc', '0123456789ABCDEF', 'z123456789abcdef', `${'a'.repeat(65)}`]) {
       expect(() => tagsOf({ nonce }), nonce).toThrow(AuthbenchError);
