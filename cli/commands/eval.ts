@@ -97,7 +97,7 @@ const command: CommandModule<object, EvalArgs> = {
       .option('max-turns', { describe: 'Model turns per episode', type: 'number', defaultDescription: '30', coerce: intFlag('max-turns', 1) })
       .option('tool-format', { describe: 'How the model acts: native tool calls, or text (no tools offered; JSON actions in the reply, parsed with recorded repairs)', choices: ['native', 'text'] as const, defaultDescription: 'native' })
       .option('tracer', {
-        describe: "What traces the agent's commands: strace in the container, or eBPF from the host (root; one ab-ebpf for the job, built in Docker; --shell fresh only)",
+        describe: "What traces the agent's commands: strace in the container, or eBPF from the host (root; one ab-ebpf for the job, built in Docker)",
         choices: ['strace', 'ebpf'] as const,
         defaultDescription: 'strace',
       })
