@@ -9,13 +9,12 @@
  * cap is strace's only.
  */
 import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
-import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
+import { connectDocker, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
 import type { HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import { SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
-import { harnessContainer } from './harness.ts';
-import { hostTraceFor, stopHub, TRACERS } from './host-tracers.ts';
+import { openTracedBox, stopHub, TRACERS, type TracedBox } from './host-tracers.ts';
 
 const RUNTIME: PatternSet = {
   read: ['/usr/lib/**', '/etc/ld.so.cache', '/dev/null'],
@@ -53,19 +52,15 @@ afterAll(stopHub);
 describe.each(TRACERS)('background commands, traced by %s%s', (name, skip) => {
   const it = skip === '' ? baseIt : baseIt.skip;
 
+  let box: TracedBox | undefined;
   beforeAll(async () => {
-    container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `background-test-${name}-${process.pid}`, pidsLimit: 512 });
-    const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out && echo public > /app/data.txt && echo AUTHBENCH_CANARY_BG > /app/secret.txt'] });
-    expect(setup.exitCode).toBe(0);
-    hostTrace = await hostTraceFor(engine, name, container);
-    session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
+    box = await openTracedBox(engine, name, { run: `background-test-${name}-${process.pid}`, setup: 'mkdir -p /app/out && echo public > /app/data.txt && echo AUTHBENCH_CANARY_BG > /app/secret.txt' });
+    ({ container, session, hostTrace } = box);
   }, 120_000);
 
   afterAll(async () => {
-    await session?.close();
-    await hostTrace?.close();
+    await box?.close();
     hostTrace = undefined;
-    await container?.remove();
   });
 
   it('leave output of ordinary commands whole, traced or not (a stale errno once closed stdout mid-command)', async () => {

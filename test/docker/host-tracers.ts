@@ -4,8 +4,10 @@
  * reason, where eBPF cannot run).
  */
 import { expect } from 'vitest';
-import type { Container, Engine } from '../../docker/index.ts';
+import { BASE_IMAGE_REF, type Container, type Engine } from '../../docker/index.ts';
 import { EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, type HubTrace } from '../../sandbox/ebpf/index.ts';
+import { SandboxSession } from '../../sandbox/run/index.ts';
+import { harnessContainer } from './harness.ts';
 
 const ebpf = judgeEbpf(await gatherEbpfFacts(), 'native');
 
@@ -35,4 +37,30 @@ export async function hostTraceFor(engine: Engine, name: 'strace' | 'ebpf', cont
 export async function stopHub(): Promise<void> {
   await hub?.stop();
   hub = undefined;
+}
+
+/** A harness container of the base image with `/app` prepared by `setup`, and a session on it under the tracer. */
+export interface TracedBox {
+  container: Container;
+  session: SandboxSession;
+  hostTrace: HubTrace | undefined;
+  close(): Promise<void>;
+}
+
+export async function openTracedBox(engine: Engine, name: 'strace' | 'ebpf', options: { run: string; setup: string }): Promise<TracedBox> {
+  const container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: options.run, pidsLimit: 512 });
+  const setup = await container.exec({ cmd: ['sh', '-c', options.setup] });
+  expect(setup.exitCode).toBe(0);
+  const hostTrace = await hostTraceFor(engine, name, container);
+  const session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
+  return {
+    container,
+    session,
+    hostTrace,
+    close: async () => {
+      await session.close();
+      await hostTrace?.close();
+      await container.remove();
+    },
+  };
 }

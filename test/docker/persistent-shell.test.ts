@@ -8,14 +8,12 @@
  * skipped, with the probe's reason, where eBPF cannot run).
  */
 import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
-import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
+import { connectDocker } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
-import type { HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
-import { SandboxSession, type RunOptions, type ShellCallResult } from '../../sandbox/run/index.ts';
+import type { RunOptions, SandboxSession, ShellCallResult } from '../../sandbox/run/index.ts';
 import type { TraceEvent } from '../../sandbox/trace/index.ts';
-import { harnessContainer } from './harness.ts';
-import { hostTraceFor, stopHub, TRACERS } from './host-tracers.ts';
+import { openTracedBox, stopHub, TRACERS, type TracedBox } from './host-tracers.ts';
 
 const RUNTIME: PatternSet = {
   read: ['/usr/lib/**', '/etc/ld.so.cache', '/dev/null'],
@@ -28,9 +26,7 @@ const ENFORCED: RunOptions['mode'] = { kind: 'enforce', policy: POLICY, implicit
 
 const engine = await connectDocker();
 
-let container: Container;
 let session: SandboxSession;
-let hostTrace: HubTrace | undefined;
 
 const call = (command: string, timeoutMs = 60_000): Promise<ShellCallResult> => session.runShell({ command, mode: ENFORCED, timeoutMs });
 const opened = (events: readonly TraceEvent[], path: string): boolean => events.some((e) => e.kind === 'file' && e.path === path);
@@ -40,19 +36,14 @@ afterAll(stopHub);
 describe.each(TRACERS)('the persistent shell, traced by %s%s', (name, skip) => {
   const it = skip === '' ? baseIt : baseIt.skip;
 
+  let box: TracedBox | undefined;
   beforeAll(async () => {
-    container = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/app', run: `persistent-shell-test-${name}-${process.pid}`, pidsLimit: 512 });
-    const setup = await container.exec({ cmd: ['sh', '-c', 'mkdir -p /app/out /app/sub && echo public > /app/data.txt && echo AUTHBENCH_CANARY_PS > /app/secret.txt'] });
-    expect(setup.exitCode).toBe(0);
-    hostTrace = await hostTraceFor(engine, name, container);
-    session = new SandboxSession(container, '/app', hostTrace === undefined ? {} : { hostTrace });
+    box = await openTracedBox(engine, name, { run: `persistent-shell-test-${name}-${process.pid}`, setup: 'mkdir -p /app/out /app/sub && echo public > /app/data.txt && echo AUTHBENCH_CANARY_PS > /app/secret.txt' });
+    ({ session } = box);
   }, 120_000);
 
   afterAll(async () => {
-    await session?.close();
-    await hostTrace?.close();
-    hostTrace = undefined;
-    await container?.remove();
+    await box?.close();
   });
 
   it('keeps cwd, variables, exported env, functions, aliases and set -o options between calls, enforced', async () => {
