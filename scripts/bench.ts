@@ -208,6 +208,7 @@ async function main(): Promise<void> {
         session_compile: rt.compile,
         session_listing: rt.listing,
         session_compile_after_listing: rt.compileAfterListing,
+        session_patch_compile: rt.patchCompile,
         listing_entries: rt.listingEntries,
         docker_calls: { session_run: rt.dockerCalls.session, session_run_traced: rt.dockerCalls.traced },
         session_first_ms: rt.sessionFirstMs,

@@ -41,4 +41,34 @@ describe('BaselineCache', () => {
     expect(() => kept.roots.push('/tmp')).toThrow(TypeError);
     expect(Object.isFrozen(freezeSnapshot(snap('/y')))).toBe(true);
   });
+
+  it('gives the first claimant the listing to take and every later one its result, once', async () => {
+    const cache = new BaselineCache();
+    const first = cache.claim('k');
+    const second = cache.claim('k');
+    const third = cache.claim('k');
+    expect(first.kind).toBe('mine');
+    expect(second.kind).toBe('pending');
+    expect(third.kind).toBe('pending');
+    if (first.kind !== 'mine' || second.kind !== 'pending' || third.kind !== 'pending') return;
+    const kept = first.settle(snap('/listed'));
+    expect(await second.listing).toBe(kept);
+    expect(await third.listing).toBe(kept);
+    expect(Object.isFrozen(kept)).toBe(true);
+    // Settled once: a second settle changes nothing.
+    first.settle(snap('/other'));
+    const later = cache.claim('k');
+    expect(later.kind === 'kept' && later.snapshot).toBe(kept);
+  });
+
+  it('frees the key when the claimant took no listing: waiters get nothing, the next claimant lists', async () => {
+    const cache = new BaselineCache();
+    const first = cache.claim('k');
+    const waiting = cache.claim('k');
+    if (first.kind !== 'mine' || waiting.kind !== 'pending') throw new Error('expected mine, then pending');
+    first.settle(undefined);
+    expect(await waiting.listing).toBeUndefined();
+    expect(cache.claim('k').kind).toBe('mine');
+    expect(cache.claim('other').kind).toBe('mine');
+  });
 });

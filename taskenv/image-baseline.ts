@@ -8,6 +8,10 @@
  * image, equal entry for entry across containers; ~0.08 s of listing and parsing per rollout
  * (twice that on a loaded machine), and ~0.09 s of CPU.
  *
+ * Rollouts of one image started together (the first -n of a task) list it once: the first claims
+ * the key (`claim`), the others wait for its listing while their own containers start, and list
+ * their own only if that one failed.
+ *
  * Only a listing taken in a container nothing ran in is ever stored (taskenv/sandbox.ts takes it
  * before handing the container to anyone), so what one rollout's agent does never reaches another
  * rollout's baseline. Stored snapshots are frozen: a session's patches make new snapshots, never change this one.
@@ -27,9 +31,19 @@ export function imageBaselineKey(task: Pick<Task, 'workdir' | 'authbench'>, imag
   return JSON.stringify([image, task.workdir, task.authbench.sink ?? null]);
 }
 
+/**
+ * What `claim` gives: the kept listing; one being taken now (undefined if that fails); or the
+ * duty to take it — `settle` exactly once, with the listing or undefined when none was taken.
+ */
+export type BaselineClaim =
+  | { kind: 'kept'; snapshot: FsSnapshot }
+  | { kind: 'pending'; listing: Promise<FsSnapshot | undefined> }
+  | { kind: 'mine'; settle: (snapshot: FsSnapshot | undefined) => FsSnapshot | undefined };
+
 /** A small least-recently-used map. */
 export class BaselineCache {
   private readonly kept = new Map<string, FsSnapshot>();
+  private readonly taking = new Map<string, Promise<FsSnapshot | undefined>>();
   private readonly max: number;
 
   constructor(max: number = IMAGE_BASELINES_KEPT) {
@@ -43,6 +57,28 @@ export class BaselineCache {
       this.kept.set(key, found);
     }
     return found;
+  }
+
+  /** The listing of `key`: kept, being taken, or this caller's to take (synchronous, so two callers never both get `mine`). */
+  claim(key: string): BaselineClaim {
+    const snapshot = this.get(key);
+    if (snapshot !== undefined) return { kind: 'kept', snapshot };
+    const listing = this.taking.get(key);
+    if (listing !== undefined) return { kind: 'pending', listing };
+    let resolve: (snapshot: FsSnapshot | undefined) => void = () => undefined;
+    this.taking.set(key, new Promise((r) => (resolve = r)));
+    let settled = false;
+    return {
+      kind: 'mine',
+      settle: (taken) => {
+        if (settled) return taken;
+        settled = true;
+        this.taking.delete(key);
+        const kept = taken === undefined ? undefined : this.set(key, taken);
+        resolve(kept);
+        return kept;
+      },
+    };
   }
 
   /** Keep a listing (frozen, entries and all); the least recently used goes beyond `max`. */

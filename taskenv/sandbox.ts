@@ -1,7 +1,7 @@
 import { EGRESS_PROXY_HOST, EGRESS_PROXY_PORT, type Container, type Engine } from '../docker/index.ts';
 import { SandboxSession, type HostTrace, type HostTracer, type SessionOptions } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { imageBaselineKey, imageBaselines } from './image-baseline.ts';
+import { imageBaselineKey, imageBaselines, type BaselineClaim } from './image-baseline.ts';
 import { startTaskEnvironment, type TaskContainerOptions, type TaskEgress, type TaskSidecars } from './container.ts';
 
 export interface TaskSandbox {
@@ -36,6 +36,18 @@ export interface OpenSandboxOptions extends TaskContainerOptions, Omit<SessionOp
  * Dispose (or `await using`) removes the container and the sidecars.
  */
 export async function openTaskSandbox(engine: Engine, task: Task, image: string, options: OpenSandboxOptions = {}): Promise<TaskSandbox> {
+  // Claimed before the container starts, so rollouts of one image started together list it once.
+  const baselineKey = options.shareImageBaseline === true ? imageBaselineKey(task, image) : undefined;
+  const claim = baselineKey === undefined ? undefined : imageBaselines(engine).claim(baselineKey);
+  try {
+    return await openClaimed(engine, task, image, options, claim);
+  } finally {
+    // A claim this call did not settle (it failed before listing) frees the key for the waiters.
+    if (claim?.kind === 'mine') claim.settle(undefined);
+  }
+}
+
+async function openClaimed(engine: Engine, task: Task, image: string, options: OpenSandboxOptions, claim: BaselineClaim | undefined): Promise<TaskSandbox> {
   const env = await startTaskEnvironment(engine, task, image, {
     ...(options.runId === undefined ? {} : { runId: options.runId }),
     ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
@@ -53,8 +65,8 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
     await env[Symbol.asyncDispose]().catch(() => undefined);
     throw e;
   }
-  const baselineKey = options.shareImageBaseline === true ? imageBaselineKey(task, image) : undefined;
-  const cached = baselineKey === undefined ? undefined : imageBaselines(engine).get(baselineKey);
+  // Or another rollout's listing of this image, taken while this container started (never rejects).
+  const cached = claim?.kind === 'kept' ? claim.snapshot : claim?.kind === 'pending' ? await claim.listing : undefined;
   const session = new SandboxSession(container, task.workdir, {
     ...(cached === undefined ? {} : { imageBaseline: cached }),
     ...(options.bestEffort === undefined ? {} : { bestEffort: options.bestEffort }),
@@ -77,10 +89,14 @@ export async function openTaskSandbox(engine: Engine, task: Task, image: string,
       await env[Symbol.asyncDispose]();
     }
   };
-  if (baselineKey !== undefined) {
+  if (claim !== undefined) {
     try {
       // The first listing of a container nothing ran in yet: the image's, for every later container of it.
-      if (cached === undefined) imageBaselines(engine).set(baselineKey, await session.baselineSnapshot());
+      if (cached === undefined) {
+        const listing = await session.baselineSnapshot();
+        if (claim.kind === 'mine') claim.settle(listing);
+        else imageBaselines(engine).set(imageBaselineKey(task, image), listing);
+      }
       // Given the listing, the agent still starts here, as listing would start it: a failure to start is the setup's.
       else await session.start();
     } catch (e) {

@@ -75,6 +75,7 @@ import { AuthbenchError, compareStrings } from '../../core/index.ts';
 import {
   canonicalizeExecutables,
   covers,
+  descendantsOfType,
   expandPattern,
   hasRecursiveTail,
   isGlob,
@@ -392,7 +393,7 @@ function existingGrant(axis: PolicyAxis, pattern: string, path: string, ctx: Con
   switch (axis) {
     case 'read': {
       if (inode.type === 'dir') {
-        const subdirs = ctx.view.descendants(real).filter((e) => e.type === 'dir').length;
+        const subdirs = descendantsOfType(ctx.view.snapshot, real, 'dir').length;
         const wide = subdirs > 0 || alias !== undefined;
         facets.push({
           kind: wide ? 'widened' : 'exact',
@@ -487,8 +488,7 @@ function recursiveGrant(axis: PolicyAxis, pattern: string, base: string, ctx: Co
  */
 function escapingLinks(axis: 'read' | 'write', pattern: string, base: string, ctx: Context): Facet[] {
   const facets: Facet[] = [];
-  for (const link of ctx.view.descendants(base)) {
-    if (link.type !== 'symlink') continue;
+  for (const link of descendantsOfType(ctx.view.snapshot, base, 'symlink')) {
     const untrusted = ctx.untrusted.get(link.path);
     if (untrusted !== undefined) {
       // One inside the base loses nothing: the base's own rule covers where it leads.

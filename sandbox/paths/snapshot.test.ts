@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { compareStrings } from '../../core/index.ts';
 import { covers } from './patterns.ts';
 import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, resolveLinks, snapshotCommand, viewSnapshot } from './snapshot.ts';
 
@@ -116,11 +117,21 @@ describe('expandPattern', () => {
       { path: '/app/subx', type: 'file' },
       { path: '/app/link', type: 'symlink', link: '/etc' },
       { path: '/etc/passwd', type: 'file' },
+      // Sorts between /app/sub and what is below it.
+      { path: '/app/sub-a/z', type: 'file' },
     ]);
-    for (const pattern of ['/**', '/app/**', '/app/sub/**', '/app/sub/deep/x/**', '/nope/**', '/app/link/**', '/app/sub*', '/app/*/deep', '/app/s?b/**', '/*', '/app/sub*/*/x', '/app/sub', '/app', '/', '/app/sub/deep/x', '/app/*/*/x', '/*/*', '/app/link', '/app/link/*']) {
-      const naive = tree.entries.filter((e) => covers(pattern, e.path)).map((e) => e.path);
-      expect(expandPattern(pattern, tree).map((e) => e.path), pattern).toEqual(naive);
+    // Entries whose parent is not listed (below a mount point the listing did not enter, patched in from a trace).
+    const orphans = { roots: tree.roots, entries: [...tree.entries, { path: '/mnt/x/y', type: 'file' as const, mode: 0o644 }].sort((a, b) => compareStrings(a.path, b.path)) };
+    const patterns = ['/**', '/app/**', '/app/sub/**', '/app/sub/deep/x/**', '/nope/**', '/app/link/**', '/app/sub*', '/app/*/deep', '/app/s?b/**', '/*', '/app/sub*/*/x', '/app/sub', '/app', '/', '/app/sub/deep/x', '/app/*/*/x', '/*/*', '/app/link', '/app/link/*'];
+    // A glob before the `/**`, at every depth.
+    patterns.push('/*/**', '/app/sub*/**', '/app/*/deep/**', '/*/sub*/**', '/a?p/*/**', '/mnt/*/**', '/*/x/**', '/app/[a-s]ub/**');
+    for (const snapshot of [tree, orphans]) {
+      for (const pattern of patterns) {
+        const naive = snapshot.entries.filter((e) => covers(pattern, e.path)).map((e) => e.path);
+        expect(expandPattern(pattern, snapshot).map((e) => e.path), pattern).toEqual(naive);
+      }
     }
+    expect(expandPattern('/mnt/*/**', orphans).map((e) => e.path)).toEqual(['/mnt/x/y']);
     expect(expandPattern('/app/sub/**', tree).map((e) => e.path)).toEqual(['/app/sub', '/app/sub/deep', '/app/sub/deep/x']);
   });
 });

@@ -117,10 +117,54 @@ export function parseSnapshot(stdout: string, roots?: readonly string[]): FsSnap
  */
 export function resolveLinks(entries: readonly FsEntry[]): FsEntry[] {
   const byPath = new Map(entries.map((e) => [e.path, e]));
+  const resolve = linkResolver(byPath, () => true);
+  return entries.map((e) => (e.type === 'symlink' ? withTarget(e, resolve(e.path)) : e));
+}
+
+/**
+ * `resolveLinks` for a tree that has only grown since its links were last
+ * resolved: only `stale` links are resolved again; every other link keeps its
+ * `target`. Returns the entries that changed (new objects).
+ *
+ * Why that equals resolving every link: a link's target is a function of the
+ * entries its walk looked up — each one's presence and, for a symlink, its
+ * text. A resolved link found every path it looked up; if none of those was
+ * removed or changed into or out of a link (or given other text), which is
+ * what "only grown" means, each lookup gives the same answer and so does the
+ * walk. An added path can only change a walk that failed where it is now:
+ * a dangling link. So `stale` must hold every link without a target and every
+ * link added or changed since; `patch.ts` checks the "only grown" part and
+ * resolves everything (`resolveLinks`) otherwise.
+ */
+export function resolveStaleLinks(byPath: ReadonlyMap<string, FsEntry>, stale: ReadonlySet<string>): FsEntry[] {
+  const resolve = linkResolver(byPath, (path) => stale.has(path));
+  const changed: FsEntry[] = [];
+  for (const path of stale) {
+    const e = byPath.get(path);
+    if (e?.type !== 'symlink') continue;
+    const next = withTarget(e, resolve(path));
+    if (next !== e) changed.push(next);
+  }
+  return changed;
+}
+
+/** The entry with this target (the same object when it already has it). */
+function withTarget(e: FsEntry, target: string | undefined): FsEntry {
+  if (target === e.target) return e;
+  const { target: _stale, ...rest } = e;
+  return target === undefined ? rest : { ...rest, target };
+}
+
+/**
+ * Resolves link paths against `byPath`, memoized for one pass. A link for which
+ * `recompute` is false keeps the target it has (resolveStaleLinks).
+ */
+function linkResolver(byPath: ReadonlyMap<string, FsEntry>, recompute: (linkPath: string) => boolean): (linkPath: string) => string | undefined {
   const resolved = new Map<string, string | undefined>();
   const resolveLink = (linkPath: string, hops: number): string | undefined => {
     if (resolved.has(linkPath)) return resolved.get(linkPath);
     const e = byPath.get(linkPath);
+    if (e !== undefined && !recompute(linkPath)) return e.target;
     const raw = e?.link ?? e?.target;
     if (raw === undefined || raw === '' || hops > MAX_SYMLINK_HOPS) return undefined;
     const lexical = raw.startsWith('/') ? normalizePattern(raw) : normalizePattern(posix.join(posix.dirname(linkPath), raw));
@@ -145,18 +189,14 @@ export function resolveLinks(entries: readonly FsEntry[]): FsEntry[] {
     }
     return cur;
   };
-  return entries.map((e) => {
-    if (e.type !== 'symlink') return e;
-    const target = resolveLink(e.path, 0);
-    if (target === e.target) return e;
-    const { target: _stale, ...rest } = e;
-    return target === undefined ? rest : { ...rest, target };
-  });
+  return (linkPath) => resolveLink(linkPath, 0);
 }
 
 /** Indexed, read-only access to a snapshot. Build once per snapshot with `viewSnapshot`. */
 export interface SnapshotView {
   readonly snapshot: FsSnapshot;
+  /** Every entry, in path order. */
+  readonly sorted: readonly FsEntry[];
   /** The entry at exactly this path, without following a final symlink. */
   get(path: string): FsEntry | undefined;
   /** Is the path inside one of the roots, so that absence means nonexistence? */
@@ -177,7 +217,144 @@ export function viewSnapshot(snapshot: FsSnapshot): SnapshotView {
   const cached = views.get(snapshot);
   if (cached !== undefined) return cached;
   const sorted = [...snapshot.entries].sort((a, b) => compareStrings(a.path, b.path));
-  const byPath = new Map(sorted.map((e) => [e.path, e]));
+  return makeView(snapshot, sorted, new Map(sorted.map((e) => [e.path, e])));
+}
+
+/**
+ * A snapshot patched from `parent` (patch.ts), whose entries the caller has already sorted by path
+ * and indexed (`byPath` holds exactly them): its view is made from both rather than sorting and
+ * indexing ~10,000 entries again, and the parent's selections (selectEntries) are carried over,
+ * each redone only where a changed entry is or was in it.
+ */
+export function patchedSnapshot(parent: FsSnapshot, sorted: readonly FsEntry[], byPath: ReadonlyMap<string, FsEntry>): FsSnapshot {
+  const snapshot: FsSnapshot = { roots: [...parent.roots], entries: [...sorted] };
+  makeView(snapshot, sorted, byPath);
+  const inherited = selections.get(parent);
+  if (inherited !== undefined) {
+    const changes = changedEntries(viewSnapshot(parent), sorted);
+    if (changes !== undefined) selections.set(snapshot, carrySelections(inherited, changes));
+  }
+  return snapshot;
+}
+
+/**
+ * A subset of a snapshot's entries that callers ask for again and again (a compile expands every
+ * pattern of the policy against it, once per command): `keep` says which entries belong to it and
+ * may look at nothing but the entry; `all` computes it (quickly, e.g. from a range of the view)
+ * and must equal the entries `keep` holds for, in path order. Remembered per snapshot under
+ * `key`, which must name `keep` exactly (the pattern goes into it), and carried to snapshots
+ * patched from this one.
+ */
+export function selectEntries(snapshot: FsSnapshot, key: string, keep: (e: FsEntry) => boolean, all: () => FsEntry[]): readonly FsEntry[] {
+  let kept = selections.get(snapshot);
+  if (kept === undefined) {
+    kept = new Map();
+    selections.set(snapshot, kept);
+  }
+  const found = kept.get(key);
+  if (found !== undefined) return found.entries;
+  const entries = all();
+  kept.set(key, { keep, entries });
+  return entries;
+}
+
+/** The entries of one type strictly below `dir` (lexically, as `descendants`), through selectEntries. */
+export function descendantsOfType(snapshot: FsSnapshot, dir: string, type: FsEntry['type']): readonly FsEntry[] {
+  const prefix = dir === '/' ? '/' : `${dir}/`;
+  return selectEntries(
+    snapshot,
+    `${type} below ${dir}`,
+    (e) => e.type === type && e.path !== '/' && e.path.startsWith(prefix),
+    () => viewSnapshot(snapshot).descendants(dir).filter((e) => e.type === type),
+  );
+}
+
+interface Selection {
+  keep: (e: FsEntry) => boolean;
+  entries: readonly FsEntry[];
+}
+
+const selections = new WeakMap<FsSnapshot, Map<string, Selection>>();
+
+/** One path whose entry differs between two snapshots (absent on one side when added or removed). */
+interface EntryChange {
+  path: string;
+  before?: FsEntry;
+  after?: FsEntry;
+}
+
+/** Beyond this many changed entries (a `cp -r`), selections are computed afresh rather than carried. */
+const CARRY_MAX_CHANGES = 256;
+
+/**
+ * The entries that differ between a parent's view and a patched snapshot's sorted entries, by a
+ * merge of the two sorted lists (an unchanged entry is the same object, so most steps compare no
+ * strings); undefined past CARRY_MAX_CHANGES.
+ */
+function changedEntries(parent: SnapshotView, sorted: readonly FsEntry[]): EntryChange[] | undefined {
+  const old = parent.sorted;
+  const changes: EntryChange[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < old.length || j < sorted.length) {
+    const a = old[i];
+    const b = sorted[j];
+    if (a !== undefined && a === b) {
+      i++;
+      j++;
+      continue;
+    }
+    const order = a === undefined ? 1 : b === undefined ? -1 : compareStrings(a.path, b.path);
+    if (order === 0 && a !== undefined && b !== undefined) {
+      changes.push({ path: a.path, before: a, after: b });
+      i++;
+      j++;
+    } else if (order < 0 && a !== undefined) {
+      changes.push({ path: a.path, before: a });
+      i++;
+    } else if (b !== undefined) {
+      changes.push({ path: b.path, after: b });
+      j++;
+    }
+    if (changes.length > CARRY_MAX_CHANGES) return undefined;
+  }
+  return changes;
+}
+
+/** The parent's selections for the patched snapshot: the same lists where no change touches them. */
+function carrySelections(inherited: ReadonlyMap<string, Selection>, changes: readonly EntryChange[]): Map<string, Selection> {
+  const carried = new Map<string, Selection>();
+  for (const [key, selection] of inherited) {
+    const { keep } = selection;
+    const touching = changes.filter((c) => (c.before !== undefined && keep(c.before)) || (c.after !== undefined && keep(c.after)));
+    if (touching.length === 0) {
+      carried.set(key, selection);
+      continue;
+    }
+    const gone = new Set(touching.map((c) => c.path));
+    const entries = selection.entries.filter((e) => !gone.has(e.path));
+    for (const c of touching) {
+      if (c.after === undefined || !keep(c.after)) continue;
+      entries.splice(insertionPoint(entries, c.after.path), 0, c.after);
+    }
+    carried.set(key, { keep, entries });
+  }
+  return carried;
+}
+
+/** Where `path` goes in entries sorted by path (binary search). */
+function insertionPoint(entries: readonly FsEntry[], path: string): number {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareStrings(entries[mid]?.path ?? '', path) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function makeView(snapshot: FsSnapshot, sorted: readonly FsEntry[], byPath: ReadonlyMap<string, FsEntry>): SnapshotView {
 
   const realpath = (path: string): string | undefined => {
     let cur = '/';
@@ -239,6 +416,7 @@ export function viewSnapshot(snapshot: FsSnapshot): SnapshotView {
 
   const view: SnapshotView = {
     snapshot,
+    sorted,
     get: (path) => byPath.get(path),
     known: (path) => snapshot.roots.some((r) => isWithin(r, path)),
     realpath,
@@ -264,16 +442,47 @@ function slashes(path: string): number {
   return n;
 }
 
-export function expandPattern(pattern: string, snapshot: FsSnapshot): FsEntry[] {
-  const view = viewSnapshot(snapshot);
+/** The path's first `depth` segments (`/a/b` for depth 2 of `/a/b/c`); undefined when it has fewer. */
+function leadingSegments(path: string, depth: number): string | undefined {
+  let at = 0;
+  for (let n = 0; n < depth; n++) {
+    at = path.indexOf('/', at);
+    if (at === -1) return undefined;
+    at += 1;
+  }
+  const end = path.indexOf('/', at);
+  return end === -1 ? path : path.slice(0, end);
+}
+
+export function expandPattern(pattern: string, snapshot: FsSnapshot): readonly FsEntry[] {
+  return selectEntries(snapshot, `expand ${pattern}`, (e) => covers(pattern, e.path), () => expandAgainstView(pattern, viewSnapshot(snapshot)));
+}
+
+/** expandPattern from the view's ranges: what matching every entry gives, without matching every entry. */
+function expandAgainstView(pattern: string, view: SnapshotView): FsEntry[] {
   const prefix = staticPrefix(pattern);
   // `<static base>/**` covers its base and everything lexically below it, which is exactly the
   // candidates: no need to match each of thousands of entries segment by segment (most of a
   // rollout's compile time went there). Any other glob is matched entry by entry.
   if (hasRecursiveTail(pattern)) {
-    const candidates = [view.get(prefix), ...view.descendants(prefix)];
-    if (!isGlob(pattern)) return candidates.filter((e): e is FsEntry => e !== undefined);
-    return candidates.filter((e): e is FsEntry => e !== undefined && covers(pattern, e.path));
+    const candidates = [view.get(prefix), ...view.descendants(prefix)].filter((e): e is FsEntry => e !== undefined);
+    if (!isGlob(pattern)) return candidates;
+    // A glob before the `/**` (`/usr/lib/*-linux-gnu/**`): a path is covered when its leading
+    // segments, as many as the base has, match the base. Thousands of entries below the static
+    // prefix share a few hundred leading parts, so each part is matched once.
+    const base = pattern.slice(0, -3);
+    const depth = slashes(base);
+    const matched = new Map<string, boolean>();
+    return candidates.filter((e) => {
+      const head = leadingSegments(e.path, depth);
+      if (head === undefined) return false;
+      let covered = matched.get(head);
+      if (covered === undefined) {
+        covered = covers(base, head);
+        matched.set(head, covered);
+      }
+      return covered;
+    });
   }
   // Without `/**` a pattern covers only paths of its own depth: only those are matched.
   const depth = slashes(pattern);

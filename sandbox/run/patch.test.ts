@@ -1,4 +1,6 @@
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../core/index.ts';
 import { compilePolicy } from '../compile/index.ts';
 import { buildSnapshot, viewSnapshot, type FsSnapshot, type TreeEntry } from '../paths/index.ts';
 import { parseStrace, type TraceEvent } from '../trace/index.ts';
@@ -207,5 +209,144 @@ describe('a session snapshot patched from traces, compiled against its baseline'
       },
     ]);
     expect(out.fidelity.entries.filter((e) => e.kind === 'narrowed' && e.note.includes('run time'))).toEqual([]);
+  });
+});
+
+describe('applyFileEvents resolving only the links a change can move', () => {
+  // Small name spaces, so random trees and commands collide: links into links, dangling links
+  // that later resolve, files replaced by links, directories renamed under links.
+  const NAMES = ['a', 'b', 'c'];
+  const pick = <T>(random: () => number, xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+  const randomPath = (random: () => number): string => {
+    const depth = 1 + Math.floor(random() * 3);
+    return `/r/${Array.from({ length: depth }, () => pick(random, NAMES)).join('/')}`;
+  };
+  const linkText = (random: () => number, at: string): string => {
+    const target = randomPath(random);
+    if (random() < 0.5) return target;
+    // The same target written relative to the link's directory.
+    const rel = posix.relative(posix.dirname(at), target);
+    return rel === '' ? '.' : rel;
+  };
+  const randomTree = (random: () => number): TreeEntry[] => {
+    const tree = new Map<string, TreeEntry>([['/r', { path: '/r', type: 'dir' }]]);
+    for (let i = 0; i < 14; i++) {
+      const path = randomPath(random);
+      // Every ancestor is a directory (buildSnapshot implies missing ones).
+      if ([...tree.values()].some((e) => e.type !== 'dir' && path.startsWith(`${e.path}/`))) continue;
+      if ([...tree.keys()].some((p) => p.startsWith(`${path}/`))) continue;
+      const kind = random();
+      tree.set(path, kind < 0.35 ? { path, type: 'dir' } : kind < 0.7 ? { path, type: 'file' } : { path, type: 'symlink', link: linkText(random, path) });
+    }
+    return [...tree.values()];
+  };
+  const randomCommand = (random: () => number, t: number): string => {
+    const path = randomPath(random);
+    const other = randomPath(random);
+    const at = `100 ${t}.0`;
+    switch (Math.floor(random() * 6)) {
+      case 0:
+        return `${at} openat(AT_FDCWD</r>, "${path}", O_WRONLY|O_CREAT, 0644) = 3<${path}>`;
+      case 1:
+        return `${at} mkdir("${path}", 0755) = 0`;
+      case 2:
+        return `${at} unlink("${path}") = 0`;
+      case 3:
+        return `${at} rmdir("${path}") = 0`;
+      case 4:
+        return `${at} rename("${path}", "${other}") = 0`;
+      default:
+        return `${at} symlink("${linkText(random, other)}", "${other}") = 0`;
+    }
+  };
+
+  it('gives what resolving every link again gives, on random trees and commands', () => {
+    const random = seededRandom(21);
+    let differentTargets = 0;
+    for (let round = 0; round < 400; round++) {
+      let affected = buildSnapshot(randomTree(random));
+      let all = affected;
+      // A few commands in a row, as a session patches one after another.
+      for (let command = 0; command < 3; command++) {
+        const lines = Array.from({ length: 1 + Math.floor(random() * 5) }, (_, i) => randomCommand(random, i));
+        const ev = parseStrace(lines.join('\n'), { cwd: '/r' });
+        const before = new Map(affected.entries.map((e) => [e.path, e.target]));
+        affected = applyFileEvents(affected, ev);
+        all = applyFileEvents(all, ev, { relink: 'all' });
+        expect(affected, `round ${round}, command ${command}:\n${lines.join('\n')}`).toEqual(all);
+        differentTargets += affected.entries.filter((e) => e.type === 'symlink' && before.has(e.path) && before.get(e.path) !== e.target).length;
+      }
+    }
+    // The commands did move existing links (else the comparison would prove little).
+    expect(differentTargets).toBeGreaterThan(50);
+  });
+});
+
+describe('a compile of a patched snapshot (selections carried from its parent)', () => {
+  // Directories a policy names with globs and `/**`, and links between them; commands add,
+  // remove, rename and link there, so carried selections (expansions, links and directories
+  // below a base) must change with them.
+  const TOP = ['/app', '/usr/lib', '/tmp'];
+  const NAMES = ['a', 'b', 'x.so', 'y-gnu'];
+  const randomPath = (random: () => number): string => {
+    const top = TOP[Math.floor(random() * TOP.length)] as string;
+    const depth = 1 + Math.floor(random() * 3);
+    return `${top}/${Array.from({ length: depth }, () => NAMES[Math.floor(random() * NAMES.length)]).join('/')}`;
+  };
+  const randomTree = (random: () => number): TreeEntry[] => {
+    const tree = new Map<string, TreeEntry>(TOP.map((p) => [p, { path: p, type: 'dir' }]));
+    for (let i = 0; i < 30; i++) {
+      const path = randomPath(random);
+      if ([...tree.values()].some((e) => e.type !== 'dir' && path.startsWith(`${e.path}/`))) continue;
+      if ([...tree.keys()].some((p) => p.startsWith(`${path}/`))) continue;
+      const kind = random();
+      tree.set(path, kind < 0.4 ? { path, type: 'dir' } : kind < 0.8 ? { path, type: 'file' } : { path, type: 'symlink', link: randomPath(random) });
+    }
+    return [...tree.values()];
+  };
+  const randomCommand = (random: () => number, t: number): string => {
+    const path = randomPath(random);
+    const other = randomPath(random);
+    switch (Math.floor(random() * 6)) {
+      case 0:
+        return `100 ${t}.0 openat(AT_FDCWD</app>, "${path}", O_WRONLY|O_CREAT, 0644) = 3<${path}>`;
+      case 1:
+        return `100 ${t}.0 mkdir("${path}", 0755) = 0`;
+      case 2:
+        return `100 ${t}.0 unlink("${path}") = 0`;
+      case 3:
+        return `100 ${t}.0 rmdir("${path}") = 0`;
+      case 4:
+        return `100 ${t}.0 rename("${path}", "${other}") = 0`;
+      default:
+        return `100 ${t}.0 symlink("${randomPath(random)}", "${other}") = 0`;
+    }
+  };
+  const policy = {
+    read: ['/app/**', '/usr/lib/*-gnu/**', '/usr/lib/*.so', '/app/*/b', '/tmp/a'],
+    write: ['/tmp/**', '/app/a/*', '/usr/lib/*/x.so/**'],
+    execute: ['/usr/lib/*/b', '/app/a/x.so'],
+  };
+  const implicit = { read: ['/usr/lib/*/*.so/**'], write: [], execute: ['/usr/lib/y-gnu/*'] };
+
+  it('is the compile of the same tree listed afresh, command after command', () => {
+    const random = seededRandom(7);
+    let carried = 0;
+    for (let round = 0; round < 150; round++) {
+      const baseline = buildSnapshot(randomTree(random));
+      const options = { implicit, abi: 7, baseline };
+      let snapshot = baseline;
+      compilePolicy(policy, snapshot, options);
+      for (let command = 0; command < 4; command++) {
+        const lines = Array.from({ length: 1 + Math.floor(random() * 4) }, (_, i) => randomCommand(random, i));
+        const next = applyFileEvents(snapshot, parseStrace(lines.join('\n'), { cwd: '/app' }));
+        if (next !== snapshot) carried++;
+        snapshot = next;
+        // The same entries in a snapshot object of their own: nothing remembered, nothing carried.
+        const fresh = { roots: [...snapshot.roots], entries: snapshot.entries.map((e) => ({ ...e })) };
+        expect(compilePolicy(policy, snapshot, options), `round ${round}, command ${command}:\n${lines.join('\n')}`).toEqual(compilePolicy(policy, fresh, options));
+      }
+    }
+    expect(carried).toBeGreaterThan(300);
   });
 });

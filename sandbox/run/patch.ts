@@ -24,7 +24,7 @@
  */
 import { posix } from 'node:path';
 import { compareStrings } from '../../core/index.ts';
-import { normalizePattern, resolveLinks, viewSnapshot, type FsEntry, type FsSnapshot } from '../paths/index.ts';
+import { normalizePattern, patchedSnapshot, resolveLinks, resolveStaleLinks, viewSnapshot, type FsEntry, type FsSnapshot } from '../paths/index.ts';
 import type { TraceEvent } from '../trace/index.ts';
 
 const CHANGING = new Set(['create', 'write', 'truncate', 'unlink', 'rename', 'mkdir', 'rmdir', 'link', 'symlink']);
@@ -36,22 +36,61 @@ export function changesTree(e: TraceEvent): boolean {
   return CHANGING.has(e.op);
 }
 
-export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEvent[]): FsSnapshot {
+export interface PatchOptions {
+  /**
+   * Which links are resolved again after a change: `affected` (the default) only those the change
+   * can have moved; `all`, every link, as before this shortcut — what tests hold `affected` to.
+   */
+  relink?: 'affected' | 'all';
+}
+
+export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEvent[], options: PatchOptions = {}): FsSnapshot {
   const relevant = events.filter(changesTree);
   if (relevant.length === 0) return snapshot;
-  const byPath = new Map<string, FsEntry>(snapshot.entries.map((e) => [e.path, e]));
+  const byPath = new Map<string, FsEntry>();
+  for (const e of snapshot.entries) byPath.set(e.path, e);
   let view = viewSnapshot(snapshot);
   // dirty: the view events are placed through is stale; changed: the links need resolving again
   // (at the end, or before a new link's text is read against the tree: files included).
   let dirty = false;
   let changed = false;
-  // Links are resolved again whenever the tree changed: later events are placed through them.
+  // What each path touched since the links were last resolved was then, by path.
+  const touched = new Map<string, FsEntry | undefined>();
+  const touch = (path: string): void => {
+    if (!touched.has(path)) touched.set(path, byPath.get(path));
+  };
+  /*
+   * Links are resolved again whenever the tree changed: later events are placed through them.
+   * Most commands only add paths, or replace or remove regular files. Then only some links can
+   * resolve differently (resolveStaleLinks says why): dangling links, new ones, and those that
+   * resolved to a file that went (a walk meets a file only at its end). A command adding a file
+   * to a ~10,000-entry snapshot then resolves a handful of links, not a thousand. A directory
+   * or a link that went or changed may be on any link's way: everything is resolved again.
+   */
   const settle = (): FsEntry[] => {
-    const entries = resolveLinks([...byPath.values()]);
-    for (const e of entries) byPath.set(e.path, e);
+    let everything = options.relink === 'all';
+    const stale = new Set<string>();
+    const filesGone = new Set<string>();
+    for (const [path, before] of touched) {
+      const after = byPath.get(path);
+      if (after?.type === 'symlink') stale.add(path);
+      if (before === undefined || linkShape(before) === linkShape(after)) continue;
+      if (before.type === 'file' || before.type === 'other') filesGone.add(path);
+      else everything = true;
+    }
+    touched.clear();
     dirty = false;
     changed = false;
-    return entries;
+    if (everything) {
+      const entries = resolveLinks([...byPath.values()]);
+      for (const e of entries) byPath.set(e.path, e);
+      return entries;
+    }
+    for (const e of byPath.values()) {
+      if (e.type === 'symlink' && (e.target === undefined || filesGone.has(e.target))) stale.add(e.path);
+    }
+    for (const e of resolveStaleLinks(byPath, stale)) byPath.set(e.path, e);
+    return [...byPath.values()];
   };
   const current = (): ReturnType<typeof viewSnapshot> => {
     if (dirty) view = viewSnapshot({ roots: snapshot.roots, entries: settle() });
@@ -72,6 +111,7 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
     return real === undefined ? path : real === '/' ? `/${posix.basename(path)}` : `${real}/${posix.basename(path)}`;
   };
   const add = (entry: FsEntry): void => {
+    touch(entry.path);
     byPath.set(entry.path, entry);
     dirty = true;
     changed = true;
@@ -84,16 +124,18 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
    * writing many files would otherwise resolve every link in the snapshot again per file.
    */
   const addFile = (path: string): void => {
+    touch(path);
     byPath.set(path, { path, type: 'file', mode: 0o644 });
     changed = true;
   };
   const removeTree = (path: string): FsEntry[] => {
     const gone: FsEntry[] = [];
     for (const [p, e] of byPath) {
-      if (p === path || p.startsWith(`${path}/`)) {
-        gone.push(e);
-        byPath.delete(p);
-      }
+      if (p === path || p.startsWith(`${path}/`)) gone.push(e);
+    }
+    for (const e of gone) {
+      touch(e.path);
+      byPath.delete(e.path);
     }
     dirty = true;
     changed = true;
@@ -151,7 +193,8 @@ export function applyFileEvents(snapshot: FsSnapshot, events: readonly TraceEven
     }
   }
   const entries = (changed ? settle() : [...byPath.values()]).sort((a, b) => compareStrings(a.path, b.path));
-  return { roots: snapshot.roots, entries };
+  // The compile that follows views the new snapshot: the index is already here.
+  return patchedSnapshot(snapshot, entries, byPath);
 }
 
 /**
@@ -170,4 +213,13 @@ function linkText(target: string, linkPath: string, view: ReturnType<typeof view
   if (rebased === target) return target;
   const resolved = view.realpath(target);
   return resolved !== undefined && resolved === view.realpath(rebased) ? target : undefined;
+}
+
+/**
+ * What resolving links sees of an entry: absent, a link with this text (or, without text, this
+ * last known target), or anything else — a walk passes a file and a directory alike.
+ */
+function linkShape(e: FsEntry | undefined): string | undefined {
+  if (e === undefined) return undefined;
+  return e.type === 'symlink' ? `link:${e.link ?? `\0${e.target ?? ''}`}` : 'entry';
 }

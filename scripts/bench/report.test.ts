@@ -55,6 +55,7 @@ function report(overrides: Partial<BenchReport['round_trip']> = {}): BenchReport
       session_compile: s(2),
       session_listing: s(45),
       session_compile_after_listing: s(9),
+      session_patch_compile: s(4),
       listing_entries: 31_000,
       docker_calls: { session_run: 0, session_run_traced: 0 },
       session_first_ms: 2000,
@@ -86,6 +87,7 @@ describe('renderReport', () => {
     expect(line(text, '  of which: policy compile')).toMatch(/2\.00 ms\s+0\.0333×\s+0$/);
     expect(line(text, "agent's filesystem listing (31000 entries), parsed")).toMatch(/45\.0 ms\s+0\.75×\s+0$/);
     expect(line(text, '  then the first compile against it')).toMatch(/9\.00 ms\s+0\.15×\s+0$/);
+    expect(line(text, 'a command created a file: snapshot patch + compile')).toMatch(/4\.00 ms\s+0\.0667×\s+0$/);
     expect(line(text, '    target:')).toMatch(/launcher \+ strace 15\.0 ms vs bare exec 60\.0 ms = 0\.25× \(< 0\.5×\): well under$/);
     expect(text).toContain('first SandboxSession.run of a session (agent start, Landlock ABI probe, listing, compile, traced true): 2000 ms');
   });

@@ -90,6 +90,7 @@ export const BenchReportSchema = z.object({
       session_compile: SummarySchema.describe('the policy compile on the host that each enforced SandboxSession.run includes (snapshot current)'),
       session_listing: SummarySchema.describe("the agent's filesystem listing for the compiler (fsSnapshot after invalidateSnapshot), parsed"),
       session_compile_after_listing: SummarySchema.describe('the first compile against a new listing, which also indexes it'),
+      session_patch_compile: SummarySchema.describe('host CPU after a command that created a file: the snapshot patched from its trace, then the compile against it'),
       listing_entries: z.number().int().describe('entries in that listing'),
       docker_calls: z
         .object({
@@ -230,6 +231,7 @@ function roundTripTable(rt: BenchReport['round_trip']): string {
     part('  of which: policy compile on the host', rt.session_compile),
     part(`agent's filesystem listing (${rt.listing_entries} entries), parsed`, rt.session_listing),
     part('  then the first compile against it (indexes it)', rt.session_compile_after_listing),
+    part('a command created a file: snapshot patch + compile', rt.session_patch_compile),
   ];
   return textTable(
     [

@@ -21,9 +21,10 @@
 import Dockerode from 'dockerode';
 import { AuthbenchError, ENV, readEnv } from '../../core/index.ts';
 import { parseDockerHost, type Container } from '../../docker/index.ts';
-import type { PatternSet } from '../../sandbox/compile/index.ts';
+import { compilePolicy, type PatternSet } from '../../sandbox/compile/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
-import { SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
+import { applyFileEvents, SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
+import { TraceEventSchema, type TraceEvent } from '../../sandbox/trace/index.ts';
 import { summarize, type Summary } from './stats.ts';
 import type { Rounds } from './plan.ts';
 import { SCRATCH_DIR } from './workloads.ts';
@@ -41,6 +42,11 @@ export interface RoundTrips {
   listing: Summary;
   /** The first compile against a new listing: it also indexes the snapshot (views, trusted links). */
   compileAfterListing: Summary;
+  /**
+   * Host CPU of a command that created one file: patching the snapshot from its trace and the
+   * compile against the patched snapshot (what the next enforced command pays), one file more each time.
+   */
+  patchCompile: Summary;
   /** Entries in that listing. */
   listingEntries: number;
   /** Docker API calls one SandboxSession.run makes, untraced and traced. */
@@ -104,6 +110,11 @@ async function rawExecTrue(docker: Dockerode, containerId: string): Promise<numb
   const elapsed = performance.now() - started;
   if (info.ExitCode !== 0) throw new AuthbenchError('INTERNAL', `raw exec of true exited ${String(info.ExitCode)}`);
   return elapsed;
+}
+
+/** The trace event of an `open(O_CREAT|O_EXCL)` that made `path`. */
+function createdFile(path: string): TraceEvent {
+  return TraceEventSchema.parse({ kind: 'file', schema_version: 1, pid: 1, ts: 0, syscall: 'openat', result: 3, denied: false, op: 'create', path, flags: ['O_WRONLY', 'O_CREAT', 'O_EXCL'] });
 }
 
 async function timed(fn: () => Promise<void>): Promise<number> {
@@ -173,13 +184,26 @@ export async function measureRoundTrips(container: Container, rounds: Rounds, op
         return timed(async () => void (await session.compile(TRUE_POLICY, TRUE_RUNTIME)));
       },
     };
-    const names = Object.keys(paths) as (keyof typeof paths)[];
-    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<keyof typeof paths, number[]>;
+    // A chain of snapshots as a session makes them: each patched from the last, then compiled.
+    const abi = await session.landlockAbi();
+    const baseline = await session.baselineSnapshot();
+    let patched = baseline;
+    let created = 0;
+    compilePolicy(TRUE_POLICY, patched, { implicit: TRUE_RUNTIME, abi, baseline });
+    const patchCompile = (): Promise<number> =>
+      timed(async () => {
+        created += 1;
+        patched = applyFileEvents(patched, [createdFile(`${SCRATCH_DIR}/bench-created-${created}`)]);
+        compilePolicy(TRUE_POLICY, patched, { implicit: TRUE_RUNTIME, abi, baseline });
+      });
+    const names = [...(Object.keys(paths) as (keyof typeof paths)[]), 'patchCompile' as const];
+    const run = { ...paths, patchCompile };
+    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<(typeof names)[number], number[]>;
     for (let round = 0; round < rounds.warmup + rounds.reps; round++) {
       // Rotate the order so no path always follows the same one.
       const k = round % names.length;
       for (const name of [...names.slice(k), ...names.slice(0, k)]) {
-        const ms = await paths[name]();
+        const ms = await run[name]();
         if (round >= rounds.warmup) samples[name].push(ms);
       }
     }
@@ -191,6 +215,7 @@ export async function measureRoundTrips(container: Container, rounds: Rounds, op
       compile: summarize(samples.compile),
       listing: summarize(samples.listing),
       compileAfterListing: summarize(samples.compileAfterListing),
+      patchCompile: summarize(samples.patchCompile),
       listingEntries,
       dockerCalls,
       sessionFirstMs,
