@@ -95,6 +95,22 @@ export function patternWithin(root: string, pattern: string): boolean {
  * `/opt/*` reach into `/opt/authbench`; `/opt` and `/app/**` do not.)
  */
 export function patternReaches(pattern: string, root: string): boolean {
+  // Every compile asks this of each of the policy's entries and each reserved path, again per command.
+  const key = `${pattern}\0${root}`;
+  let reaches = reachCache.get(key);
+  if (reaches === undefined) {
+    if (reachCache.size >= REACH_CACHE_MAX) reachCache.clear();
+    reaches = computeReaches(pattern, root);
+    reachCache.set(key, reaches);
+  }
+  return reaches;
+}
+
+/** patternReaches by pattern and root. Bounded; pure in effect. */
+const reachCache = new Map<string, boolean>();
+const REACH_CACHE_MAX = 16_384;
+
+function computeReaches(pattern: string, root: string): boolean {
   if (covers(pattern, root)) return true;
   if (root === '/') return pattern.startsWith('/');
   const body = hasRecursiveTail(pattern) ? pattern.slice(0, -3) : pattern;
