@@ -122,19 +122,20 @@ export function resolveLinks(entries: readonly FsEntry[]): FsEntry[] {
 }
 
 /**
- * `resolveLinks` for a tree that has only grown since its links were last
- * resolved: only `stale` links are resolved again; every other link keeps its
- * `target`. Returns the entries that changed (new objects).
+ * `resolveLinks` after a change that added paths or replaced or removed regular
+ * files, and nothing else: only `stale` links are resolved again; every other
+ * link keeps its `target`. Returns the entries that changed (new objects).
  *
  * Why that equals resolving every link: a link's target is a function of the
  * entries its walk looked up — each one's presence and, for a symlink, its
- * text. A resolved link found every path it looked up; if none of those was
- * removed or changed into or out of a link (or given other text), which is
- * what "only grown" means, each lookup gives the same answer and so does the
- * walk. An added path can only change a walk that failed where it is now:
- * a dangling link. So `stale` must hold every link without a target and every
- * link added or changed since; `patch.ts` checks the "only grown" part and
- * resolves everything (`resolveLinks`) otherwise.
+ * text (a file and a directory are passed alike). A resolved link found every
+ * path it looked up, and meets a file only as the last one, its target. So an
+ * added path can only change a walk that failed where it is now (a dangling
+ * link), and a file that went or was replaced only the walks that ended on it
+ * (links whose target it was). `stale` must hold those, and every link added
+ * or changed; `patch.ts` checks that the change is of this kind and resolves
+ * everything (`resolveLinks`) otherwise — a directory or a link that went or
+ * changed may be on any walk.
  */
 export function resolveStaleLinks(byPath: ReadonlyMap<string, FsEntry>, stale: ReadonlySet<string>): FsEntry[] {
   const resolve = linkResolver(byPath, (path) => stale.has(path));
@@ -342,7 +343,7 @@ function carrySelections(inherited: ReadonlyMap<string, Selection>, changes: rea
   return carried;
 }
 
-/** Where `path` goes in entries sorted by path (binary search). */
+/** Where `path` goes in entries sorted by path (binary search): the first entry not before it. */
 function insertionPoint(entries: readonly FsEntry[], path: string): number {
   let lo = 0;
   let hi = entries.length;
@@ -398,15 +399,8 @@ function makeView(snapshot: FsSnapshot, sorted: readonly FsEntry[], byPath: Read
   // Entries of `list` (sorted) strictly below `dir`: the range that starts with `dir/`.
   const below = (list: readonly FsEntry[], dir: string): FsEntry[] => {
     const prefix = dir === '/' ? '/' : `${dir}/`;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (compareStrings(list[mid]?.path ?? '', prefix) < 0) lo = mid + 1;
-      else hi = mid;
-    }
     const out: FsEntry[] = [];
-    for (let i = lo; i < list.length; i++) {
+    for (let i = insertionPoint(list, prefix); i < list.length; i++) {
       const e = list[i];
       if (e === undefined || !e.path.startsWith(prefix)) break;
       if (e.path !== '/') out.push(e);

@@ -12,9 +12,12 @@
  * Symlinks carry their resolved target exactly as a fresh listing would give
  * it (the compiler trusts a link only when a baseline listing has the same
  * link resolving to the same place, so a stale or guessed target would be a
- * hole): after any change every link is resolved again from its link text
- * (`resolveLinks`, the same code `parseSnapshot` uses), so a link whose
- * target was removed, renamed, or replaced by another link changes with it. A
+ * hole): after a change every link it can have moved is resolved again from
+ * its link text (the same code `parseSnapshot` uses; every link when a
+ * directory or a link went or changed, else the dangling ones, the new ones
+ * and those that led to a file that went — `resolveStaleLinks` says why that
+ * is enough), so a link whose target was removed, renamed, or replaced by
+ * another link changes with it. A
  * symlink whose target is outside the snapshot stays unresolved, as a fresh
  * listing would leave it. The trace gives a new link's text only resolved
  * against the link's directory as the command named it; when the kernel put
