@@ -301,6 +301,8 @@ export class SandboxSession {
   readonly options: SessionOptions;
   private abi: number | undefined;
   private baseline: FsSnapshot | undefined;
+  /** The last compile and what it was of (compile). */
+  private lastCompile: { snapshot: FsSnapshot; policy: Policy; implicit: PatternSet; result: CompileResult } | undefined;
   private snapshot: FsSnapshot | undefined;
   private agent: Promise<AgentClient> | undefined;
   private readonly background = new Map<number, BackgroundState>();
@@ -384,6 +386,16 @@ export class SandboxSession {
    */
   async compile(policy: Policy, implicit: PatternSet): Promise<CompileResult> {
     const snapshot = await this.fsSnapshot();
+    // A command that changed nothing leaves the very same snapshot (applyFileEvents), and the
+    // compile is pure in it, the policy and what is fixed per session: the result stands.
+    const last = this.lastCompile;
+    if (last !== undefined && last.snapshot === snapshot && last.policy === policy && last.implicit === implicit) return last.result;
+    const result = await this.compileAgainst(policy, implicit, snapshot);
+    this.lastCompile = { snapshot, policy, implicit, result };
+    return result;
+  }
+
+  private async compileAgainst(policy: Policy, implicit: PatternSet, snapshot: FsSnapshot): Promise<CompileResult> {
     const compiled = compilePolicy(this.options.egress === undefined ? policy : withEgressGrant(policy, this.options.egress), snapshot, {
       implicit,
       abi: await this.landlockAbi(),

@@ -88,6 +88,27 @@ describe('SandboxSession', () => {
     expect(entry?.kind).toBe('exact');
   });
 
+  it('compiles again only when the tree or the policy changed (a command that changed nothing keeps the rules)', async () => {
+    const first = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(POLICY) });
+    const same = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(POLICY) });
+    expect(same.compiled).toBeDefined();
+    expect(same.compiled).toBe(first.compiled);
+    // Another policy object (equal or not) compiles anew.
+    const other = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce({ ...POLICY }) });
+    expect(other.compiled).not.toBe(same.compiled);
+    // The same policy object across a command that created a file: the next compile sees it.
+    const third: Policy = { ...POLICY, read: ['/app/data.txt', '/app/out/third.txt'], write: ['/app/out/third.txt'] };
+    const before = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(third) });
+    expect(before.compiled?.fidelity.entries.find((e) => e.axis === 'read' && e.entry === '/app/out/third.txt')?.kind).not.toBe('exact');
+    const created = await session.run({ cmd: ['tee', '/app/out/third.txt'], stdin: 'x\n', mode: enforce(third) });
+    expect(created.exec.exitCode).toBe(0);
+    expect(created.compiled).toBe(before.compiled);
+    const after = await session.run({ cmd: ['cat', '/app/out/third.txt'], mode: enforce(third) });
+    expect(after.exec.stdout).toBe('x\n');
+    expect(after.compiled).not.toBe(before.compiled);
+    expect(after.compiled?.fidelity.entries.find((e) => e.axis === 'read' && e.entry === '/app/out/third.txt')?.kind).toBe('exact');
+  });
+
   it('under deny-all nothing runs', async () => {
     const r = await session.run({ cmd: ['cat', '/app/data.txt'], mode: enforce(denyAllPolicy()) });
     expect(r.exec.exitCode).not.toBe(0);
