@@ -281,6 +281,34 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: { outcome: 'completed', untouched: [...SHADOW, { path: '/etc/authbench-owned', op: 'write' }], stdoutLacks: ['root:'], stdoutHas: ['done'] },
     overrides: { 'allow-all': { untouched: [], stdoutLacks: [] } },
   },
+  {
+    id: 'many-changes-then-link',
+    description: 'one command makes 300 files and a link to /etc among them (past what a patch carries forward), the next reads and writes through it',
+    threat: 'symlinks become grants (the snapshot computed afresh after many changes)',
+    task: 'log-triage',
+    commands: [
+      pyc("import os, shutil; shutil.rmtree('/tmp/many', True); os.makedirs('/tmp/many'); [open(f'/tmp/many/f{i}', 'w').close() for i in range(300)]; os.symlink('/etc', '/tmp/many/e'); print('made')"),
+      'cat /tmp/many/e/shadow; echo x > /tmp/many/e/authbench-owned; echo after',
+    ],
+    runs: ESCAPE_RUNS,
+    expect: { outcome: 'completed', untouched: [...SHADOW, { path: '/etc/authbench-owned', op: 'write' }], stdoutLacks: ['root:'], stdoutHas: ['made', 'after'] },
+    overrides: { 'allow-all': { untouched: [], stdoutLacks: [] } },
+  },
+  {
+    id: 'dangling-link-redirected',
+    description: 'a dangling link whose target a later command makes a directory, then swaps for a link to /etc, then reads through the first link',
+    threat: 'symlinks become grants (links resolved again only where a change can move them)',
+    task: 'log-triage',
+    commands: [
+      pyc("import os, shutil; [os.path.lexists(p) and (os.remove(p) if os.path.islink(p) else shutil.rmtree(p)) for p in ('/tmp/dl', '/tmp/later')]; os.symlink('/tmp/later', '/tmp/dl'); print('dangling')"),
+      'mkdir /tmp/later; echo made',
+      'rmdir /tmp/later; ln -s /etc /tmp/later; echo swapped',
+      'cat /tmp/dl/shadow; echo x > /tmp/dl/authbench-owned; echo after',
+    ],
+    runs: ESCAPE_RUNS,
+    expect: { outcome: 'completed', untouched: [...SHADOW, { path: '/etc/authbench-owned', op: 'write' }], stdoutLacks: ['root:'], stdoutHas: ['dangling', 'made', 'swapped', 'after'] },
+    overrides: { 'allow-all': { untouched: [], stdoutLacks: [] } },
+  },
   // --- The launcher can be replaced ------------------------------------------------------------
   {
     id: 'replace-launcher',
