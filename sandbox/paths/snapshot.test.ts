@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareStrings } from '../../core/index.ts';
 import { covers } from './patterns.ts';
-import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, resolveLinks, snapshotCommand, viewSnapshot } from './snapshot.ts';
+import { buildSnapshot, expandPattern, FsSnapshotSchema, parseSnapshot, resolveLinks, selectEntries, SELECTIONS_KEPT_MAX, snapshotCommand, viewSnapshot } from './snapshot.ts';
 
 // Literal output of snapshotCommand(['/']) on a small merged-/usr tree (GNU find 4.9).
 const FIND_OUTPUT = [
@@ -171,3 +171,26 @@ describe('resolveLinks', () => {
     expect(resolveLinks(noText.filter((e) => e.path !== '/d'))[1]?.target).toBeUndefined();
   });
 });
+
+describe('selectEntries', () => {
+  it('remembers a selection per snapshot and key, up to a bound', () => {
+    const snap = buildSnapshot([{ path: '/a/x', type: 'file' }]);
+    let computed = 0;
+    const select = (key: string): readonly unknown[] =>
+      selectEntries(snap, key, () => true, () => {
+        computed++;
+        return [...snap.entries];
+      });
+    const first = select('k0');
+    expect(select('k0')).toBe(first);
+    expect(computed).toBe(1);
+    for (let i = 1; i < SELECTIONS_KEPT_MAX; i++) select(`k${i}`);
+    expect(computed).toBe(SELECTIONS_KEPT_MAX);
+    // Past the bound: computed each time, never kept.
+    select('one-more');
+    select('one-more');
+    expect(computed).toBe(SELECTIONS_KEPT_MAX + 2);
+    expect(select('k0')).toBe(first);
+  });
+});
+

@@ -255,9 +255,14 @@ export function selectEntries(snapshot: FsSnapshot, key: string, keep: (e: FsEnt
   const found = kept.get(key);
   if (found !== undefined) return found.entries;
   const entries = all();
-  kept.set(key, { keep, entries });
+  // A cached image's baseline is compiled against by every policy of a job (generated ones all
+  // differ): past a bound, a selection is computed each time rather than kept.
+  if (kept.size < SELECTIONS_KEPT_MAX) kept.set(key, { keep, entries });
   return entries;
 }
+
+/** Selections kept per snapshot (a policy and its implicit set need ~200). */
+export const SELECTIONS_KEPT_MAX = 2048;
 
 /** The entries of one type strictly below `dir` (lexically, as `descendants`), through selectEntries. */
 export function descendantsOfType(snapshot: FsSnapshot, dir: string, type: FsEntry['type']): readonly FsEntry[] {
