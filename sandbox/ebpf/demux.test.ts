@@ -10,17 +10,21 @@ function run(chunks: readonly Buffer[]) {
   const records: [string, string][] = [];
   const acks: HubAck[] = [];
   const ready: bigint[] = [];
+  const rings: number[] = [];
   const garbled: string[] = [];
   const demux = new HubDemux(NONCE, {
     record: (cg, bytes) => records.push([cg.toString(), bytes.toString('latin1')]),
     ack: (a) => acks.push(a),
-    ready: (ns) => ready.push(ns),
+    ready: (ns, ring) => {
+      ready.push(ns);
+      rings.push(ring);
+    },
     garbled: (b) => garbled.push(b.toString('latin1')),
   });
   for (const c of chunks) demux.push(c);
   const beforeEnd = records.length;
   demux.end();
-  return { records, acks, ready, garbled, beforeEnd };
+  return { records, acks, ready, rings, garbled, beforeEnd };
 }
 
 // A container's path may hold US \n and a lone RS: neither starts or ends a record.
@@ -33,6 +37,7 @@ const STREAM = [
   rec(`G${US}42`),
   rec(`S${US}102${US}8${US}8${US}unlink${US}/b`),
   rec(`Y${US}103`),
+  rec(`Y${US}103${US}5`),
   rec(`G${US}41`),
   rec(`F${US}104${US}7${US}7${US}9`),
   rec(`K${US}?41${US}3`),
@@ -51,7 +56,9 @@ describe('HubDemux', () => {
       { op: '-', cgroupId: 41n, value: 5 },
       { op: '!', cgroupId: 42n, value: 2 },
     ]);
-    expect(r.ready).toEqual([103n]);
+    // A single container's marker has no ring (0); a hub's copy says which ring it came through.
+    expect(r.ready).toEqual([103n, 103n]);
+    expect(r.rings).toEqual([0, 5]);
     expect(r.garbled).toEqual([]);
   });
 

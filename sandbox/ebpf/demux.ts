@@ -3,7 +3,8 @@
  * in, routed records out. The stream interleaves:
  * - `G ID`: the records after it, up to the next G, are cgroup ID's;
  * - `K <op>ID VALUE`: a command's acknowledgement (op `+`, `-`, `?` or `!`);
- * - `Y ts`: a readiness marker, of no cgroup (the host's own open);
+ * - `Y ts RING`: a readiness marker, of no cgroup (the host's own open), as
+ *   it came through one of the hub's ring buffers (each gets a copy);
  * - every other record: the current cgroup's, as the single-container
  *   tracer prints it, so each cgroup's share is parsed by parse.ts as is.
  *
@@ -20,7 +21,7 @@ import { FIELD_SEP, RECORD_START } from './program.ts';
 export interface HubAck {
   op: '+' | '-' | '?' | '!';
   cgroupId: bigint;
-  /** `-` and `?`: the events the ring buffer lost for the cgroup so far; `!`: the errno; `+`: 0. */
+  /** `-` and `?`: the events the ring buffer lost for the cgroup so far; `!`: the errno; `+`: the ring its records go to. */
   value: number;
 }
 
@@ -28,8 +29,8 @@ export interface DemuxSink {
   /** A record of a traced cgroup, whole, its RS nonce US start included. */
   record(cgroupId: bigint, bytes: Buffer): void;
   ack(ack: HubAck): void;
-  /** A readiness marker (its kernel time). */
-  ready(ns: bigint): void;
+  /** A readiness marker: its kernel time, and the ring buffer its copy came through (0 without one). */
+  ready(ns: bigint, ring: number): void;
   /** A record the demultiplexer could not read (kept for the report; never routed). */
   garbled(bytes: Buffer): void;
 }
@@ -96,8 +97,8 @@ export class HubDemux {
       this.#current = BigInt(digits);
     } else if (type === 'K' && op !== '' && value !== undefined) {
       this.#sink.ack({ op: op as HubAck['op'], cgroupId: BigInt(digits), value: Number(value) });
-    } else if (type === 'Y' && op === '' && value === undefined) {
-      this.#sink.ready(BigInt(digits));
+    } else if (type === 'Y' && op === '' && (value === undefined || /^\d+$/.test(value))) {
+      this.#sink.ready(BigInt(digits), value === undefined ? 0 : Number(value));
     } else {
       this.#sink.garbled(record);
     }

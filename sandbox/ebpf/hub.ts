@@ -106,11 +106,13 @@ export class EbpfHub implements AsyncDisposable {
   /** Waiters for acknowledgements: ab-ebpf runs commands in order and acknowledges each in turn. */
   readonly #acks: ((ack: HubAck) => void)[] = [];
   /**
-   * The kernel time (CLOCK_MONOTONIC, bpf_ktime_get_ns) of the latest marker read; -1 before the
-   * first. A take accepts only a marker made after it began: a marker of an earlier take's extra
-   * open (its first one was slow, so it opened again) proves nothing about records written since.
+   * Per ring buffer, the kernel time (CLOCK_MONOTONIC, bpf_ktime_get_ns) of the latest marker copy
+   * read through it; absent before the first. A take accepts only a marker made after it began: a
+   * marker of an earlier take's extra open (its first one was slow, so it opened again) proves
+   * nothing about records written since.
    */
-  #latestMarkerNs = -1n;
+  readonly #markerNs = new Map<number, bigint>();
+  #markersSeen = false;
   /** Takes waiting for the next marker: woken as it is read, not on the next poll. */
   readonly #readyWaiters = new Set<() => void>();
   /** Unix seconds minus kernel boot seconds, from the first marker (events carry kernel time). */
@@ -143,9 +145,10 @@ export class EbpfHub implements AsyncDisposable {
         share.chunks.push(bytes);
       },
       ack: (ack) => this.#acks.shift()?.(ack),
-      ready: (ns) => {
-        if (this.#latestMarkerNs < 0n) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
-        if (ns > this.#latestMarkerNs) this.#latestMarkerNs = ns;
+      ready: (ns, ring) => {
+        if (!this.#markersSeen) this.#offsetS = Date.now() / 1000 - Number(ns) / 1e9;
+        this.#markersSeen = true;
+        if (ns > (this.#markerNs.get(ring) ?? -1n)) this.#markerNs.set(ring, ns);
         for (const wake of [...this.#readyWaiters]) wake();
       },
       garbled: () => void this.#garbled++,
@@ -180,7 +183,7 @@ export class EbpfHub implements AsyncDisposable {
     const child = spawn(options.abEbpf, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
     const hub = new EbpfHub(child, nonce, readyPath, options.shareCapBytes ?? HUB_SHARE_CAP_BYTES, options.cgroup2Mount);
     try {
-      await hub.#waitMarker(0n, options.attachTimeoutMs ?? 60_000, 'attached');
+      await hub.#waitMarker(0n, options.attachTimeoutMs ?? 60_000, 'attached', [0]);
     } catch (error) {
       await hub.stop();
       throw error;
@@ -193,12 +196,14 @@ export class EbpfHub implements AsyncDisposable {
   }
 
   /**
-   * Open the readiness path until a marker made at or after kernel time `since` came back (the
-   * same clock as process.hrtime: an open after `since` makes a marker stamped after it).
+   * Open the readiness path until a marker made at or after kernel time `since` came back through
+   * each of `rings` (the same clock as process.hrtime: an open after `since` makes a marker
+   * stamped after it). Each ring's copy comes after every record written to that ring before the
+   * open; a ring a flood keeps full delays only the takes of the cgroups writing to it.
    */
-  async #waitMarker(since: bigint, timeoutMs: number, what: string): Promise<void> {
+  async #waitMarker(since: bigint, timeoutMs: number, what: string, rings: readonly number[]): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.#latestMarkerNs < since) {
+    while (rings.some((ring) => (this.#markerNs.get(ring) ?? -1n) < since)) {
       if (this.#exited !== undefined) throw this.#failure(`exited (${this.#exited}) before it ${what}`);
       if (Date.now() > deadline) throw this.#failure(`had not ${what} after ${timeoutMs} ms`);
       // Back as soon as a marker is read (a take costs a round trip, not a poll period); the
@@ -264,9 +269,15 @@ export class EbpfHub implements AsyncDisposable {
     /** Whether the kernel traces it now, and what it lost in earlier traced stretches (each starts at 0). */
     let active = false;
     let lostBefore = 0;
+    /** The ring its records go to while traced, and every ring they went to since the last take. */
+    let ring = 0;
+    let ringsSinceTake = new Set<number>();
     const resume = async (): Promise<void> => {
       if (active) return;
-      lostOf(await this.#command('+', cgroupId, pidLevel));
+      const added = await this.#command('+', cgroupId, pidLevel);
+      lostOf(added);
+      ring = added.value;
+      ringsSinceTake.add(ring);
       active = true;
     };
     const pause = async (): Promise<void> => {
@@ -290,7 +301,10 @@ export class EbpfHub implements AsyncDisposable {
       // Paused first (its acknowledgement carries the stretch's loss, so no `?` is needed): the
       // marker below still comes after every record the cgroup wrote before the removal.
       if (final) await pause();
-      await this.#waitMarker(process.hrtime.bigint(), DRAIN_TIMEOUT_MS, 'drained');
+      // Not traced since the last take: nothing of it can be in a ring.
+      const rings = [...ringsSinceTake];
+      if (rings.length > 0) await this.#waitMarker(process.hrtime.bigint(), DRAIN_TIMEOUT_MS, 'drained', rings);
+      ringsSinceTake = active ? new Set([ring]) : new Set();
       const lost = await lostNow();
       const bytes = Buffer.concat(share.chunks);
       const dropped = share.dropped;

@@ -2051,6 +2051,22 @@ static void run_shell_call(struct request *r) {
       process_ident(j->shell_pid, &cur);
       /* Gone or a zombie (empty): not replaced; the look above sees it ended once it is reaped. */
       int replaced = cur.len > 0 && !(cur.len == j->ident.len && memcmp(cur.p, j->ident.p, cur.len) == 0);
+      /* exe and cmdline are two reads, and an exec between them gives the old exe with the new
+       * cmdline: replaced all the same, but the reason would name the old program. Look again
+       * until two looks agree (an exec takes microseconds; bounded all the same). */
+      for (int look = 0; replaced && look < 20; look++) {
+        struct buf again = {0};
+        bg_pump(5);
+        process_ident(j->shell_pid, &again);
+        int settled = again.len == 0 || (again.len == cur.len && memcmp(again.p, cur.p, cur.len) == 0);
+        if (again.len > 0) {
+          free(cur.p);
+          cur = again;
+        } else {
+          free(again.p);
+        }
+        if (settled) break;
+      }
       if (replaced) {
         char *nl = memchr(cur.p, '\n', cur.len);
         snprintf(reason, sizeof reason, "the shell was replaced (exec of %.*s)", (int)(nl == NULL ? cur.len : (size_t)(nl - (char *)cur.p)), (const char *)cur.p);

@@ -6,10 +6,11 @@
  * sched/sched_process_fork. Each first looks the current cgroup id up in the
  * traced set (one container's, or a hub's many) and returns at once for any
  * other process, then writes
- * fixed-layout events (ab-ebpf.h) into one ring buffer WITHOUT waking the
- * reader: user space drains it on a timer, so the tracee never pays for a
- * wake-up (bpftrace's perf-buffer printfs woke its reader per record).
- * Only the readiness marker forces a wake-up: run.ts waits for it.
+ * fixed-layout events (ab-ebpf.h) into its cgroup's ring buffer WITHOUT
+ * waking the reader: user space drains them on a timer, so the tracee never
+ * pays for a wake-up (bpftrace's perf-buffer printfs woke its reader per
+ * record). Only the readiness marker forces a wake-up: run.ts and hub.ts wait
+ * for it.
  *
  * The semantics are program.ts's (see its header): strings that read empty at
  * entry are read again at exit (not for execve/execveat), argv up to
@@ -67,10 +68,16 @@ const volatile struct ab_call calls[AB_MAX_CALLS] = {};
 
 #define O_TMPFILE_BIT 020000000
 
+/* The ring buffers (ab-ebpf.h's AB_RINGS): user space creates each and puts it in a slot. */
 struct {
-  __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 32 << 20);
-} events SEC(".maps");
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, AB_RINGS);
+  __type(key, __u32);
+  __array(values, struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, AB_HUB_RING_BYTES);
+  });
+} rings SEC(".maps");
 
 /* Events built here, then copied out at their real size (a reserve must be of a constant size). */
 struct {
@@ -81,8 +88,8 @@ struct {
 } scratch SEC(".maps");
 
 /*
- * The traced cgroups: id -> events the ring buffer had no room for, per cgroup (a hub traces
- * several containers at once, and one flooding the buffer must not make another's trace look
+ * The traced cgroups: id -> its ring and the events that ring had no room for (a hub traces
+ * several containers at once, and one flooding its ring must not make another's trace look
  * complete). User space adds and removes them; a process is traced while its cgroup is here.
  */
 struct {
@@ -157,14 +164,16 @@ static __always_inline struct ab_event *event_init(__u8 type, __u8 call, __u64 i
   return e;
 }
 
+/* Into the event's cgroup's ring; what does not fit is counted against that cgroup. */
 static __always_inline void submit(struct ab_event *e, __u64 flags) {
   __u32 len = e->len;
   if (len > AB_STR_MAX) len = AB_STR_MAX;
-  if (bpf_ringbuf_output(&events, e, AB_EVENT_HEAD + len, flags) != 0) {
-    __u64 cgid = e->cgid;
-    struct ab_cgroup *cg = bpf_map_lookup_elem(&cgroups, &cgid);
-    if (cg) __sync_fetch_and_add(&cg->lost, 1);
-  }
+  __u64 cgid = e->cgid;
+  struct ab_cgroup *cg = bpf_map_lookup_elem(&cgroups, &cgid);
+  if (!cg) return;
+  __u32 slot = cg->ring;
+  void *ring = bpf_map_lookup_elem(&rings, &slot);
+  if (!ring || bpf_ringbuf_output(ring, e, AB_EVENT_HEAD + len, flags) != 0) __sync_fetch_and_add(&cg->lost, 1);
 }
 
 /* A user string into e->data; its length without the NUL, 0 when unreadable (as bpftrace's str() gives ""). */
@@ -187,7 +196,16 @@ static __always_inline void maybe_ready(__u64 pid_tgid, const struct ab_call *c,
     if (buf[i] != ready_path[i]) return;
   }
   struct ab_event *e = event_init(AB_EV_Y, 0, pid_tgid);
-  if (e) submit(e, BPF_RB_FORCE_WAKEUP);
+  if (!e) return;
+  // A copy in every ring, after every record written to it before the open: a take waits for
+  // the copies of the rings its cgroup wrote to, and a full ring delays only its own cgroups' takes.
+  for (__u32 i = 0; i < AB_RINGS; i++) {
+    __u32 slot = i;
+    void *ring = bpf_map_lookup_elem(&rings, &slot);
+    if (!ring) continue;
+    e->idx = (__u8)i;
+    bpf_ringbuf_output(ring, e, AB_EVENT_HEAD, BPF_RB_FORCE_WAKEUP);
+  }
 }
 
 static __always_inline void argv_events(__u8 call, __u64 ids, __u64 argv) {

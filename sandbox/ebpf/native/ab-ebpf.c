@@ -8,9 +8,10 @@
  *
  *   RS nonce US type US field US field ... US \n
  *
- * The ring buffer is drained every POLL_MS (at once again while a pass was
- * busy): the programs never wake this reader, except for the readiness
- * marker. On SIGINT/SIGTERM it drains once more, prints `Lost N events` on
+ * The ring buffers (one for a single container; AB_RINGS for a hub, each
+ * cgroup writing to one) are drained every POLL_MS (at once again while a
+ * pass was busy): the programs never wake this reader, except for the
+ * readiness marker, which the BPF side copies into every ring. On SIGINT/SIGTERM it drains once more, prints `Lost N events` on
  * stderr when the ring buffer overflowed, closes both outputs (the trace is
  * complete: run.ts stops waiting there), detaches and exits 0.
  *
@@ -26,10 +27,11 @@
  * at LEVEL: pids are printed as that namespace numbers them), `-ID` stops tracing it,
  * `?ID` asks what the ring buffer lost for it so far. Each
  * is acknowledged on stdout, in order with the records, once the kernel map
- * holds it:  RS nonce US K US +ID US 0 US \n  (`-ID` and `?ID`: the events the
- * ring buffer lost for that cgroup instead of 0; `!ID` and errno: refused). Before
- * a run of records from another cgroup it prints  RS nonce US G US ID US \n;
- * readiness records (Y) belong to no cgroup. End of stdin stops it as SIGINT
+ * holds it:  RS nonce US K US +ID US RING US \n  (the ring its records go to: the one
+ * the fewest traced cgroups use; `-ID` and `?ID`: the events its ring lost for that
+ * cgroup instead; `!ID` and errno: refused). Before a run of records from another
+ * cgroup it prints  RS nonce US G US ID US \n; readiness records belong to no
+ * cgroup and say which ring their copy came through:  RS nonce US Y US TS US RING US \n. End of stdin stops it as SIGINT
  * does, and `Lost N events in ID` goes to stderr per cgroup still traced.
  *
  * Usage: ab-ebpf (--cgroup-id N --pid-level L | --hub) --nonce NONCE --ready-pid N
@@ -202,12 +204,29 @@ static void end(void) {
 }
 
 static int print_event(const void *data, size_t size);
-static long pass_events;
+/* The ring buffers (one per slot of the BPF side's `rings`), the records each consumed this pass, the cgroups writing to each. */
+static struct ring_buffer *rbs[AB_RINGS];
+static int nrings;
+static long pass_events[AB_RINGS];
+static unsigned int ring_load[AB_RINGS];
 
+/* ctx: the ring's index. Each ring has its own pass limit, so one flooding ring cannot starve the others. */
 static int on_event(void *ctx, void *data, size_t size) {
-  (void)ctx;
+  long ring = (long)ctx;
   print_event(data, size);
-  return ++pass_events >= PASS_LIMIT ? PASS_FULL : 0;
+  return ++pass_events[ring] >= PASS_LIMIT ? PASS_FULL : 0;
+}
+
+/* One pass over every ring; 1 when a ring was busy (full pass or many records), -errno on a failure. */
+static int consume_all(void) {
+  int busy = 0;
+  for (int i = 0; i < nrings; i++) {
+    pass_events[i] = 0;
+    int n = ring_buffer__consume(rbs[i]);
+    if (n < 0 && n != -EINTR && n != PASS_FULL) return n;
+    if (n == PASS_FULL || n >= BUSY_EVENTS) busy = 1;
+  }
+  return busy;
 }
 
 /* One ring-buffer record as its text record (or nothing, for a record too short to hold one). */
@@ -276,7 +295,9 @@ static int print_event(const void *data, size_t size) {
       end();
       break;
     case AB_EV_Y:
+      // A hub says which ring the copy came through (a take waits for its cgroup's rings).
       printf("%c%s%c%c%c%llu", RS, nonce, US, 'Y', US, e->ts);
+      if (hub) printf("%c%u", US, (unsigned int)e->idx);
       end();
       break;
     default:
@@ -346,14 +367,26 @@ static void command(char *line) {
     return;
   }
   if (line[0] == '+') {
-    struct ab_cgroup cg = {.lost = 0, .level = (unsigned int)level};
-    if (bpf_map_update_elem(cgroups_fd, &cgid, &cg, BPF_NOEXIST) != 0) ack('!', cgid, errno);
-    else ack('+', cgid, 0);
+    // The ring fewest traced cgroups write to: its own while fewer than AB_RINGS are traced.
+    unsigned int ring = 0;
+    for (int i = 1; i < nrings; i++)
+      if (ring_load[i] < ring_load[ring]) ring = (unsigned int)i;
+    struct ab_cgroup cg = {.lost = 0, .level = (unsigned int)level, .ring = ring};
+    if (bpf_map_update_elem(cgroups_fd, &cgid, &cg, BPF_NOEXIST) != 0) {
+      ack('!', cgid, errno);
+    } else {
+      ring_load[ring]++;
+      ack('+', cgid, ring);
+    }
     return;
   }
   struct ab_cgroup cg = {0};
-  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &cg) != 0 || (line[0] == '-' && bpf_map_delete_elem(cgroups_fd, &cgid) != 0)) ack('!', cgid, errno);
-  else ack(line[0], cgid, (long long)cg.lost);
+  if (bpf_map_lookup_elem(cgroups_fd, &cgid, &cg) != 0 || (line[0] == '-' && bpf_map_delete_elem(cgroups_fd, &cgid) != 0)) {
+    ack('!', cgid, errno);
+    return;
+  }
+  if (line[0] == '-' && cg.ring < AB_RINGS && ring_load[cg.ring] > 0) ring_load[cg.ring]--;
+  ack(line[0], cgid, (long long)cg.lost);
 }
 
 /* Reads what stdin has; runs each complete line. Returns -1 at end of input. */
@@ -482,27 +515,33 @@ int main(int argc, char **argv) {
       links[nlinks++] = l;
     }
   }
-  struct ring_buffer *rb = NULL;
-  if (!err) {
-    rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
-    if (!rb) {
+  // The rings: a hub's AB_RINGS (its cgroups spread over them), one for a single container.
+  nrings = hub ? AB_RINGS : 1;
+  int rings_fd = bpf_map__fd(skel->maps.rings);
+  for (int i = 0; i < nrings && !err; i++) {
+    int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ab_ring", 0, 0, hub ? AB_HUB_RING_BYTES : AB_SINGLE_RING_BYTES, NULL);
+    unsigned int slot = (unsigned int)i;
+    if (fd < 0 || bpf_map_update_elem(rings_fd, &slot, &fd, BPF_ANY) != 0 || !(rbs[i] = ring_buffer__new(fd, on_event, (void *)(long)i, NULL))) {
       err = -errno;
-      fprintf(stderr, "ab-ebpf: could not open the ring buffer: %s\n", strerror(errno));
+      fprintf(stderr, "ab-ebpf: could not open ring buffer %d: %s\n", i, strerror(errno));
     }
+    // The map lives on in the rings map and in the ring buffer's mapping.
+    if (fd >= 0) close(fd);
   }
   if (!err) {
     // Everything is attached: from here every record comes out (the readiness marker first proves it).
-    struct pollfd fds[2] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN}, {.fd = STDIN_FILENO, .events = POLLIN}};
+    struct pollfd fds[AB_RINGS + 1];
+    for (int i = 0; i < nrings; i++) fds[i] = (struct pollfd){.fd = ring_buffer__epoll_fd(rbs[i]), .events = POLLIN};
+    fds[nrings] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     while (!stopping) {
-      pass_events = 0;
-      int n = ring_buffer__consume(rb);
-      if (n < 0 && n != -EINTR && n != PASS_FULL) {
-        fprintf(stderr, "ab-ebpf: reading the ring buffer: %s\n", strerror(-n));
-        err = n;
+      int busy = consume_all();
+      if (busy < 0) {
+        fprintf(stderr, "ab-ebpf: reading the ring buffers: %s\n", strerror(-busy));
+        err = busy;
         break;
       }
       if (fflush(stdout) != 0) break;
-      if (n == PASS_FULL || n >= BUSY_EVENTS) {
+      if (busy) {
         // Busy (a flood): drain again at once, but a hub reads its commands between passes — an
         // acknowledgement never waits for a flood to end.
         struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
@@ -512,9 +551,8 @@ int main(int argc, char **argv) {
       // Sleeps POLL_MS unless the readiness marker forces a wake-up (then drains it at once), or
       // (a hub) a command arrives. The host never relies on records before a command's ack being
       // out (a take waits for its readiness marker), so one bounded pass is enough here.
-      if (poll(fds, hub ? 2 : 1, POLL_MS) > 0 && hub && (fds[1].revents & (POLLIN | POLLHUP))) {
-        pass_events = 0;
-        ring_buffer__consume(rb);
+      if (poll(fds, (nfds_t)(hub ? nrings + 1 : nrings), POLL_MS) > 0 && hub && (fds[nrings].revents & (POLLIN | POLLHUP))) {
+        if (consume_all() < 0) break;
         if (read_commands() != 0) stopping = 1;
       }
       if (fflush(stdout) != 0) break;
@@ -522,8 +560,7 @@ int main(int argc, char **argv) {
     // Everything before the host's last readiness marker is out already (run.ts waits for it);
     // this drain takes what came after (bounded: a flood that goes on is not waited for).
     for (int pass = 0; pass < 256; pass++) {
-      pass_events = 0;
-      if (ring_buffer__consume(rb) != PASS_FULL) break;
+      if (consume_all() <= 0) break;
     }
     fflush(stdout);
     if (hub) {
@@ -544,7 +581,7 @@ int main(int argc, char **argv) {
     detach_all(links, nlinks);
     nlinks = 0;
   }
-  ring_buffer__free(rb);
+  for (int i = 0; i < nrings; i++) ring_buffer__free(rbs[i]);
   for (int i = 0; i < nlinks; i++) bpf_link__destroy(links[i]);
   ab_ebpf_bpf__destroy(skel);
   return err ? EXIT_LOAD : 0;

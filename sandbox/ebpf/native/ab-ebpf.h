@@ -20,6 +20,14 @@
 #define AB_ARGV_LIMIT 24
 /* Cgroups one hub traces at once (a rollout slot each). */
 #define AB_MAX_CGROUPS 1024
+/*
+ * Ring buffers: a hub spreads its cgroups over AB_RINGS of them (each cgroup writes to one), so
+ * a container flooding its own ring cannot make another's records be dropped while fewer than
+ * AB_RINGS are traced; a single-container tracer has one, of AB_SINGLE_RING_BYTES.
+ */
+#define AB_RINGS 8
+#define AB_HUB_RING_BYTES (8u << 20)
+#define AB_SINGLE_RING_BYTES (32u << 20)
 /* The readiness path's longest length (run.ts's paths are far shorter). */
 #define AB_READY_MAX 128
 
@@ -49,7 +57,7 @@ struct ab_call {
 struct ab_cgroup {
   unsigned long long lost;
   unsigned int level; /* the container's pid namespace level: event pids are as it numbers them */
-  unsigned int pad;
+  unsigned int ring;  /* the ring buffer its records go to (0..AB_RINGS-1) */
 };
 
 /* Event types: the record letters program.ts prints. */
