@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { breakerMessage, dockerSuspect, initialBreaker, recordResult, serviceFault, type BreakerState } from './breaker.ts';
+import { breakerMessage, dockerSuspect, engineFailingMessage, initialBreaker, recordEngineResult, recordResult, serviceFault, type BreakerState } from './breaker.ts';
 import type { RolloutResult } from './result.ts';
 
 type Result = Pick<RolloutResult, 'status' | 'infra_error'>;
@@ -55,5 +55,23 @@ describe('dockerSuspect', () => {
     expect(dockerSuspect(model)).toBe(false);
     expect(dockerSuspect(infra('build', 'DOCKER_API'))).toBe(false);
     expect(dockerSuspect(ok)).toBe(false);
+  });
+});
+
+describe('an engine\'s own run of faults', () => {
+  const foldEngine = (results: readonly Result[]): BreakerState => results.reduce(recordEngineResult, initialBreaker(3));
+
+  it('counts only Docker and sandbox faults: a model outage or a task\'s build says nothing about the engine', () => {
+    expect(foldEngine([docker, model, infra('build', 'DOCKER_API'), infra('sandbox', 'SANDBOX_BROKEN')])).toMatchObject({ consecutive: 2, tripped: false });
+    expect(foldEngine([docker, docker, docker])).toMatchObject({ consecutive: 3, tripped: true, last: { code: 'DOCKER_API' } });
+  });
+
+  it('recovers once the engine runs a rollout, unlike the job\'s breaker', () => {
+    expect(foldEngine([docker, docker, docker, ok])).toMatchObject({ consecutive: 0, tripped: false });
+    expect(foldEngine([docker, docker, ok, docker, docker]).tripped).toBe(false);
+  });
+
+  it('names the engine, the count and the last fault', () => {
+    expect(engineFailingMessage('tcp://b:2376', foldEngine([docker, docker, docker]))).toMatch(/daemon at tcp:\/\/b:2376 failed 3 rollouts in a row .*docker DOCKER_API: docker down/);
   });
 });

@@ -61,3 +61,27 @@ export function breakerMessage(state: BreakerState): string {
   const last = state.last === undefined ? '' : ` (last: ${state.last.source} ${state.last.code}: ${state.last.message})`;
   return `stopped starting rollouts after ${state.consecutive} consecutive infrastructure errors${last}; raise --max-consecutive-infra (0: never stop) or fix the cause and --resume`;
 }
+
+/**
+ * With several engines, one of them failing rollouts in a row while it still answers pings (a
+ * daemon that is shutting down answers with errors for a while) is drained after this many of its
+ * own Docker faults: otherwise its fast failures take one rollout after another from the healthy
+ * engines and trip the job-wide breaker.
+ */
+export const ENGINE_DRAIN_AFTER = 3;
+
+/** One engine's run of Docker faults: folded like the job's breaker, but only over the engine's own (Docker, sandbox) faults. Pure. */
+export function recordEngineResult(state: BreakerState, result: Pick<RolloutResult, 'status' | 'infra_error'>): BreakerState {
+  // Unlike the job's breaker it recovers: an engine that ran a rollout since is no longer failing.
+  if (result.status === 'completed') return { ...state, consecutive: 0, tripped: false };
+  const fault = dockerSuspect(result) ? serviceFault(result) : undefined;
+  if (fault === undefined) return state;
+  const consecutive = state.consecutive + 1;
+  return { ...state, consecutive, last: fault, tripped: state.limit > 0 && consecutive >= state.limit };
+}
+
+/** Why an engine that kept failing was drained, for the operator. Pure. */
+export function engineFailingMessage(endpoint: string, state: BreakerState): string {
+  const last = state.last === undefined ? '' : ` (last: ${state.last.source} ${state.last.code}: ${state.last.message})`;
+  return `the Docker daemon at ${endpoint} failed ${state.consecutive} rollouts in a row while another engine ran its own${last}; stopped starting rollouts on it`;
+}

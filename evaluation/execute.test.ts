@@ -254,6 +254,38 @@ describe('executeJob across engines (--engine)', () => {
     expect([...out.results.values()].filter((r) => r.status === 'infra_error').map((r) => r.engine)).toEqual(['unix:///b.sock']);
   });
 
+  it('drains an engine that answers pings but fails every rollout fast, after 3 of its own, while the other runs; the job goes on', async () => {
+    // A daemon shutting down answers for a while with errors: each rollout it takes fails in a
+    // moment, so without this it takes one rollout after another and trips the job-wide breaker.
+    const a = named('unix:///a.sock', () => true);
+    const b = named('unix:///b.sock', () => true);
+    const runner: RolloutRunner = async (spec, ctx) => {
+      if (ctx.engine.endpoint === 'unix:///b.sock') return { ...dockerDown(spec), infra_error: { source: 'docker', code: 'DOCKER_API', message: 'error while mounting volume' } };
+      await new Promise((r) => setTimeout(r, 20));
+      return fakeResult(spec);
+    };
+    const pending = specs(12);
+    const { out, onDisk } = await run(pending, runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: b.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
+    expect(out.stopped).toBeUndefined();
+    expect(out.drained).toEqual([{ endpoint: 'unix:///b.sock', message: expect.stringMatching(/daemon at unix:\/\/\/b.sock failed 3 rollouts in a row .*DOCKER_API: error while mounting volume/) }]);
+    const failed = [...out.results.values()].filter((r) => r.status === 'infra_error');
+    expect(failed.map((r) => r.engine)).toEqual(['unix:///b.sock', 'unix:///b.sock', 'unix:///b.sock']);
+    expect(onDisk).toHaveLength(pending.length);
+    expect([...out.results.values()].filter((r) => r.status === 'completed')).toHaveLength(pending.length - 3);
+  });
+
+  it('drains no engine when every engine fails: the job-wide breaker stops the job', async () => {
+    const a = named('unix:///a.sock', () => true);
+    const b = named('unix:///b.sock', () => true);
+    const runner: RolloutRunner = async (spec) => {
+      await new Promise((r) => setTimeout(r, 2));
+      return dockerDown(spec);
+    };
+    const { out } = await run(specs(12), runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: b.wait, dockerWaitMs: 5_000, cpuPinning: 'off', maxConsecutiveInfra: 5 });
+    expect(out.drained).toEqual([]);
+    expect(out.stopped?.reason).toBe('circuit-breaker');
+  });
+
   it('stops, naming every engine, when all of them stay away; rollouts not started have no result', async () => {
     const a = named('unix:///a.sock', () => false);
     const b = named('unix:///b.sock', () => false);

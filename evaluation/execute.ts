@@ -24,7 +24,7 @@ import { isComplete } from './plan.ts';
 import type { PreparedJob, Unstartable } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 import { primaryError, runRollout } from './rollout.ts';
-import { breakerMessage, dockerSuspect, initialBreaker, recordResult } from './breaker.ts';
+import { breakerMessage, dockerSuspect, ENGINE_DRAIN_AFTER, engineFailingMessage, initialBreaker, recordEngineResult, recordResult } from './breaker.ts';
 import { DEFAULT_CPU_PINNING, slotCpu, type CpuPinning } from './cpu-pinning.ts';
 import { lanePool } from './engine-pool.ts';
 import { TeardownQueue, type TeardownFailure } from './teardown.ts';
@@ -120,12 +120,21 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
       onUnanswered: () => options.onDaemonWait?.(dockerWaitMs, l.engine.endpoint),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     }),
+    faults: initialBreaker(ENGINE_DRAIN_AFTER),
   }));
   const drained: DrainedEngine[] = [];
+  const several = lanes.length > 1;
+  const isDrained = (lane: (typeof lanes)[number]): boolean => drained.some((d) => d.endpoint === lane.engine.endpoint);
+  const drain = (lane: (typeof lanes)[number], message: string): void => {
+    if (!isDrained(lane)) drained.push({ endpoint: lane.engine.endpoint, message });
+  };
+  // An engine failing rollouts in a row is drained only while another one is running its own; when
+  // every engine fails, the job-wide breaker and the daemon gate decide.
+  const failingBesideHealthy = (lane: (typeof lanes)[number]): boolean =>
+    several && lane.faults.tripped && lanes.some((l) => l !== lane && !isDrained(l) && l.faults.consecutive === 0);
   const aborted = (): boolean => options.signal?.aborted === true;
   const pinning = options.cpuPinning ?? DEFAULT_CPU_PINNING;
   const cpus = options.cpus ?? availableParallelism();
-  const several = lanes.length > 1;
   // Rollout containers are removed while the next rollout runs (teardown.ts); the job waits for them below.
   const teardown = new TeardownQueue();
   const runClaimed = async (spec: RolloutSpec, lane: (typeof lanes)[number], pinCpu: number | undefined): Promise<void> => {
@@ -165,6 +174,7 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
     await writeResult(dir, result);
     results.set(spec.id, result);
     if (dockerSuspect(result)) gate.markSuspect();
+    lane.faults = recordEngineResult(lane.faults, result);
     breaker = recordResult(breaker, result);
     if (breaker.tripped) stopped ??= { reason: 'circuit-breaker', message: breakerMessage(breaker) };
     options.onDone?.(spec, result);
@@ -177,6 +187,10 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
       return 'done';
     }
     if (stopped !== undefined) return 'done';
+    if (failingBesideHealthy(lane)) {
+      drain(lane, engineFailingMessage(lane.engine.endpoint, lane.faults));
+      return 'drained';
+    }
     // After a Docker fault, no rollout starts on that engine until its daemon answers again: one that
     // started against a dead daemon would only be one more infra error, and it is not written at all.
     if (!(await lane.gate.ready())) {
@@ -184,7 +198,7 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
         interrupted = true;
         return 'done';
       }
-      if (!drained.some((d) => d.endpoint === lane.engine.endpoint)) drained.push({ endpoint: lane.engine.endpoint, message: unanswered(lane.engine, dockerWaitMs) });
+      drain(lane, unanswered(lane.engine, dockerWaitMs));
       // The last engine gone: the job stops starting rollouts; before that, the others take this one.
       if (drained.length === lanes.length) {
         stopped ??= { reason: 'docker-unreachable', message: several ? `no engine answers: ${drained.map((d) => d.endpoint).join(', ')}; stopped starting rollouts (--docker-wait)` : unanswered(lane.engine, dockerWaitMs) };

@@ -9,6 +9,7 @@ export * from './plan.ts';
 export * from './jobdir.ts';
 export * from './prepare.ts';
 export * from './execute.ts';
+export { ENGINE_DRAIN_AFTER } from './breaker.ts';
 export * from './cpu-pinning.ts';
 export * from './job.ts';
 export * from './resume.ts';

@@ -7,8 +7,9 @@
  * content-hash tags (the offline base, the harness builder, the task image) are loaded from it
  * (DockerEngine.loadFrom), and the harness volume is filled there. Every rollout must run exactly
  * once, on both engines (result.json names the engine). Then the second daemon is stopped while it
- * runs a rollout: that rollout is an infrastructure error, the engine is drained (no new rollout
- * goes to it), the main engine runs the rest, and `--resume` finishes the job, each rollout once.
+ * runs a rollout: that rollout is an infrastructure error (so are up to ENGINE_DRAIN_AFTER more if the
+ * daemon answers with errors while it shuts down), the engine is drained (no new rollout goes to it),
+ * the main engine runs the rest, and `--resume` finishes the job, each rollout once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV, readEnv } from '../../core/index.ts';
 import { LABELS, connectDocker, parseDockerHost } from '../../docker/index.ts';
-import type { RolloutResult } from '../../evaluation/index.ts';
+import { ENGINE_DRAIN_AFTER, type RolloutResult } from '../../evaluation/index.ts';
 import { CAN_START_DAEMON, DOCKERD, SecondDaemon, UNSHARE } from '../../scripts/bench/second-daemon.ts';
 
 const TASK = 'csv-sales-report';
@@ -112,17 +113,22 @@ describe.skipIf(!CAN_START_DAEMON)('eval across two Docker engines (a second doc
     const output = `${r.stdout}\n${r.stderr}`;
     expect(r.status, output.slice(-3000)).toBe(125);
     expect(output).not.toMatch(/\n\s+at /);
-    expect(r.stderr).toContain(`engine drained: the Docker daemon at ${daemon.host} did not answer for 3 s`);
+    // A daemon stopped with SIGTERM either goes silent (drained after --docker-wait) or answers with
+    // errors for a while as it shuts down (drained after ENGINE_DRAIN_AFTER fast failures of its own).
+    const escaped = daemon.host.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    expect(r.stderr).toMatch(new RegExp(`engine drained: the Docker daemon at ${escaped} (did not answer for 3 s|failed [0-9]+ rollouts in a row)`));
     const first = results('drain');
     const hit = first.filter((x) => x.status === 'infra_error');
-    // Only the rollout the second engine was running is lost to it; the main engine ran every other one.
-    expect(hit.map((x) => x.engine)).toEqual([daemon.host]);
+    // Only rollouts the second engine took are lost to it, at most its run of faults; the main engine ran every other one.
+    expect(hit.length).toBeGreaterThanOrEqual(1);
+    expect(hit.length).toBeLessThanOrEqual(ENGINE_DRAIN_AFTER);
+    expect(new Set(hit.map((x) => x.engine))).toEqual(new Set([daemon.host]));
     expect(first.filter((x) => x.status === 'completed').every((x) => x.engine === MAIN && x.utility_success === true)).toBe(true);
     expect(first).toHaveLength(ROLLOUTS);
 
     const resumed = await evalRun([...job('drain', ROLLOUTS), '--resume', '--engine', `${MAIN}=1`, '--json']).done;
     expect(resumed.status, resumed.stderr.slice(-3000)).toBe(0);
-    expect((JSON.parse(resumed.stdout) as { reused: number }).reused).toBe(ROLLOUTS - 1);
+    expect((JSON.parse(resumed.stdout) as { reused: number }).reused).toBe(ROLLOUTS - hit.length);
     const all = results('drain');
     expect(all).toHaveLength(ROLLOUTS);
     expect(new Set(all.map((x) => x.rollout_id)).size).toBe(ROLLOUTS);
