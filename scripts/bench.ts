@@ -39,6 +39,7 @@ import { measureRoundTrips } from './bench/round-trip.ts';
 import { measureEvalPath, measureRolloutRates } from './bench/eval-path.ts';
 import { measurePhases, renderPhases } from './bench/phases.ts';
 import { measureConcurrency, renderConcurrency, renderTracerComparison } from './bench/concurrency.ts';
+import { MachineScalingProbe, renderMachineScaling } from './bench/machine-scaling.ts';
 import { measureEbpfOverhead, renderEbpfBench, type EbpfBench } from './bench/ebpf.ts';
 import { plan, type Plan } from './bench/plan.ts';
 import type { Summary } from './bench/stats.ts';
@@ -55,6 +56,8 @@ const RATE_TASKS = ['log-triage', 'csv-sales-report', 'ini-config-repair'] as co
 const RATE_PLAN = { full: { perJob: 18, rounds: 3 }, quick: { perJob: 6, rounds: 1 } } as const;
 /** Concurrencies (e) compares: -n 2 fills a 2-core machine, -n 4 oversubscribes it (slots share CPUs). */
 const ROLLOUT_CONCURRENCIES = [1, 2, 4] as const;
+/** The machine-alone loop beside the rates (scripts/bench/machine-scaling.ts): imports per process per round. */
+const MACHINE_REPEATS = { full: 12, quick: 6 } as const;
 
 const started = performance.now();
 const progress = (line: string): void => {
@@ -151,7 +154,7 @@ async function main(): Promise<void> {
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts)\n  --rates-tracer strace|ebpf|both  what traces those rollouts (eval --tracer); both (the default) runs each in every round, side by side, or strace alone where eBPF is unavailable (the reason is printed)\n`);
+    process.stdout.write(`${USAGE}\n  --reps N      recorded runs per measurement (default 15)\n  --quick       CI-sized: 5 runs, fewer warm-ups\n  --json        machine-readable results on stdout\n  --skip-score  do not run scripts/bench-score.ts\n  --skip-eval   do not run (d) eval's path and (e) rollouts/min\n  --skip-scale  do not run (f) one shard vs two shards vs two engines (scripts/bench-scale.ts)\n  --skip-phases do not time real rollouts' phases against the container floor\n  --skip-ebpf   do not time the eBPF tracer beside strace (scripts/bench/ebpf.ts)\n  --skip-rates  do not time real rollouts/min at -n 1, 2, 4 and the projected make reproduce (scripts/bench/concurrency.ts), nor the machine alone at 1, 2, 4 python processes at once (scripts/bench/machine-scaling.ts)\n  --rates-tracer strace|ebpf|both  what traces those rollouts (eval --tracer); both (the default) runs each in every round, side by side, or strace alone where eBPF is unavailable (the reason is printed)\n`);
     return;
   }
   const reps = Number(values.reps);
@@ -222,6 +225,8 @@ async function main(): Promise<void> {
 
   const phases = values['skip-phases'] ? undefined : await measurePhases(engine, { task: PHASES_TASK, rollouts: values.quick ? PHASES_ROLLOUTS.quick : PHASES_ROLLOUTS.full, onProgress: progress });
   const rateTracers = values['skip-rates'] ? [] : await tracersFor(engine, ratesTracer);
+  // Beside the rates, round by round: what the machine gives the same number of bare python processes at once.
+  await using probe = values['skip-rates'] ? undefined : await MachineScalingProbe.start(engine, { most: Math.max(...ROLLOUT_CONCURRENCIES), repeats: values.quick ? MACHINE_REPEATS.quick : MACHINE_REPEATS.full, labels: LABELS });
   const rates = values['skip-rates']
     ? undefined
     : await measureConcurrency(engine, {
@@ -232,15 +237,28 @@ async function main(): Promise<void> {
         cpus: cpus().length,
         tracers: rateTracers,
         onProgress: progress,
+        ...(probe === undefined
+          ? {}
+          : {
+              beside: (round: number, n: number) => {
+                progress(`machine alone: round ${round + 1}, ${n} at once`);
+                return probe.measure(round, n);
+              },
+            }),
       });
+  const machine = probe?.result();
   progress('done');
   if (!values.json) process.stdout.write(renderReport(report));
   if (!values.json && phases !== undefined) process.stdout.write(`\n${renderPhases(phases)}`);
   if (!values.json && rates !== undefined) process.stdout.write(`\n${rates.map(renderConcurrency).join('\n')}\n${renderTracerComparison(rates)}`);
+  if (!values.json && machine !== undefined) {
+    const scaling = (rates ?? []).flatMap((r) => r.rows.filter((row) => row.concurrency > 1).map((row) => ({ tracer: r.tracer ?? 'strace', concurrency: row.concurrency, ratio: row.ratio })));
+    process.stdout.write(`\n${renderMachineScaling(machine, scaling)}`);
+  }
   if (!values.json && ebpf !== undefined) process.stdout.write(renderEbpfBench(ebpf));
   const score = values['skip-score'] ? undefined : runScoreBench(values.json);
   const scale = values['skip-scale'] ? undefined : runScaleBench(values.json, values.quick);
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(phases === undefined ? {} : { phases }), ...(rates === undefined ? {} : { rollout_concurrency: rates }), ...(ebpf === undefined ? {} : { ebpf }), ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...report, ...(phases === undefined ? {} : { phases }), ...(rates === undefined ? {} : { rollout_concurrency: rates }), ...(machine === undefined ? {} : { machine_scaling: machine }), ...(ebpf === undefined ? {} : { ebpf }), ...(score === undefined ? {} : { score }), ...(scale === undefined ? {} : { scale }) }, null, 2)}\n`);
 }
 
 try {

@@ -204,6 +204,8 @@ export async function measureConcurrency(
     cpus: number;
     /** What traces the rollouts' commands (eval --tracer), each measured in every round; default strace alone. */
     tracers?: readonly EvalTracer[];
+    /** Run just before each round's jobs at n (the machine-alone loop, machine-scaling.ts), so both see the same load. */
+    beside?: (round: number, n: number) => Promise<void>;
     onProgress?: (line: string) => void;
   },
 ): Promise<ConcurrencyResult[]> {
@@ -256,6 +258,7 @@ export async function measureConcurrency(
     const runs = new Map<EvalTracer, ConcurrencyRun[]>(tracers.map((t) => [t, []]));
     for (let round = 0; round < options.rounds; round++) {
       for (const n of concurrencyOrder(options.concurrencies, round)) {
+        await options.beside?.(round, n);
         for (const tracer of concurrencyOrder(tracers, round)) {
           options.onProgress?.(`concurrency: round ${round + 1}/${options.rounds}, -n ${n}, ${tracer}, ${attempts * options.tasks.length} rollouts`);
           runs.get(tracer)?.push({ concurrency: n, round, ...(await job(`${tag}-r${round}-n${n}-${tracer}`, n, attempts, tracer)) });
