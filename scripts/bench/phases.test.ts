@@ -27,6 +27,19 @@ describe('summarizePhases', () => {
     expect(summarizePhases('t', [sample({ validatorCommands: 100 }), sample({})]).tests).toBeUndefined();
   });
 
+  it('bounds what any harness could reach: create + start plus the task\'s tests, per rollout, ÷ the floor', () => {
+    const r = summarizePhases('t', [sample({ floorStart: 300, validatorCommands: 600 }), sample({ floorStart: 250, validatorCommands: 450 }), sample({ floorStart: 350, validatorCommands: 550 })]);
+    // Per rollout 900, 700, 900: median 900 over the floor's 400.
+    expect(r.noHarness?.median).toBe(900);
+    expect(r.ratios.noHarness).toBeCloseTo(2.25);
+    expect(renderPhases(r)).toMatch(/with no harness at all\s+900 ms.*2\.25×\s+\(create \+ start \+ the task's tests: over 2× whatever the harness does/);
+    const under = summarizePhases('t', [sample({ floorStart: 300, validatorCommands: 100 })]);
+    expect(renderPhases(under)).toMatch(/with no harness at all\s+400 ms.*1\.00×\s+\(create \+ start \+ the task's tests\)/);
+    // Untimed tests or a floor without its start: no bound.
+    expect(summarizePhases('t', [sample({ floorStart: 300 })]).noHarness).toBeUndefined();
+    expect(summarizePhases('t', [sample({ validatorCommands: 100 })]).noHarness).toBeUndefined();
+  });
+
   it('refuses an empty sample', () => {
     expect(() => summarizePhases('t', [])).toThrow(/no rollout/);
   });

@@ -37,6 +37,8 @@ export interface PhaseSample {
   deferred: number;
   /** create + start + remove of a bare container of the image, measured just before. */
   floor: number;
+  /** Of the floor: create + start (no rollout can start its container faster). */
+  floorStart?: number;
   /** Of validate: the validators' own commands (phases_ms.validator_commands); undefined when untimed. */
   validatorCommands?: number;
 }
@@ -55,8 +57,13 @@ export interface PhasesResult {
    * them: the harness's share. Undefined unless every sample was timed.
    */
   tests?: { commands: Summary; harnessFixed: Summary };
+  /**
+   * Per rollout, create + start of the bare container plus the task's tests: the fixed cost of a
+   * harness that cost nothing at all. Undefined unless every sample has both.
+   */
+  noHarness?: Summary;
   /** Median ÷ the floor's median. */
-  ratios: Record<FixedPhase | 'fixed' | 'episode' | 'deferred', number> & { tests?: number; harnessFixed?: number };
+  ratios: Record<FixedPhase | 'fixed' | 'episode' | 'deferred', number> & { tests?: number; harnessFixed?: number; noHarness?: number };
 }
 
 /** The issue's target for the fixed cost ÷ the floor. */
@@ -76,7 +83,10 @@ export function summarizePhases(task: string, samples: readonly PhaseSample[]): 
   if (!timed) return { task, rollouts: samples.length, floor, episode, deferred, phases, fixed, ratios };
   const commands = summarize(samples.map((s) => s.validatorCommands ?? 0));
   const harnessFixed = summarize(samples.map((s) => FIXED_PHASES.reduce((sum, p) => sum + s[p], 0) - (s.validatorCommands ?? 0)));
-  return { task, rollouts: samples.length, floor, episode, deferred, phases, fixed, tests: { commands, harnessFixed }, ratios: { ...ratios, tests: per(commands), harnessFixed: per(harnessFixed) } };
+  const withTests = { task, rollouts: samples.length, floor, episode, deferred, phases, fixed, tests: { commands, harnessFixed }, ratios: { ...ratios, tests: per(commands), harnessFixed: per(harnessFixed) } };
+  if (!samples.every((s) => s.floorStart !== undefined)) return withTests;
+  const noHarness = summarize(samples.map((s) => (s.floorStart ?? 0) + (s.validatorCommands ?? 0)));
+  return { ...withTests, noHarness, ratios: { ...withTests.ratios, noHarness: per(noHarness) } };
 }
 
 /** The section as text. Pure. */
@@ -92,6 +102,12 @@ export function renderPhases(r: PhasesResult): string {
     ]),
     row('fixed cost (sum)', r.fixed, r.ratios.fixed) + `   target ≤ ${FIXED_TARGET}× ${r.ratios.fixed <= FIXED_TARGET ? 'ok' : 'over'}`,
     ...(r.tests === undefined ? [] : [row("  without the task's tests", r.tests.harnessFixed, r.ratios.harnessFixed ?? Number.NaN) + "   (the harness's share)"]),
+    ...(r.noHarness === undefined || r.ratios.noHarness === undefined
+      ? []
+      : [
+          row('  with no harness at all', r.noHarness, r.ratios.noHarness) +
+            `   (create + start + the task's tests${r.ratios.noHarness > FIXED_TARGET ? `: over ${FIXED_TARGET}× whatever the harness does, for this task on this machine` : ''})`,
+        ]),
     row('removal, off the path', r.deferred, r.ratios.deferred),
     row('episode (the agent; not fixed)', r.episode, r.ratios.episode),
     '',
@@ -126,6 +142,7 @@ export async function measurePhases(engine: Engine, options: { task: string; rol
     await run(`${tag}-timed`, options.rollouts, async (spec, ctx) => {
       const f0 = performance.now();
       const bare = await engine.startContainer(taskContainerSpec(ctx.task, ctx.image, harness, { runId: ctx.jobId }));
+      const floorStart = performance.now() - f0;
       await bare.remove();
       const floor = performance.now() - f0;
       const t0 = performance.now();
@@ -136,7 +153,7 @@ export async function measurePhases(engine: Engine, options: { task: string; rol
       const p = result.phases_ms;
       if (p !== undefined) {
         const tests = p.validator_commands === undefined ? {} : { validatorCommands: p.validator_commands };
-        samples.push({ setup: p.setup, episode: p.episode, validate: p.validate, measure: p.measure, teardown: Math.max(0, wall - result.duration_ms), deferred, floor, ...tests });
+        samples.push({ setup: p.setup, episode: p.episode, validate: p.validate, measure: p.measure, teardown: Math.max(0, wall - result.duration_ms), deferred, floor, floorStart, ...tests });
       }
       return result;
     });
