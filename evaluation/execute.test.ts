@@ -245,7 +245,7 @@ describe('executeJob across engines (--engine)', () => {
     const pending = specs(7);
     const { out, onDisk } = await run(pending, runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: b.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
     expect(out.stopped).toBeUndefined();
-    expect(out.drained).toEqual([{ endpoint: 'unix:///b.sock', message: expect.stringMatching(/daemon at unix:\/\/\/b.sock did not answer for 5 s/) }]);
+    expect(out.drained).toEqual([{ endpoint: 'unix:///b.sock', reason: 'unanswered', message: expect.stringMatching(/daemon at unix:\/\/\/b.sock did not answer for 5 s/) }]);
     // b ran exactly one rollout (the one the fault hit), then nothing; every rollout ran once.
     expect(ran.filter((r) => r.on === 'unix:///b.sock')).toHaveLength(1);
     expect(new Set(ran.map((r) => r.id)).size).toBe(ran.length);
@@ -267,11 +267,33 @@ describe('executeJob across engines (--engine)', () => {
     const pending = specs(12);
     const { out, onDisk } = await run(pending, runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: b.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
     expect(out.stopped).toBeUndefined();
-    expect(out.drained).toEqual([{ endpoint: 'unix:///b.sock', message: expect.stringMatching(/daemon at unix:\/\/\/b.sock failed 3 rollouts in a row .*DOCKER_API: error while mounting volume/) }]);
+    expect(out.drained).toEqual([{ endpoint: 'unix:///b.sock', reason: 'failing', message: expect.stringMatching(/daemon at unix:\/\/\/b.sock failed 3 rollouts in a row .*DOCKER_API: error while mounting volume/) }]);
     const failed = [...out.results.values()].filter((r) => r.status === 'infra_error');
     expect(failed.map((r) => r.engine)).toEqual(['unix:///b.sock', 'unix:///b.sock', 'unix:///b.sock']);
     expect(onDisk).toHaveLength(pending.length);
     expect([...out.results.values()].filter((r) => r.status === 'completed')).toHaveLength(pending.length - 3);
+  });
+
+  it('stops when the last healthy engine goes silent after the failing one was drained, saying how each went', async () => {
+    let aUp = true;
+    const a = named('unix:///a.sock', () => aUp);
+    const b = named('unix:///b.sock', () => true);
+    let aRan = 0;
+    const runner: RolloutRunner = async (spec, ctx) => {
+      if (ctx.engine.endpoint === 'unix:///b.sock') return { ...dockerDown(spec), infra_error: { source: 'docker', code: 'DOCKER_API', message: 'error while mounting volume' } };
+      await new Promise((r) => setTimeout(r, 20));
+      aRan += 1;
+      if (aRan < 3) return fakeResult(spec);
+      aUp = false;
+      return dockerDown(spec);
+    };
+    const { out } = await run(specs(12), runner, { engine: a.engine, engines: [{ engine: a.engine, slots: 1 }, { engine: b.engine, slots: 1 }], waitOptions: a.wait, dockerWaitMs: 5_000, cpuPinning: 'off' });
+    expect(out.drained.map((d) => [d.endpoint, d.reason])).toEqual([
+      ['unix:///b.sock', 'failing'],
+      ['unix:///a.sock', 'unanswered'],
+    ]);
+    expect(out.stopped?.reason).toBe('docker-unreachable');
+    expect(out.stopped?.message).toBe('no engine left: unix:///b.sock (failed 3 rollouts in a row), unix:///a.sock (did not answer); stopped starting rollouts');
   });
 
   it('drains no engine when every engine fails: the job-wide breaker stops the job', async () => {

@@ -95,7 +95,16 @@ export interface Execution {
 
 export interface DrainedEngine {
   endpoint: string;
+  /** unanswered: silent past --docker-wait; failing: answering, but failing ENGINE_DRAIN_AFTER rollouts in a row. */
+  reason: 'unanswered' | 'failing';
   message: string;
+}
+
+/** Why a job over several engines stopped when the last of them was drained, naming each and how it went. Pure. */
+export function noEngineLeft(drained: readonly DrainedEngine[]): string {
+  if (drained.every((d) => d.reason === 'unanswered')) return `no engine answers: ${drained.map((d) => d.endpoint).join(', ')}; stopped starting rollouts (--docker-wait)`;
+  const how = (d: DrainedEngine): string => `${d.endpoint} (${d.reason === 'unanswered' ? 'did not answer' : `failed ${ENGINE_DRAIN_AFTER} rollouts in a row`})`;
+  return `no engine left: ${drained.map(how).join(', ')}; stopped starting rollouts`;
 }
 
 const unanswered = (engine: Engine, waitMs: number): string =>
@@ -125,8 +134,8 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
   const drained: DrainedEngine[] = [];
   const several = lanes.length > 1;
   const isDrained = (lane: (typeof lanes)[number]): boolean => drained.some((d) => d.endpoint === lane.engine.endpoint);
-  const drain = (lane: (typeof lanes)[number], message: string): void => {
-    if (!isDrained(lane)) drained.push({ endpoint: lane.engine.endpoint, message });
+  const drain = (lane: (typeof lanes)[number], reason: DrainedEngine['reason'], message: string): void => {
+    if (!isDrained(lane)) drained.push({ endpoint: lane.engine.endpoint, reason, message });
   };
   // An engine failing rollouts in a row is drained only while another one is running its own; when
   // every engine fails, the job-wide breaker and the daemon gate decide.
@@ -188,7 +197,7 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
     }
     if (stopped !== undefined) return 'done';
     if (failingBesideHealthy(lane)) {
-      drain(lane, engineFailingMessage(lane.engine.endpoint, lane.faults));
+      drain(lane, 'failing', engineFailingMessage(lane.engine.endpoint, lane.faults));
       return 'drained';
     }
     // After a Docker fault, no rollout starts on that engine until its daemon answers again: one that
@@ -198,11 +207,9 @@ export async function executeJob(pending: readonly RolloutSpec[], prepared: Prep
         interrupted = true;
         return 'done';
       }
-      drain(lane, unanswered(lane.engine, dockerWaitMs));
+      drain(lane, 'unanswered', unanswered(lane.engine, dockerWaitMs));
       // The last engine gone: the job stops starting rollouts; before that, the others take this one.
-      if (drained.length === lanes.length) {
-        stopped ??= { reason: 'docker-unreachable', message: several ? `no engine answers: ${drained.map((d) => d.endpoint).join(', ')}; stopped starting rollouts (--docker-wait)` : unanswered(lane.engine, dockerWaitMs) };
-      }
+      if (drained.length === lanes.length) stopped ??= { reason: 'docker-unreachable', message: several ? noEngineLeft(drained) : unanswered(lane.engine, dockerWaitMs) };
       return 'drained';
     }
     if (stopped !== undefined) return 'done';
