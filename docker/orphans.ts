@@ -4,12 +4,27 @@
  * resume of the job removes them before it starts; another process still running the job keeps
  * its own.
  */
-import { assertCleanSucceeded, cleanManaged } from './clean.ts';
+import { cleanManaged } from './clean.ts';
 import type { DockerEngine } from './engine.ts';
 import { LABELS, type OrphanRemoval } from './types.ts';
 
+/** Before the one retry: a daemon restarted under a running container may hold its overlay mount busy for a moment. */
+const RETRY_AFTER_MS = 2_000;
+
+/**
+ * Removes them, trying a failed removal once more; what still cannot go is returned in `left`, not
+ * thrown: an orphan is no part of the new run (its rollouts get containers of their own), so one the
+ * daemon refuses to remove ("device or resource busy" after a restart) must not stop a resume.
+ */
 export async function removeRunOrphans(engine: DockerEngine, runId: string): Promise<OrphanRemoval> {
-  const report = await cleanManaged(engine, { labels: { [LABELS.run]: runId }, orphansOnly: true });
-  assertCleanSucceeded(report);
-  return { containers: report.containers.length, networks: report.networks.length };
+  const labels = { [LABELS.run]: runId };
+  const first = await cleanManaged(engine, { labels, orphansOnly: true });
+  if (first.failures.length === 0) return { containers: first.containers.length, networks: first.networks.length };
+  await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
+  const again = await cleanManaged(engine, { labels, orphansOnly: true });
+  return {
+    containers: first.containers.length + again.containers.length,
+    networks: first.networks.length + again.networks.length,
+    ...(again.failures.length === 0 ? {} : { left: again.failures.map((f) => ({ id: f.id.slice(0, 12), message: f.message })) }),
+  };
 }

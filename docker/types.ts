@@ -281,6 +281,8 @@ export interface ImageInfo {
 export interface OrphanRemoval {
   containers: number;
   networks: number;
+  /** What the daemon would not remove, even when asked twice (the run goes on without it). */
+  left?: { id: string; message: string }[];
 }
 
 /** The Docker engine as authbench uses it. Implemented over dockerode in docker/engine.ts. */

@@ -224,7 +224,10 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   const engines = options.engines ?? [{ engine, slots: options.concurrency }];
   const removed = await Promise.all(engines.map(async (l) => l.engine.removeOrphans?.(`job-${options.name}`)));
   const orphans = removed.some((r) => r !== undefined)
-    ? removed.reduce<OrphanRemoval>((a, r) => ({ containers: a.containers + (r?.containers ?? 0), networks: a.networks + (r?.networks ?? 0) }), { containers: 0, networks: 0 })
+    ? removed.reduce<OrphanRemoval>((a, r) => {
+        const left = [...(a.left ?? []), ...(r?.left ?? [])];
+        return { containers: a.containers + (r?.containers ?? 0), networks: a.networks + (r?.networks ?? 0), ...(left.length === 0 ? {} : { left }) };
+      }, { containers: 0, networks: 0 })
     : undefined;
   const fresh = !existsSync(dir);
   // Before the job's folder is written: a job that cannot be traced as asked runs nothing.

@@ -343,6 +343,17 @@ describe('runJob and a killed earlier run', () => {
     expect(events[0]).toMatchObject({ kind: 'orphans-removed', orphans: { containers: 2, networks: 1 } });
     expect(events.filter((e) => e.kind === 'orphans-removed')).toHaveLength(1);
   });
+
+  it('goes on when an orphan cannot be removed, saying which and why, and runs its rollouts', async () => {
+    const engine = Object.assign(fakeEngine(), {
+      removeOrphans: () => Promise.resolve({ containers: 1, networks: 0, left: [{ id: 'c80b9397ce08', message: 'device or resource busy' }] }),
+    });
+    const events: JobEvent[] = [];
+    const outcome = await runJob(engine, { config: config({ attempts: 2 }), ...newJob(), resume: false, concurrency: 1, onEvent: (e) => events.push(e) }, recorder().deps);
+    expect(events[0]).toMatchObject({ kind: 'orphans-removed', orphans: { containers: 1, left: [{ id: 'c80b9397ce08', message: 'device or resource busy' }] } });
+    expect(outcome.results.length).toBeGreaterThan(0);
+    expect(outcome.results.every((r) => r.status === 'completed')).toBe(true);
+  });
 });
 
 describe('runJob on several engines (--engine)', () => {

@@ -295,6 +295,9 @@ const command: CommandModule<object, EvalArgs> = {
       `${chalk.green(`${counts.pass} pass`)} ${chalk.red(`${counts.fail} fail`)}${counts.attack > 0 ? chalk.red(` ${counts.attack} attack`) : ''}${counts.tampered > 0 ? chalk.magenta(` ${counts.tampered} tampered`) : ''}${counts.infra > 0 ? chalk.yellow(` ${counts.infra} infra`) : ''}`;
     const onEvent = (e: JobEvent): void => {
       const counter = chalk.dim(`[${e.done}/${e.total}]`);
+      for (const left of e.kind === 'orphans-removed' ? (e.orphans?.left ?? []) : []) {
+        progress.log(chalk.yellow(`could not remove ${left.id}, left by an earlier run of this job: ${left.message}; the job goes on without it (\`authbench clean\` removes it later)`));
+      }
       if (e.kind === 'orphans-removed' && e.orphans !== undefined && e.orphans.containers + e.orphans.networks > 0) {
         progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
       } else if (e.kind === 'busy' && e.rollout !== undefined) {
