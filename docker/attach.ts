@@ -3,6 +3,9 @@
  * requests in (stdin) and demuxed output back, so a process inside the
  * container can answer many requests for the price of one exec.
  *
+ * The container's main process can be attached the same way (MainProcessStream), before
+ * the container starts: a session agent below it then costs no exec at all.
+ *
  * Cleanup matters more than speed here. The socket is unref'd while idle (an
  * open attach never keeps Node alive on its own); close() half-closes stdin,
  * waits for the process to end, runs the caller's kill command through a
@@ -14,7 +17,7 @@ import { AuthbenchError } from '../core/index.ts';
 import { apiError } from './api-error.ts';
 import { Demuxer } from './demux.ts';
 import { exitCodeOf, runExec } from './exec.ts';
-import type { AttachedExec, AttachOptions } from './types.ts';
+import type { AttachedExec, AttachOptions, MainAttachOptions } from './types.ts';
 
 /** How long close() waits for the process to end after stdin closes, and again after the kill command. */
 export const DEFAULT_CLOSE_GRACE_MS = 2_000;
@@ -43,35 +46,109 @@ export async function attachExec(container: Dockerode.Container, options: Attach
   } catch (e) {
     throw apiError(`attach ${JSON.stringify(options.cmd[0])} in container ${container.id.slice(0, 12)}`, e);
   }
-  return new DockerAttachedExec(container, exec, stream, options);
+  const demux = new Demuxer((kind, payload) => (kind === 'stdout' ? options.onStdout(payload) : options.onStderr?.(payload)));
+  stream.on('data', (chunk: Buffer) => demux.push(chunk));
+  // The daemon may already have forgotten the exec (container removed): the code is then unknown.
+  const ended = streamEnd(stream).then(async () => ({ exitCode: await exitCodeOf(exec).catch(() => null) }));
+  return new DockerAttachedExec(container, stream, ended, options);
+}
+
+/**
+ * The container's main process's stream, attached (hijacked, stdin open) before the container
+ * started, so its first output is kept until it is claimed. Claimed once: the claimer's handlers
+ * get what was kept, then everything after. The claimed process ends when the stream does (the
+ * container stopped) or when a stderr line says so (`endedLine`): docker-init holds the
+ * container's stdio, so a child of the main process can end without the stream ending.
+ */
+export class MainProcessStream {
+  private readonly container: Dockerode.Container;
+  private readonly stream: Duplex;
+  private readonly streamEnded: Promise<void>;
+  private kept: { kind: 'stdout' | 'stderr'; payload: Buffer }[] | undefined = [];
+  private deliver: ((kind: 'stdout' | 'stderr', payload: Buffer) => void) | undefined;
+
+  static async attach(container: Dockerode.Container): Promise<MainProcessStream> {
+    try {
+      const stream = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as Duplex;
+      return MainProcessStream.over(container, stream);
+    } catch (e) {
+      throw apiError(`attach to the main process of container ${container.id.slice(0, 12)}`, e);
+    }
+  }
+
+  /** Over a stream already attached (Docker's multiplexed framing). */
+  static over(container: Dockerode.Container, stream: Duplex): MainProcessStream {
+    return new MainProcessStream(container, stream);
+  }
+
+  private constructor(container: Dockerode.Container, stream: Duplex) {
+    this.container = container;
+    this.stream = stream;
+    const demux = new Demuxer((kind, payload) => (this.deliver === undefined ? this.kept?.push({ kind, payload }) : this.deliver(kind, payload)));
+    stream.on('data', (chunk: Buffer) => demux.push(chunk));
+    this.streamEnded = streamEnd(stream);
+    (stream as RefSocket).unref?.();
+  }
+
+  get claimed(): boolean {
+    return this.kept === undefined;
+  }
+
+  claim(options: MainAttachOptions): AttachedExec | undefined {
+    const kept = this.kept;
+    if (kept === undefined) return undefined;
+    this.kept = undefined;
+    let endedBy: (code: number) => void = () => undefined;
+    const byLine = new Promise<{ exitCode: number | null }>((resolve) => (endedBy = (exitCode) => resolve({ exitCode })));
+    let partial = '';
+    this.deliver = (kind, payload) => {
+      if (kind === 'stdout') return options.onStdout(payload);
+      options.onStderr?.(payload);
+      const lines = (partial + payload.toString('utf8')).split('\n');
+      partial = (lines.pop() ?? '').slice(-4096);
+      for (const line of lines) {
+        const code = options.endedLine(line);
+        if (code !== undefined) endedBy(code);
+      }
+    };
+    for (const { kind, payload } of kept) this.deliver(kind, payload);
+    const ended = Promise.race([byLine, this.streamEnded.then(() => ({ exitCode: null }))]);
+    return new DockerAttachedExec(this.container, this.stream, ended, options);
+  }
+
+  /** Unclaimed: let go of the stream (the container's removal ends it anyway). */
+  release(): void {
+    if (this.kept === undefined) return;
+    this.kept = undefined;
+    this.stream.destroy();
+  }
+}
+
+/** Settles when the stream ends, closes or fails (EPIPE/ECONNRESET: the process or the container is gone). */
+function streamEnd(stream: Duplex): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('end', () => resolve());
+    stream.once('close', () => resolve());
+    stream.once('error', () => resolve());
+  });
 }
 
 class DockerAttachedExec implements AttachedExec {
   readonly ended: Promise<{ exitCode: number | null }>;
   private readonly container: Dockerode.Container;
   private readonly stream: Duplex;
-  private readonly options: AttachOptions;
+  private readonly options: Pick<AttachOptions, 'killCommand' | 'closeGraceMs'>;
   private isOpen = true;
   private closing: Promise<void> | undefined;
 
-  constructor(container: Dockerode.Container, exec: Dockerode.Exec, stream: Duplex, options: AttachOptions) {
+  constructor(container: Dockerode.Container, stream: Duplex, ended: Promise<{ exitCode: number | null }>, options: Pick<AttachOptions, 'killCommand' | 'closeGraceMs'>) {
     this.container = container;
     this.stream = stream;
     this.options = options;
-    const demux = new Demuxer((kind, payload) => (kind === 'stdout' ? options.onStdout(payload) : options.onStderr?.(payload)));
-    const streamEnded = new Promise<void>((resolve) => {
-      stream.on('data', (chunk: Buffer) => demux.push(chunk));
-      stream.once('end', () => resolve());
-      stream.once('close', () => resolve());
-      // EPIPE/ECONNRESET: the process or the container is gone; the stream is over either way.
-      stream.once('error', () => resolve());
-    });
-    this.ended = streamEnded.then(async () => {
+    this.ended = ended.then((result) => {
       this.isOpen = false;
       stream.destroy();
-      // The daemon may already have forgotten the exec (container removed): the code is then unknown.
-      const exitCode = await exitCodeOf(exec).catch(() => null);
-      return { exitCode };
+      return result;
     });
     this.unref();
   }

@@ -7,9 +7,9 @@ import * as tarFs from 'tar-fs';
 import { AuthbenchError } from '../core/index.ts';
 import { apiError, dockerStatus, isMissingPath } from './api-error.ts';
 import { ARCHIVE_MAX_BYTES, collectCapped, containerPath, firstTarEntry, READ_FILE_MAX_BYTES, tarContains, tarOfFiles } from './archive.ts';
-import { attachExec } from './attach.ts';
+import { attachExec, type MainProcessStream } from './attach.ts';
 import { runExec } from './exec.ts';
-import type { AttachedExec, AttachOptions, Container, ContainerState, ExecOptions, ExecResult } from './types.ts';
+import type { AttachedExec, AttachOptions, Container, ContainerState, ExecOptions, ExecResult, MainAttachOptions } from './types.ts';
 
 /** Symlink hops readFile follows before giving up (a loop, or a very deep chain). */
 const MAX_SYMLINK_HOPS = 16;
@@ -18,12 +18,19 @@ export class DockerContainer implements Container {
   readonly id: string;
   readonly image: string;
   private readonly handle: Dockerode.Container;
+  /** The main process's stream, when it was attached before the start (ContainerSpec.attachMain). */
+  private readonly main: MainProcessStream | undefined;
   private removed = false;
 
-  constructor(handle: Dockerode.Container, image: string) {
+  constructor(handle: Dockerode.Container, image: string, main?: MainProcessStream) {
     this.handle = handle;
     this.id = handle.id;
     this.image = image;
+    this.main = main;
+  }
+
+  claimMain(options: MainAttachOptions): AttachedExec | undefined {
+    return this.main?.claim(options);
   }
 
   exec(options: ExecOptions): Promise<ExecResult> {
@@ -145,6 +152,7 @@ export class DockerContainer implements Container {
 
   async remove(): Promise<void> {
     if (this.removed) return;
+    this.main?.release();
     try {
       await this.handle.remove({ force: true, v: true });
     } catch (e) {

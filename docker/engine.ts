@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { AuthbenchError, ENV, readEnv } from '../core/index.ts';
 import { apiError, dockerMessage, dockerStatus } from './api-error.ts';
+import { MainProcessStream } from './attach.ts';
 import { buildImage as buildImageWith } from './build.ts';
 import { readBuildStream } from './build-stream.ts';
 import { DockerContainer } from './container.ts';
@@ -167,6 +168,8 @@ export class DockerEngine implements Engine {
         // NetworkMode stays none: an engine that ignored NetworkDisabled still gives no network.
         ...(files === undefined ? {} : { NetworkDisabled: true }),
         ...processOf(spec),
+        // Attached before the start (below); its output is the attacher's, no log's.
+        ...(spec.attachMain === true ? { OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true } : {}),
         ...(spec.healthcheck === undefined ? {} : { Healthcheck: healthcheckOf(spec.healthcheck) }),
         Labels: { ...this.owned(spec.labels), [LABELS.managed]: 'true', [LABELS.kind]: 'container' },
         ...(spec.name === undefined ? {} : { name: spec.name }),
@@ -180,6 +183,7 @@ export class DockerEngine implements Engine {
           ...(files === undefined ? {} : { Sysctls: { ...NONE_NETWORK_SYSCTLS } }),
           // docker-init as PID 1 reaps the orphans that exec'd commands leave behind.
           Init: true,
+          ...(spec.attachMain === true ? { LogConfig: { Type: 'none', Config: {} } } : {}),
           ...(spec.cpusetCpus === undefined ? {} : { CpusetCpus: spec.cpusetCpus }),
           ...(spec.memoryBytes === undefined ? {} : { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes }),
           ...(spec.securityOpt === undefined ? {} : { SecurityOpt: [...spec.securityOpt] }),
@@ -206,7 +210,14 @@ export class DockerEngine implements Engine {
       }
       throw apiError(`create container from ${spec.image}`, e);
     }
-    const container = new DockerContainer(handle, spec.image);
+    let main: MainProcessStream | undefined;
+    try {
+      if (spec.attachMain === true) main = await MainProcessStream.attach(handle);
+    } catch (e) {
+      await handle.remove({ force: true }).catch(() => undefined);
+      throw e;
+    }
+    const container = new DockerContainer(handle, spec.image, main);
     try {
       for (const extra of spec.extraNetworks ?? [])
         await this.docker.getNetwork(extra.name).connect({ Container: handle.id, EndpointConfig: { Aliases: [...(extra.aliases ?? [])] } });

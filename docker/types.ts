@@ -79,6 +79,15 @@ export interface AttachOptions {
   closeGraceMs?: number;
 }
 
+/** Claiming the container's main process (ContainerSpec.attachMain): an attach without its own process. */
+export interface MainAttachOptions extends Omit<AttachOptions, 'cmd' | 'user' | 'workdir' | 'env'> {
+  /**
+   * The container's stdio outlives the claimed process (docker-init holds it): a stderr line for
+   * which this returns an exit code says the process ended.
+   */
+  endedLine: (line: string) => number | undefined;
+}
+
 /** A running exec whose stdin stays open until close(). */
 export interface AttachedExec {
   /** Write to the process's stdin (resolves once the socket took the bytes). */
@@ -127,6 +136,12 @@ export interface ContainerSpec {
   volumes?: readonly VolumeMount[];
   /** The idle main process (default `sleep infinity`); everything else runs through exec. */
   idleCommand?: readonly string[];
+  /**
+   * The idle command reads its stdin (a session agent below it, ab-launch --idle --serve-stdin):
+   * attach to it before the container starts, so nothing it writes is missed, and hand that
+   * stream to the first Container.claimMain. Its stdout is then no log's (log driver none).
+   */
+  attachMain?: boolean;
   /** Most processes the container may hold at once (fork bombs end there). */
   pidsLimit?: number;
   /** CPU quota, in CPUs (e.g. 1.5). */
@@ -173,6 +188,12 @@ export interface Container {
    * back to exec() when it is absent.
    */
   attach?(options: AttachOptions): Promise<AttachedExec>;
+  /**
+   * The main process's stream, attached before the container started (ContainerSpec.attachMain):
+   * the first call gets it, with what the process wrote so far; later calls, and containers
+   * without it, get undefined (start one by attach instead).
+   */
+  claimMain?(options: MainAttachOptions): AttachedExec | undefined;
   /** Copy a host file or directory into containerDir (created if missing); the basename is kept. */
   copyIn(hostPath: string, containerDir: string): Promise<void>;
   /** Write in-memory files into containerDir: name → content. */

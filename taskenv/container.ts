@@ -1,5 +1,5 @@
 import { egressProxyEnv, startEgressProxy, type Container, type ContainerSpec, type EgressDecision, type EgressProxy, type EgressRule, type Engine } from '../docker/index.ts';
-import { LAUNCHER_PATH, ensureHarness, harnessMount, type Harness } from '../sandbox/launcher/index.ts';
+import { LAUNCHER_PATH, MAIN_AGENT_ARGV_TAIL, ensureHarness, harnessMount, type Harness } from '../sandbox/launcher/index.ts';
 import { AuthbenchError } from '../core/index.ts';
 import { MAIN_SERVICE, type Task } from '../task-format/index.ts';
 import { taskEgressRules } from './egress.ts';
@@ -22,6 +22,13 @@ export interface TaskContainerOptions {
   sidecarAccess?: SidecarAccess;
   /** The network the egress proxy forwards through (default Docker's `bridge`); tests give their own. */
   egressUpstream?: string;
+  /**
+   * The first session's agent runs below the container's main process, on its stdin
+   * (`ab-launch --idle --serve-stdin`, attached before the start), and costs no exec. For callers
+   * that open a session on the container first thing (openTaskSandbox); anyone else would leave
+   * an agent waiting in it.
+   */
+  mainAgent?: boolean;
 }
 
 /**
@@ -75,7 +82,7 @@ export function taskContainerSpec(
     // For strace alone: without it a tracee that changes uid (nginx's workers, `setpriv --reuid`)
     // hides the paths it opens. The launcher drops it before any command or validator runs.
     capAdd: ['SYS_PTRACE'],
-    idleCommand: [LAUNCHER_PATH, '--idle'],
+    ...(options.mainAgent === true ? { idleCommand: [LAUNCHER_PATH, ...MAIN_AGENT_ARGV_TAIL], attachMain: true } : { idleCommand: [LAUNCHER_PATH, '--idle'] }),
     ...(options.cpusetCpus === undefined ? {} : { cpusetCpus: options.cpusetCpus }),
   };
 }

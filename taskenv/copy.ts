@@ -49,7 +49,8 @@ export interface CopySandbox {
  */
 export async function openCopySandbox(engine: Engine, task: Task, image: string, runId?: string, hostTracer?: HostTracer): Promise<CopySandbox> {
   const harness = await ensureHarness(engine);
-  const spec = taskContainerSpec(task, image, harness, runId === undefined ? {} : { runId });
+  // The session below is the copy's first: its agent need not be an exec.
+  const spec = taskContainerSpec(task, image, harness, { mainAgent: true, ...(runId === undefined ? {} : { runId }) });
   const container = await engine.startContainer({ ...spec, network: 'none', extraNetworks: [] });
   let hostTrace: HostTrace | undefined;
   try {

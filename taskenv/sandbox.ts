@@ -54,6 +54,8 @@ async function openClaimed(engine: Engine, task: Task, image: string, options: O
     ...(options.sidecarReadyTimeoutMs === undefined ? {} : { sidecarReadyTimeoutMs: options.sidecarReadyTimeoutMs }),
     ...(options.sidecarAccess === undefined ? {} : { sidecarAccess: options.sidecarAccess }),
     ...(options.egressUpstream === undefined ? {} : { egressUpstream: options.egressUpstream }),
+    // The session below is the container's first: its agent need not be an exec.
+    mainAgent: true,
   });
   const egress = env.egress;
   const container = env.container;

@@ -4,6 +4,7 @@
  *   ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...
  *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
  *   ab-launch --idle                          (the container's main process: waits forever)
+ *   ab-launch --idle --serve-stdin            (the same, with the first session agent as its child, on its stdin)
  *   ab-launch --keep -- cmd args...           (a host-traced command's parent, ab-keep.c)
  *   ab-launch --quarantine | --validator-exec | --fs-remove | --fs-mkdir | --install-bundle
  *             (validation-phase helpers and the rollback defense's filesystem steps, ab-harness.c)
@@ -40,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #if !defined(__x86_64__)
@@ -721,6 +723,46 @@ static void idle_forever(void) {
 
 /* The long-lived agent (ab-serve.c) shares this binary, so installing the launcher installs it. */
 int serve_main(void);
+int serve_after_wake_main(void);
+
+/*
+ * The container's main process when the host attached to it before the container started
+ * (ContainerSpec.attachMain): the session's first agent runs as its child, on the container's
+ * stdin and stdout, so the first session costs no Docker exec (a runc exec is the slowest step of
+ * a rollout's setup after the container's own start). The child re-execs as `--serve --wake`:
+ * named like any agent, and it lists the container's processes (its hello) only when the host
+ * sends the wake byte, as an exec'd agent would at that moment.
+ *
+ * The agent ending, whether the session closed it or it died, never ends the container: this
+ * process stays idle, as with --idle, so the validators still run and a later session starts an
+ * agent by exec. docker-init holds the container's stdio open, so the host cannot see the end of
+ * the stream: it is told by one line on stderr (IDLE_AGENT_ENDED, parsed by the host's
+ * mainAgentEnded), written after the child was reaped, so no output of the agent follows it.
+ */
+#define IDLE_AGENT_ENDED "ab-launch --idle: the session agent ended"
+static void idle_serving(const char *argv0) __attribute__((noreturn));
+static void idle_serving(const char *argv0) {
+  pid_t child = fork();
+  /* No child: the host's wait for the hello times out and says so. */
+  if (child < 0) idle_forever();
+  if (child == 0) {
+    char *const args[] = {(char *)argv0, "--serve", "--wake", NULL};
+    execv("/proc/self/exe", args);
+    fprintf(stderr, "ab-launch --idle: cannot start the session agent: %s\n", strerror(errno));
+    _exit(127);
+  }
+  /* The stdin and stdout are the agent's alone from here. */
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) dup2(null, 0), dup2(null, 1);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) continue;
+  char line[128];
+  int n = WIFSIGNALED(status) ? snprintf(line, sizeof line, "%s (signal %d)\n", IDLE_AGENT_ENDED, WTERMSIG(status))
+                              : snprintf(line, sizeof line, "%s (exit %d)\n", IDLE_AGENT_ENDED, WEXITSTATUS(status));
+  if (n > 0 && write(2, line, (size_t)n) < 0) { /* nobody to tell */ }
+  if (null >= 0) dup2(null, 2);
+  idle_forever();
+}
 int stop_serve_main(const char *pid_arg);
 int drop_tracer_capability(void);
 /* Harness-side helpers for the validation phase (ab-harness.c). */
@@ -766,6 +808,8 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
   if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
+  if (argc == 3 && strcmp(argv[1], "--idle") == 0 && strcmp(argv[2], "--serve-stdin") == 0) idle_serving(argv[0]);
+  if (argc == 3 && strcmp(argv[1], "--serve") == 0 && strcmp(argv[2], "--wake") == 0) return serve_after_wake_main();
   if (argc >= 2 && strcmp(argv[1], "--forward") == 0) return forward_main(argc, argv); /* the model relay tunnel, ab-forward.c */
   if (argc >= 2 && strcmp(argv[1], "--keep") == 0) return keep_main(argc, argv); /* a host-traced command's parent, ab-keep.c */
   if (argc >= 2 && (strcmp(argv[1], "--quarantine") == 0 || strcmp(argv[1], "--validator-exec") == 0 || strcmp(argv[1], "--fs-remove") == 0 ||

@@ -34,6 +34,8 @@
  * never blocks the tracer or grows the agent).
  *
  *   ab-launch --serve              serve requests until stdin closes
+ *   ab-launch --serve --wake       the same, started by the container's main process (ab-launch.c
+ *                                  idle_serving): says hello once the host sends the wake byte
  *   ab-launch --stop-serve PID     stop an agent that no longer reads stdin
  */
 #define _GNU_SOURCE
@@ -60,6 +62,7 @@
 #include <unistd.h>
 
 int serve_main(void);
+int serve_after_wake_main(void);
 int stop_serve_main(const char *pid_arg);
 
 #define PROTOCOL_VERSION 4
@@ -2311,6 +2314,21 @@ int serve_main(void) {
     free_request(&r);
     free(body);
   }
+}
+
+/* The byte a host sends to wake the main process's agent (AGENT_WAKE_BYTE in protocol.ts). */
+#define WAKE_BYTE 0x57
+
+int serve_after_wake_main(void) {
+  unsigned char wake;
+  int rc = read_exact(0, &wake, 1);
+  /* End of stream first: the container goes (or the host let the agent go) before any session. */
+  if (rc == 1) return 0;
+  if (rc != 0 || wake != WAKE_BYTE) {
+    fprintf(stderr, "%s: expected the wake byte before any request\n", prog);
+    return 1;
+  }
+  return serve_main();
 }
 
 int stop_serve_main(const char *pid_arg) {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
 import {
   AGENT_PROTOCOL_VERSION,
+  AGENT_WAKE_BYTE,
   decodeBackgroundReport,
   decodeFields,
   decodeHello,
@@ -13,6 +14,7 @@ import {
   encodeStopRequest,
   FRAME_TYPE,
   FrameDecoder,
+  mainAgentEnded,
   TAG,
   type Field,
   type Frame,
@@ -368,5 +370,34 @@ describe('the C agent mirrors these constants', () => {
       expect(m?.[1]?.charCodeAt(0), `F_${name}`).toBe(value);
     }
     expect(new RegExp(`#define PROTOCOL_VERSION ${AGENT_PROTOCOL_VERSION}\\b`).test(source)).toBe(true);
+  });
+});
+
+describe('the main process’s agent (ab-launch --idle --serve-stdin)', () => {
+  const launch = readFileSync(new URL('./ab-launch.c', import.meta.url), 'utf8');
+  const serve = readFileSync(new URL('./ab-serve.c', import.meta.url), 'utf8');
+
+  it('reads the line the main process writes when its agent ended, as Docker would report the code', () => {
+    const prefix = /#define IDLE_AGENT_ENDED "([^"]+)"/.exec(launch)?.[1];
+    expect(prefix).toBe('ab-launch --idle: the session agent ended');
+    expect(mainAgentEnded(`${prefix} (exit 0)`)).toBe(0);
+    expect(mainAgentEnded(`${prefix} (exit 143)`)).toBe(143);
+    expect(mainAgentEnded(`${prefix} (signal 9)`)).toBe(137);
+  });
+
+  it('takes no other line for it: not a prefix, not text around it, not another number', () => {
+    for (const line of [
+      'ab-launch --idle: the session agent ended',
+      'x ab-launch --idle: the session agent ended (exit 0)',
+      'ab-launch --idle: the session agent ended (exit 0) ',
+      'ab-launch --idle: the session agent ended (exit -1)',
+      'ab-launch --idle: the session agent ended (core 1)',
+      'ab-agent: request stream cut mid-frame',
+    ])
+      expect(mainAgentEnded(line)).toBeUndefined();
+  });
+
+  it('mirrors the wake byte in ab-serve.c', () => {
+    expect(Number(/#define WAKE_BYTE (0x[0-9a-fA-F]+)/.exec(serve)?.[1])).toBe(AGENT_WAKE_BYTE);
   });
 });

@@ -45,6 +45,26 @@ import { AuthbenchError } from '../../core/index.ts';
 
 export const AGENT_PROTOCOL_VERSION = 4;
 
+/**
+ * The container's main process with the first session agent as its child (ab-launch.c
+ * idle_serving): the host attaches to it before the container starts, wakes the agent with this
+ * byte (mirrored in ab-serve.c), and learns that it ended from one stderr line (MAIN_AGENT_ENDED).
+ */
+export const MAIN_AGENT_ARGV_TAIL = ['--idle', '--serve-stdin'] as const;
+export const AGENT_WAKE_BYTE = 0x57;
+const MAIN_AGENT_ENDED = /^ab-launch --idle: the session agent ended \((exit|signal) (\d+)\)$/;
+
+/**
+ * The exit code in the main process's line saying its agent ended (a signal reads as 128 +
+ * signal, as Docker reports it), or undefined when the line is not that one. Pure.
+ */
+export function mainAgentEnded(line: string): number | undefined {
+  const m = MAIN_AGENT_ENDED.exec(line);
+  if (m === null) return undefined;
+  const n = Number(m[2]);
+  return m[1] === 'signal' ? 128 + n : n;
+}
+
 /** Descriptor numbers the agent places for the command's wrappers (mirrored in ab-serve.c). */
 export const AGENT_FDS = { trace: 3, channel: 4, rules: 5 } as const;
 

@@ -1,7 +1,8 @@
 /**
  * The host end of the in-container agent (`ab-launch --serve`): one attached
- * exec for the whole session, one request frame and one response frame per
- * command. Requests are serialised (the agent runs one command at a time).
+ * exec (or the container's main process's stream, for the first session of a
+ * task container) for the whole session, one request frame and one response
+ * frame per command. Requests are serialised (the agent runs one command at a time).
  *
  * An agent that never says hello, or that is gone before a request could be
  * sent, is a harness fault (SANDBOX_UNAVAILABLE) carrying the tail of its
@@ -14,6 +15,7 @@ import { AuthbenchError } from '../../core/index.ts';
 import type { AttachedExec, Container } from '../../docker/index.ts';
 import {
   AGENT_PROTOCOL_VERSION,
+  AGENT_WAKE_BYTE,
   decodeBackgroundReport,
   decodeHello,
   decodeResponse,
@@ -22,6 +24,7 @@ import {
   encodeStopRequest,
   FrameDecoder,
   LAUNCHER_PATH,
+  mainAgentEnded,
   type AgentHello,
   type AgentRequest,
   type AgentResponse,
@@ -56,23 +59,30 @@ export class AgentClient {
     this.hello = hello;
   }
 
-  /** Start the agent in the container and wait for its hello. */
+  /**
+   * Start the agent in the container and wait for its hello: the one below the container's main
+   * process when it was started for that (taskenv: `ab-launch --idle --serve-stdin`) and nobody
+   * took it yet, woken with one byte; else one in an attached exec.
+   */
   static async start(container: Container, options: AgentStartOptions = {}): Promise<AgentClient> {
-    if (container.attach === undefined) {
-      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'this container offers no attached exec for the sandbox agent');
-    }
     const launcher = options.launcherPath ?? LAUNCHER_PATH;
     const link = new FrameLink();
     let pid: number | undefined;
-    const attached = await container.attach({
-      cmd: [launcher, '--serve'],
-      onStdout: (chunk) => link.push(chunk),
-      onStderr: (chunk) => link.pushStderr(chunk),
+    const handlers = {
+      onStdout: (chunk: Buffer) => link.push(chunk),
+      onStderr: (chunk: Buffer) => link.pushStderr(chunk),
       killCommand: () => (pid === undefined ? undefined : [launcher, '--stop-serve', String(pid)]),
-    });
+    };
+    const main = options.launcherPath === undefined ? container.claimMain?.({ ...handlers, endedLine: mainAgentEnded }) : undefined;
+    if (main === undefined && container.attach === undefined) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'this container offers no attached exec for the sandbox agent');
+    }
+    const attached = main ?? (await container.attach?.({ cmd: [launcher, '--serve'], ...handlers }));
+    if (attached === undefined) throw new AuthbenchError('INTERNAL', 'sandbox agent: no attach');
     void attached.ended.then(({ exitCode }) => link.end(exitCode));
     attached.ref();
     try {
+      if (main !== undefined) await attached.write(Uint8Array.of(AGENT_WAKE_BYTE));
       const frame = await link.next(options.startTimeoutMs ?? AGENT_START_TIMEOUT_MS);
       const hello = decodeHello(frame);
       if (hello.version !== AGENT_PROTOCOL_VERSION) {

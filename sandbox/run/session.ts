@@ -7,7 +7,9 @@
  * Layering inside the container (argv, never a shell string):
  *   strace -f --seccomp-bpf … -o /proc/self/fd/3 -- ab-launch --channel 4 --rules-fd 5 -- <cmd…>
  * The session talks to a long-lived agent in the container (`ab-launch
- * --serve`, one attached exec) that spawns that argv and hands the wrappers
+ * --serve`: below the container's main process for a task container's first
+ * session, attached before the container started, else one attached exec;
+ * agent-client.ts) that spawns that argv and hands the wrappers
  * their descriptors: the trace pipe, the launcher's channel and the rules.
  * strace and the launcher come from the harness's read-only mount, strace
  * sits outside the sandbox (it traces; the launcher's seccomp filter forbids

@@ -4,15 +4,19 @@
  * for the sandbox tests that do not start from a task.
  */
 import { LABELS, type Container, type ContainerSpec, type Engine } from '../../docker/index.ts';
-import { ensureHarness, harnessMount, LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
+import { ensureHarness, harnessMount, LAUNCHER_PATH, MAIN_AGENT_ARGV_TAIL } from '../../sandbox/launcher/index.ts';
 
-export async function harnessContainer(engine: Engine, spec: Omit<ContainerSpec, 'volumes' | 'idleCommand'> & { run: string }): Promise<Container> {
+/** `mainAgent`: the first session's agent below the main process, as task containers of a session get it (taskenv). */
+export async function harnessContainer(
+  engine: Engine,
+  spec: Omit<ContainerSpec, 'volumes' | 'idleCommand' | 'attachMain'> & { run: string; mainAgent?: boolean },
+): Promise<Container> {
   const harness = await ensureHarness(engine);
-  const { run, ...rest } = spec;
+  const { run, mainAgent, ...rest } = spec;
   return engine.startContainer({
     ...rest,
     labels: { ...(rest.labels ?? {}), [LABELS.run]: run },
     volumes: [harnessMount(harness)],
-    idleCommand: [LAUNCHER_PATH, '--idle'],
+    ...(mainAgent === true ? { idleCommand: [LAUNCHER_PATH, ...MAIN_AGENT_ARGV_TAIL], attachMain: true } : { idleCommand: [LAUNCHER_PATH, '--idle'] }),
   });
 }
