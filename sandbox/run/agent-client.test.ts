@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
-import type { AttachedExec, AttachOptions, Container } from '../../docker/index.ts';
-import { AGENT_PROTOCOL_VERSION, encodeFrame, FRAME_TYPE, FrameDecoder, TAG, type Field, type Frame } from '../launcher/index.ts';
+import type { AttachedExec, AttachOptions, Container, MainAttachOptions } from '../../docker/index.ts';
+import { AGENT_PROTOCOL_VERSION, AGENT_WAKE_BYTE, encodeFrame, FRAME_TYPE, FrameDecoder, TAG, type Field, type Frame } from '../launcher/index.ts';
 import { AgentClient } from './agent-client.ts';
 import { execResultOf } from './session.ts';
 
@@ -68,6 +68,61 @@ function fakeContainer(script: Script, hello = true): { container: Container; re
     },
   } as unknown as Container;
   return { container, requests, closed: () => closed };
+}
+
+/**
+ * The same container with a main process's agent to claim (once): it says hello (pid 777) only
+ * after the wake byte, or, `dies`, writes its end line before that and is gone.
+ */
+function withMainAgent(fake: ReturnType<typeof fakeContainer>, behaviour: 'hello-after-wake' | 'dies'): { container: Container; wakes: number[]; claims: () => number } {
+  const wakes: number[] = [];
+  let claims = 0;
+  let claimed = false;
+  const claimMain = (options: MainAttachOptions): AttachedExec | undefined => {
+    if (claimed) return undefined;
+    claimed = true;
+    claims++;
+    let endIt: (v: { exitCode: number | null }) => void = () => undefined;
+    const ended = new Promise<{ exitCode: number | null }>((r) => (endIt = r));
+    let open = true;
+    let awake = false;
+    const decoder = new FrameDecoder();
+    const send = (frame: Frame): void => options.onStdout(encodeFrame(frame));
+    const attached: AttachedExec = {
+      ended,
+      get open() {
+        return open;
+      },
+      write: (data) => {
+        let bytes = Buffer.from(data);
+        if (!awake) {
+          wakes.push(bytes[0] ?? -1);
+          awake = true;
+          bytes = bytes.subarray(1);
+          setImmediate(() => send({ type: FRAME_TYPE.hello, fields: [f(TAG.version, u32(AGENT_PROTOCOL_VERSION)), f(TAG.pid, u32(777)), f(TAG.pids, u32(1)), f(TAG.pids, u32(6))] }));
+        }
+        for (const frame of decoder.push(bytes)) setImmediate(() => echo(frame, send, () => undefined));
+        return Promise.resolve();
+      },
+      ref: () => undefined,
+      unref: () => undefined,
+      close: () => {
+        open = false;
+        endIt({ exitCode: 0 });
+        return Promise.resolve();
+      },
+      [Symbol.asyncDispose]: () => Promise.resolve(),
+    };
+    if (behaviour === 'dies') {
+      const line = 'ab-launch --idle: the session agent ended (exit 127)\n';
+      options.onStderr?.(Buffer.from(line));
+      const code = options.endedLine(line.trim());
+      open = false;
+      endIt({ exitCode: code ?? null });
+    }
+    return attached;
+  };
+  return { container: { ...fake.container, attach: fake.container.attach?.bind(fake.container), claimMain } as Container, wakes, claims: () => claims };
 }
 
 const argvOf = (frame: Frame): string[] => frame.fields.filter((x) => x.tag === TAG.argv).map((x) => x.value.toString());
@@ -174,6 +229,35 @@ describe('AgentClient', () => {
     const fake = fakeContainer(echo, false);
     await expect(AgentClient.start(fake.container)).rejects.toThrow(/did not start: the sandbox agent exited/);
     expect(fake.closed()).toBe(true);
+  });
+
+  it('takes the main process’s agent first: wakes it with the wake byte, and makes no exec', async () => {
+    const fake = fakeContainer(echo);
+    let execs = 0;
+    const counted = { ...fake.container, attach: (o: AttachOptions) => (execs++, fake.container.attach?.(o)) } as unknown as Container;
+    const { container, wakes, claims } = withMainAgent({ ...fake, container: counted }, 'hello-after-wake');
+    const client = await AgentClient.start(container);
+    expect(wakes).toEqual([AGENT_WAKE_BYTE]);
+    expect(client.hello.pid).toBe(777);
+    expect(client.harnessPids).toEqual([777, 1, 6]);
+    const r = await client.request({ argv: ['echo', 'main'], outputCapBytes: 100 }, DEADLINE);
+    expect(r.stdout.toString()).toBe('main');
+    expect(execs).toBe(0);
+    // Claimed once: the next agent (after this one ends) is an exec.
+    await client.close();
+    const next = await AgentClient.start(container);
+    expect(next.hello.pid).toBe(4242);
+    expect(claims()).toBe(1);
+    expect(execs).toBe(1);
+  });
+
+  it('falls back to an exec when the main process’s agent ended before its hello', async () => {
+    const { container, claims } = withMainAgent(fakeContainer(echo), 'dies');
+    const client = await AgentClient.start(container);
+    expect(claims()).toBe(1);
+    expect(client.hello.pid).toBe(4242);
+    const r = await client.request({ argv: ['echo', 'exec'], outputCapBytes: 100 }, DEADLINE);
+    expect(r.stdout.toString()).toBe('exec');
   });
 
   it('refuses a container without attach', async () => {

@@ -62,9 +62,24 @@ export class AgentClient {
   /**
    * Start the agent in the container and wait for its hello: the one below the container's main
    * process when it was started for that (taskenv: `ab-launch --idle --serve-stdin`) and nobody
-   * took it yet, woken with one byte; else one in an attached exec.
+   * took it yet, woken with one byte; else, or when that one fails to say hello (an engine that
+   * lost its first output), one in an attached exec.
    */
   static async start(container: Container, options: AgentStartOptions = {}): Promise<AgentClient> {
+    if (options.launcherPath === undefined && container.claimMain !== undefined) {
+      const main = await AgentClient.open(container, options, 'main').catch(() => undefined);
+      if (main !== undefined) return main;
+    }
+    if (container.attach === undefined) {
+      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'this container offers no attached exec for the sandbox agent');
+    }
+    const started = await AgentClient.open(container, options, 'exec');
+    if (started === undefined) throw new AuthbenchError('INTERNAL', 'sandbox agent: an exec gave no stream');
+    return started;
+  }
+
+  /** The agent `how` reaches, once it said hello; undefined when there is none to claim. */
+  private static async open(container: Container, options: AgentStartOptions, how: 'main' | 'exec'): Promise<AgentClient | undefined> {
     const launcher = options.launcherPath ?? LAUNCHER_PATH;
     const link = new FrameLink();
     let pid: number | undefined;
@@ -73,16 +88,12 @@ export class AgentClient {
       onStderr: (chunk: Buffer) => link.pushStderr(chunk),
       killCommand: () => (pid === undefined ? undefined : [launcher, '--stop-serve', String(pid)]),
     };
-    const main = options.launcherPath === undefined ? container.claimMain?.({ ...handlers, endedLine: mainAgentEnded }) : undefined;
-    if (main === undefined && container.attach === undefined) {
-      throw new AuthbenchError('SANDBOX_UNAVAILABLE', 'this container offers no attached exec for the sandbox agent');
-    }
-    const attached = main ?? (await container.attach?.({ cmd: [launcher, '--serve'], ...handlers }));
-    if (attached === undefined) throw new AuthbenchError('INTERNAL', 'sandbox agent: no attach');
+    const attached = how === 'main' ? container.claimMain?.({ ...handlers, endedLine: mainAgentEnded }) : await container.attach?.({ cmd: [launcher, '--serve'], ...handlers });
+    if (attached === undefined) return undefined;
     void attached.ended.then(({ exitCode }) => link.end(exitCode));
     attached.ref();
     try {
-      if (main !== undefined) await attached.write(Uint8Array.of(AGENT_WAKE_BYTE));
+      if (how === 'main') await attached.write(Uint8Array.of(AGENT_WAKE_BYTE));
       const frame = await link.next(options.startTimeoutMs ?? AGENT_START_TIMEOUT_MS);
       const hello = decodeHello(frame);
       if (hello.version !== AGENT_PROTOCOL_VERSION) {
