@@ -28,6 +28,8 @@ export interface CleanOptions {
    * container uses stay too. Default: every managed container (tests and `clean --all`).
    */
   orphansOnly?: boolean;
+  /** Containers and networks only: no image, no volume (`clean --containers`: the leftovers of killed runs, keeping every build). */
+  containersOnly?: boolean;
   /** Injected for tests: a process on this host (default: /proc). */
   lookupProcess?: (pid: number) => ProcessInfo | undefined;
 }
@@ -165,7 +167,7 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
       const volumes = (c.Mounts ?? []).flatMap((m) => (m.Name === undefined ? [] : [m.Name]));
       owned.push({ id: c.Id, name: (c.Names[0] ?? '').replace(/^\//, ''), image: c.Image, state: c.State, labels: c.Labels, imageId: c.ImageID, volumes });
     }
-    for (const i of await engine.docker.listImages({ all: false, filters })) {
+    for (const i of options.containersOnly === true ? [] : await engine.docker.listImages({ all: false, filters })) {
       const labels = i.Labels ?? {};
       const repoTags = (i.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
       const layers = await layerCount(engine, i.Id);
@@ -190,7 +192,7 @@ export async function cleanManaged(engine: DockerEngine, options: CleanOptions =
     else images.push({ id, tags, kind });
   }
   const volumes: string[] = [];
-  if (options.staleOnly !== true && options.labels === undefined) {
+  if (options.staleOnly !== true && options.containersOnly !== true && options.labels === undefined) {
     try {
       const listed = await engine.docker.listVolumes({ filters: { label: [`${LABELS.managed}=true`] } });
       for (const name of (listed.Volumes ?? []).map((v) => v.Name).sort()) {

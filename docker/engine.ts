@@ -80,12 +80,15 @@ async function withCertificates(endpoint: DockerEndpoint): Promise<Dockerode.Doc
 export interface ConnectOptions {
   /** Overrides DOCKER_HOST. */
   host?: string;
+  /** The run id on everything this engine creates without one of its own (eval: its job's); default a fresh one. */
+  runId?: string;
 }
 
 /** Connect and ping; throws DOCKER_UNREACHABLE naming the endpoint tried. */
 export async function connectDocker(options: ConnectOptions = {}): Promise<DockerEngine> {
   const parsed = parseDockerHost(options.host ?? readEnv(ENV.DOCKER_HOST));
-  const engine = new DockerEngine(new Dockerode(await withCertificates(parsed)), parsed.endpoint);
+  const owner = currentOwner();
+  const engine = new DockerEngine(new Dockerode(await withCertificates(parsed)), parsed.endpoint, options.runId === undefined ? owner : { ...owner, runId: options.runId });
   await engine.ping();
   return engine;
 }

@@ -78,9 +78,9 @@ export async function checkEngineSupported(engine: DockerEngine): Promise<void> 
  * Connect every engine (DOCKER_UNREACHABLE names the first that does not answer) and check the
  * sandbox works there (engineSupport); slots default to `defaultSlots`. Each engine loads what it lacks from the others (DockerEngine.loadFrom).
  */
-export async function connectEngines(specs: readonly EngineSpec[], defaultSlots: number): Promise<EngineLane[]> {
+export async function connectEngines(specs: readonly EngineSpec[], defaultSlots: number, runId?: string): Promise<EngineLane[]> {
   checkDistinctEngines(specs);
-  const engines = await Promise.all(specs.map((s) => connectDocker({ host: s.host })));
+  const engines = await Promise.all(specs.map((s) => connectDocker({ host: s.host, ...(runId === undefined ? {} : { runId }) })));
   for (const engine of engines) await checkEngineSupported(engine);
   // An image one engine has (the offline base, the harness builder, a task image) is loaded into another rather than built again.
   for (const engine of engines) engine.loadFrom(engines);

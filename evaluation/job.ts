@@ -23,7 +23,7 @@ import { discoverTasks, loadTask, type Task } from '../task-format/index.ts';
 import type { EvalConfig, RolloutSpec } from './config.ts';
 import { executeJob, type DrainedEngine, type JobStop, type RolloutRunner } from './execute.ts';
 import type { TeardownFailure } from './teardown.ts';
-import { checkJobDir, checkJobName, jobLock, openJobDir, readResults } from './jobdir.ts';
+import { checkJobDir, checkJobName, jobLock, jobRunId, openJobDir, readResults } from './jobdir.ts';
 import { CLAIMS_DIR, type ClaimOptions } from './claims.ts';
 import type { CpuPinning } from './cpu-pinning.ts';
 import { planJob, shardLabel, shardPlan, type JobPlan, type Shard } from './plan.ts';
@@ -222,7 +222,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   const { dir, bundles, plan, lock, replay, policyFile } = await checkJob(options);
   // Containers an earlier run of this job left when it was killed go first, before anything is written (on every engine).
   const engines = options.engines ?? [{ engine, slots: options.concurrency }];
-  const removed = await Promise.all(engines.map(async (l) => l.engine.removeOrphans?.(`job-${options.name}`)));
+  const removed = await Promise.all(engines.map(async (l) => l.engine.removeOrphans?.(jobRunId(options.name))));
   const orphans = removed.some((r) => r !== undefined)
     ? removed.reduce<OrphanRemoval>((a, r) => {
         const left = [...(a.left ?? []), ...(r?.left ?? [])];
@@ -244,7 +244,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   if (orphans !== undefined) emit({ kind: 'orphans-removed', orphans, done, total });
   for (const spec of plan.rollouts.filter((s) => plan.reused.has(s.id))) emit({ kind: 'skipped', rollout: spec, done, total });
 
-  const runId = `job-${options.name}`;
+  const runId = jobRunId(options.name);
   const prepared = await prepareJob(engine, {
     config,
     plan,

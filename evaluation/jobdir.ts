@@ -68,6 +68,15 @@ async function readJson(path: string): Promise<unknown> {
  * A job name is one folder inside --jobs-dir: no separators, no `..`, nothing
  * hidden. INVALID_ARGUMENT otherwise.
  */
+/**
+ * The run id (authbench.run) of everything a job's processes create: its rollouts' containers and
+ * also what their engine makes on the side (the harness check's container, a launcher build's), so
+ * that the next run of the job finds all of it when a process of it was killed.
+ */
+export function jobRunId(name: string): string {
+  return `job-${name}`;
+}
+
 export function checkJobName(name: string): void {
   if (!/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(name) || name.length > 200) {
     throw new AuthbenchError('INVALID_ARGUMENT', `--job-name ${JSON.stringify(name)}: a job name is one folder inside --jobs-dir`, {

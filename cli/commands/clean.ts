@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import chalk from 'chalk';
 import type { Argv, CommandModule } from 'yargs';
+import { AuthbenchError } from '../../core/index.ts';
 import type { CleanReport } from '../../docker/index.ts';
 import { printJson, renderTable } from '../table.ts';
 
@@ -8,6 +9,7 @@ interface CleanArgs {
   'dry-run': boolean;
   'keep-base': boolean;
   stale: boolean;
+  containers: boolean;
   all: boolean;
   yes: boolean;
   json: boolean;
@@ -31,6 +33,11 @@ const command: CommandModule<object, CleanArgs> = {
         type: 'boolean',
         default: false,
       })
+      .option('containers', {
+        describe: 'Only containers and networks (of runs that are gone, unless --all); no image or volume is touched',
+        type: 'boolean',
+        default: false,
+      })
       .option('all', {
         describe: 'Also the containers and networks of runs still going (or whose owner cannot be checked here); asks first on a terminal',
         type: 'boolean',
@@ -41,12 +48,15 @@ const command: CommandModule<object, CleanArgs> = {
       .example('$0 clean --dry-run', 'What would go')
       .example('$0 clean', "Leftovers of killed runs and images, keeping running runs' containers and what they use")
       .example('$0 clean --all --yes', 'Everything authbench created, running jobs included')
+      .example('$0 clean --containers', 'Only what killed runs left running or stopped; every image stays')
       .example('$0 clean --stale', 'Reclaim disk from earlier generations of task images, keep the current ones')
       .example('$0 clean --keep-base', 'Remove task images and leftover containers, keep authbench/base'),
   handler: async (args) => {
+    // Not yargs' `conflicts`: it counts a default as given.
+    if (args.containers && args.stale) throw new AuthbenchError('INVALID_ARGUMENT', '--containers and --stale select different things (containers, older images): give one', { field: 'containers' });
     const { connectDocker, cleanManaged, assertCleanSucceeded } = await import('../../docker/index.ts');
     const engine = await connectDocker();
-    const options = { keepBase: args['keep-base'], staleOnly: args.stale, orphansOnly: !args.all };
+    const options = { keepBase: args['keep-base'], staleOnly: args.stale, orphansOnly: !args.all, containersOnly: args.containers };
     if (args.all && !args['dry-run'] && !args.yes && process.stdin.isTTY) {
       const planned = await cleanManaged(engine, { ...options, dryRun: true });
       if (!(await confirm(`remove ${counts(planned)}, running jobs' containers included?`))) {

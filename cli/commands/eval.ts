@@ -141,7 +141,7 @@ const command: CommandModule<object, EvalArgs> = {
       .example('$0 eval --model scripted/oracle --tasks ../authbench/tasks --base-map "python:3.12*=authbench/base:python3.11-bookworm"', 'Another base for some images (recorded in the job: --resume refuses other ones)')
       .epilog('Exit codes: 0 done, 1 bad input or a refused start (nothing written), 125 nothing measured, a rollout left undone or ended by an infrastructure error (--resume runs those), or an authbench failure, 130 interrupted.'),
   handler: async (args) => {
-    const { POLICY_SOURCES, agentConfig, checkAgentConfig, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, funnelLine, infraErrors, jobControlReports, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
+    const { POLICY_SOURCES, agentConfig, checkAgentConfig, checkJob, checkJobName, configFromFlags, controlLines, flaggedRollouts, funnelLine, infraErrors, jobControlReports, jobRunId, outcomeOf, parserLine, parserRows, policyWriterCost, readJobConfig, resumeConfig, runJob, selectTasks, summarize } = await import('../../evaluation/index.ts');
     const { DEFENSE_NAMES, REPLAY_REF, loadReplayFile } = await import('../../agent/index.ts');
     const { parseModelRef, formatModelRef } = await import('../../models/index.ts');
     const { readPolicyFile } = await import('../../goldstore/index.ts');
@@ -334,8 +334,10 @@ const command: CommandModule<object, EvalArgs> = {
       const outcome = args.executor === 'slurm'
         ? await runOnSlurm({ config, jobsDir: args['jobs-dir'], name, resume: args.resume, arraySize: args['array-size'], partition: args.partition, sbatchArgs, shardArgs, signal: controller.signal, log: (line) => progress.log(line), progress: (done, total, status) => progress.update(done, total, status) }).finally(() => progress.stop())
         : await (async () => {
-            const lanes = engineSpecs.length === 0 ? undefined : await connectEngines(engineSpecs, args.concurrency);
-            const engine = lanes?.[0]?.engine ?? (await connectDocker());
+            // What the engines make on the side (the harness check's container) is the job's too: its next run removes it if this process is killed.
+            const runId = jobRunId(name);
+            const lanes = engineSpecs.length === 0 ? undefined : await connectEngines(engineSpecs, args.concurrency, runId);
+            const engine = lanes?.[0]?.engine ?? (await connectDocker({ runId }));
             // connectEngines checked its engines; DOCKER_HOST's is checked here (it may be a podman socket).
             if (lanes === undefined) await checkEngineSupported(engine);
             return runJob(engine, { ...(lanes === undefined ? {} : { engines: lanes }), config, jobsDir: args['jobs-dir'], name, resume: args.resume, ...shard, claims: { staleMs: args['claim-stale'] * 1000, heartbeatMs: (args['claim-stale'] * 1000) / 4 }, concurrency: args.concurrency, ...(args['cpu-pinning'] === undefined ? {} : { cpuPinning: args['cpu-pinning'] }), onEvent, signal: controller.signal, dockerWaitMs: args['docker-wait'] * 1000, maxConsecutiveInfra: args['max-consecutive-infra'], ...(hostAccess === undefined ? {} : { hostAccess }) });

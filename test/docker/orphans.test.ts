@@ -58,6 +58,9 @@ describe('a run killed with SIGKILL', () => {
 
     const left = await jobContainers();
     expect(left.length).toBeGreaterThanOrEqual(1);
+    // Whatever else the killed process had made (a harness check's container) is the job's too.
+    const itsOwn = await engine.docker.listContainers({ all: true, filters: { label: [`${LABELS.ownerPid}=${String(child.pid)}`] } });
+    expect(itsOwn.map((c) => c.Labels[LABELS.run])).toEqual(itsOwn.map(() => `job-${JOB}`));
     expect(left.every((c) => c.labels[LABELS.ownerPid] === String(child.pid))).toBe(true);
     expect(left.map((c) => ownerState(c.labels, engine.owner, lookupProcess))).toEqual(left.map(() => 'gone'));
 
@@ -70,8 +73,20 @@ describe('a run killed with SIGKILL', () => {
   });
 });
 
+describe("an engine connected under a job's run id", () => {
+  it('labels what it makes without a run of its own with that id, so the job finds it', async () => {
+    const jobEngine = await connectDocker({ runId: RUN_ID });
+    expect(jobEngine.owner.runId).toBe(RUN_ID);
+    expect(jobEngine.owner.pid).toBe(process.pid);
+    await using side = await jobEngine.startContainer({ image: BASE_IMAGE_REF });
+    const labels = (await engine.docker.getContainer(side.id).inspect()).Config.Labels;
+    expect(labels[LABELS.run]).toBe(RUN_ID);
+    expect(labels[LABELS.ownerPid]).toBe(String(process.pid));
+  });
+});
+
 describe('clean, orphans only', () => {
-  it("removes a dead owner's container and network and leaves a live run's alone", async () => {
+  it("removes a dead owner's container and network and leaves a live run's alone; --containers touches nothing else", async () => {
     const finished = spawnSync('true');
     expect(finished.pid).toBeGreaterThan(0);
     // The same engine as another process that has ended: the labels are what a killed run leaves.
@@ -83,6 +98,18 @@ describe('clean, orphans only', () => {
     const deadNet = `authbench-net-orphans-dead-${process.pid}`;
     await engine.createNetwork(liveNet, labels);
     await dead.createNetwork(deadNet, labels);
+
+    // `clean --containers` over everything authbench made (a dry run: other files' runs share the engine):
+    // the dead owner's container and network, never an image or a volume, never a live run's.
+    const containersOnly = await cleanManaged(engine, { orphansOnly: true, containersOnly: true, dryRun: true });
+    expect(containersOnly.images).toEqual([]);
+    expect(containersOnly.volumes).toEqual([]);
+    expect(containersOnly.containers.map((c) => c.id)).toContain(orphan.id);
+    expect(containersOnly.containers.map((c) => c.id)).not.toContain(live.id);
+    expect(containersOnly.networks).toContain(deadNet);
+    expect(containersOnly.networks).not.toContain(liveNet);
+    // The same without containersOnly would take images: what `clean` alone does.
+    expect((await cleanManaged(engine, { orphansOnly: true, dryRun: true })).images.length).toBeGreaterThan(0);
 
     const report = await cleanManaged(engine, { labels, orphansOnly: true });
     expect(report.failures).toEqual([]);
