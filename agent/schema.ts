@@ -64,7 +64,7 @@ export const CommandResultSchema = z
     trace: z
       .object({
         bytes: z.number().int().nonnegative().describe('Bytes strace wrote for this command'),
-        truncated: z.boolean().describe('The trace outgrew the per-command byte cap and was cut (the command ran on)'),
+        truncated: z.boolean().describe('The trace is incomplete: it outgrew the per-command byte cap and was cut, or (eBPF) the kernel dropped records (the command ran on)'),
         dropped_events: z.number().int().nonnegative().describe('Events beyond the per-command event cap, not kept'),
       })
       .optional()

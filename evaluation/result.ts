@@ -130,7 +130,7 @@ export const RolloutResultSchema = z
     trace: z
       .object({
         events: z.number().int().nonnegative().describe('Trace events kept over the episode'),
-        truncated_commands: z.number().int().nonnegative().describe('Commands whose trace outgrew the per-command byte cap and was cut'),
+        truncated_commands: z.number().int().nonnegative().describe('Commands whose trace is incomplete: it outgrew the per-command byte cap and was cut, or (eBPF) the kernel dropped records'),
         dropped_events: z.number().int().nonnegative().describe('Events beyond the per-command event cap, not kept'),
         seccomp_denials: z.number().int().nonnegative().describe('Syscalls the seccomp filter refused'),
       })
