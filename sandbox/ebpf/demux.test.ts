@@ -4,7 +4,8 @@ import { HubDemux, type HubAck } from './demux.ts';
 const NONCE = 'abcdef0123456789';
 const RS = '\x1e';
 const US = '\x1f';
-const rec = (body: string) => `${RS}${NONCE}${US}${body}${US}\n`;
+const MARKER = `${RS}${NONCE}${US}`;
+const rec = (body: string) => `${MARKER}${body}${US}\n`;
 
 function run(chunks: readonly Buffer[]) {
   const records: [string, string][] = [];
@@ -13,7 +14,13 @@ function run(chunks: readonly Buffer[]) {
   const rings: number[] = [];
   const garbled: string[] = [];
   const demux = new HubDemux(NONCE, {
-    record: (cg, bytes) => records.push([cg.toString(), bytes.toString('latin1')]),
+    // A run of records arrives as one buffer: split back into records (no record's bytes hold the marker).
+    record: (cg, bytes, count) => {
+      const parts = bytes.toString('latin1').split(MARKER).slice(1);
+      expect(bytes.toString('latin1').startsWith(MARKER)).toBe(true);
+      expect(parts).toHaveLength(count);
+      for (const p of parts) records.push([cg.toString(), MARKER + p]);
+    },
     ack: (a) => acks.push(a),
     ready: (ns, ring) => {
       ready.push(ns);
@@ -89,4 +96,18 @@ describe('HubDemux', () => {
     expect(r.records).toEqual([]);
     expect(r.garbled).toHaveLength(3);
   });
+
+  it("hands a cgroup's records in a row over as one run, broken by every record of its own", () => {
+    const runs: [bigint, number][] = [];
+    const demux = new HubDemux(NONCE, { record: (cg, _b, count) => runs.push([cg, count]), ack: () => undefined, ready: () => undefined, garbled: () => undefined });
+    const unlink = (n: number) => rec(`S${US}${n}${US}7${US}7${US}unlink${US}/a${n}`);
+    demux.push(Buffer.from([rec(`G${US}41`), unlink(1), unlink(2), unlink(3), rec(`K${US}?41${US}0`), unlink(4), rec(`G${US}42`), unlink(5), unlink(6), rec(`Y${US}9`)].join(''), 'latin1'));
+    // 1-3 before the ack, 4 before the G, 5-6 before the marker (complete at once: the marker ends the chunk).
+    expect(runs).toEqual([
+      [41n, 3],
+      [41n, 1],
+      [42n, 2],
+    ]);
+  });
 });
+

@@ -28,11 +28,13 @@ import { AuthbenchError } from '../../core/index.ts';
 import { HubDemux, type HubAck } from './demux.ts';
 import { nativeArgs, NATIVE_STRING_LIMIT, readTracepointFormats } from './native.ts';
 import { EbpfParser, type EbpfParse } from './parse.ts';
+import { raiseTracerPriority, TRACER_NICE } from './priority.ts';
 import { containerCgroup } from './run.ts';
 
 /**
  * Record bytes a container's share holds between two takes (as strace's per-command trace cap):
- * beyond it records are dropped and counted as lost, so a container that floods cannot grow this
+ * beyond it records are dropped and counted as lost (the demultiplexer's run of records that would
+ * cross it whole), so a container that floods cannot grow this
  * process without bound.
  */
 export const HUB_SHARE_CAP_BYTES = 32 * 1024 * 1024;
@@ -46,6 +48,8 @@ export interface EbpfHubOptions {
   attachTimeoutMs?: number;
   /** Record bytes a share holds between takes (default HUB_SHARE_CAP_BYTES). */
   shareCapBytes?: number;
+  /** The nice ab-ebpf reads at (default TRACER_NICE; null: leave it at this process's, as the bench's comparison does). */
+  readerNice?: number | null;
 }
 
 /** One container's share of the hub. */
@@ -125,6 +129,7 @@ export class EbpfHub implements AsyncDisposable {
   #garbled = 0;
   #stopping: Promise<string> | undefined;
   readonly #shareCap: number;
+  #readerNice: number | undefined;
   readonly #cgroup2Mount: string;
 
   private constructor(child: ChildProcessWithoutNullStreams, nonce: string, readyPath: string, shareCap: number, cgroup2Mount: string) {
@@ -134,11 +139,13 @@ export class EbpfHub implements AsyncDisposable {
     this.#nonce = nonce;
     this.#readyPath = readyPath;
     const demux = new HubDemux(nonce, {
-      record: (cgroupId, bytes) => {
+      record: (cgroupId, bytes, records) => {
         const share = this.#shares.get(cgroupId);
         if (share === undefined) return;
+        // A run of records that would cross the cap is dropped whole (at most one pipe read's
+        // worth), each of its records counted.
         if (share.bytes + bytes.length > this.#shareCap) {
-          share.dropped++;
+          share.dropped += records;
           return;
         }
         share.bytes += bytes.length;
@@ -182,6 +189,8 @@ export class EbpfHub implements AsyncDisposable {
     // Nothing of this process's environment: ab-ebpf runs as root and needs none.
     const child = spawn(options.abEbpf, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
     const hub = new EbpfHub(child, nonce, readyPath, options.shareCapBytes ?? HUB_SHARE_CAP_BYTES, options.cgroup2Mount);
+    // Raised before its probes attach: from the first traced record on, the reader outranks the tracees.
+    if (options.readerNice !== null) hub.#readerNice = raiseTracerPriority(child.pid, options.readerNice ?? TRACER_NICE);
     try {
       await hub.#waitMarker(0n, options.attachTimeoutMs ?? 60_000, 'attached', [0]);
     } catch (error) {
@@ -350,6 +359,11 @@ export class EbpfHub implements AsyncDisposable {
       },
       taken: () => ({ raw: Buffer.concat(raw), lost: lostTaken }),
     };
+  }
+
+  /** The nice ab-ebpf reads at, when raised (priority.ts); undefined: left as it was, or the kernel refused. */
+  get readerNice(): number | undefined {
+    return this.#readerNice;
   }
 
   /** The tracer's pid (a test stops it to fill its buffer). */

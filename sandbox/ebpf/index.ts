@@ -6,4 +6,5 @@ export { callSpec, ensureEbpfTracer, NATIVE_SOURCE_DIR, NATIVE_STRING_LIMIT, nat
 export { compareTraces, goldRelevant, type Agreement, type AgreementDifference } from './agreement.ts';
 export { ARGV_LIMIT, EBPF_SYSCALLS, STRING_LIMIT } from './syscalls.ts';
 export { EbpfHub, type EbpfHubOptions, type HubTake, type HubTrace } from './hub.ts';
+export { raiseTracerPriority, TRACER_NICE } from './priority.ts';
 export { HubDemux, type DemuxSink, type HubAck } from './demux.ts';

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { AuthbenchError } from '../../core/index.ts';
 import type { Engine } from '../../docker/index.ts';
 import { ensureEbpfTracer, nativeArgs, NATIVE_STRING_LIMIT, readTracepointFormats } from './native.ts';
+import { raiseTracerPriority } from './priority.ts';
 import { buildProgram, FIELD_SEP, RECORD_START } from './program.ts';
 import { parseEbpf, type EbpfParse } from './parse.ts';
 import { STRING_LIMIT } from './syscalls.ts';
@@ -150,6 +151,8 @@ export async function startEbpfTrace(options: EbpfTraceOptions): Promise<EbpfTra
   }
   const stringLimit = backend === 'native' ? NATIVE_STRING_LIMIT : STRING_LIMIT;
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The reader outranks the tracee (priority.ts); refused, records it drops are still counted.
+  raiseTracerPriority(child.pid);
   const stdout: Buffer[] = [];
   let stderr = '';
   const readyMarker = Buffer.from(`${RECORD_START}${nonce}${FIELD_SEP}Y`, 'latin1');

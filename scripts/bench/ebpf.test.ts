@@ -34,4 +34,11 @@ describe('renderEbpfBench', () => {
     expect(text).toMatch(/untraced 4\.0 ms, strace 16\.0 ms \(\+12\.0 ms\), eBPF hub 10\.0 ms \(\+6\.0 ms\): eBPF ÷ strace 0\.63×/);
     expect(renderEbpfBench({ rows: [row], skippedBackends: {} })).not.toContain('one command');
   });
+
+  it('prints the loaded runs at each reader priority, events with what was lost', () => {
+    const underLoad = { loops: 6, finds: 30, runs: [{ nice: 0, events: 31_560, lost: 25_985 }, { nice: -10, events: 32_880, lost: 0 }, { nice: 0, events: 32_878, lost: 1 }, { nice: -10, events: 32_887, lost: 0 }] };
+    const text = renderEbpfBench({ rows: [row], underLoad, skippedBackends: {} });
+    expect(text).toMatch(/6 busy loops on the host, 30 × find \/usr in one command.*nice 0: 31560 \(25985\), 32878 \(1\); at nice -10 \(eval's\): 32880 \(0\), 32887 \(0\)/);
+    expect(renderEbpfBench({ rows: [row], skippedBackends: {} })).not.toContain('under CPU load');
+  });
 });

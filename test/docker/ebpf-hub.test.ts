@@ -9,11 +9,12 @@
  * tracer's failure, never as an empty trace. Skipped, with the probe's
  * reason, where eBPF cannot run.
  */
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
 import { BASE_IMAGE_REF, connectDocker, type Container, type DockerEngine } from '../../docker/index.ts';
-import { commandEvents, compareTraces, EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf } from '../../sandbox/ebpf/index.ts';
+import { commandEvents, compareTraces, EbpfHub, ensureEbpfTracer, gatherEbpfFacts, judgeEbpf, TRACER_NICE } from '../../sandbox/ebpf/index.ts';
 import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
 import type { TraceEvent } from '../../sandbox/trace/index.ts';
 import { discoverTasks, loadTask } from '../../task-format/index.ts';
@@ -47,6 +48,16 @@ describe(`eBPF hub: many containers, one tracer${reason}`, () => {
     containers.push(c);
     return c;
   }
+
+  it.skipIf(!verdict.available)('reads its rings at a raised priority, so a saturated machine does not starve it into dropping records', () => {
+    if (hub === undefined || hub.pid === undefined) throw new Error('unreachable: skipped');
+    // /proc/<pid>/stat: the 19th field is the nice value (fields counted after the parenthesised name).
+    const stat = readFileSync(`/proc/${hub.pid}/stat`, 'utf8');
+    const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    expect(hub.readerNice).toBe(TRACER_NICE);
+    expect(nice).toBe(TRACER_NICE);
+    expect(TRACER_NICE).toBeLessThan(0);
+  });
 
   it.skipIf(!verdict.available)(
     'keeps each container\'s events apart, take by take, while both run at once',
