@@ -24,7 +24,7 @@ export const STRACE_STRING_LIMIT = 4096;
  * family, readlink, getdents (noise: every `ls` and interpreter start issues
  * hundreds; directory listing shows up as an O_DIRECTORY open), read/write
  * (the open flags already say how a file is used), utime/xattr (metadata),
- * sendmmsg/recv* (destinations are set by connect), io_uring (not decoded).
+ * recv* (what arrives is no access of the agent's), io_uring (not decoded).
  */
 export const TRACED_SYSCALLS = [
   // process
@@ -83,6 +83,7 @@ export const TRACED_SYSCALLS = [
   'bind',
   'sendto',
   'sendmsg',
+  'sendmmsg',
 ] as const;
 
 export interface StraceArgvOptions {

@@ -314,6 +314,30 @@ describe('network', () => {
     ]);
   });
 
+  it('records each destination a sendmmsg batch sent to, once, and only the messages that went', () => {
+    const msg = (name: string) => `{msg_hdr={msg_name=${name}, msg_namelen=16, msg_iov=[{iov_base="canary", iov_len=6}], msg_iovlen=1, msg_controllen=0, msg_flags=0}, msg_len=6}`;
+    const to = (ip: string, port: number) => `{sa_family=AF_INET, sin_port=htons(${port}), sin_addr=inet_addr("${ip}")}`;
+    const events = parse([
+      // As strace 6.1 prints it (-y): two destinations, both sent.
+      line(10, `sendmmsg(3<UDP:[0.0.0.0:52574]>, [${msg(to('127.0.0.2', 9998))}, ${msg(to('127.0.0.3', 9997))}], 2, 0) = 2`),
+      // Three to one address and one never sent (the call returned 3): one event, not the fourth's.
+      line(10, `sendmmsg(3<UDP:[0.0.0.0:52574]>, [${msg(to('10.0.0.1', 53))}, ${msg(to('10.0.0.1', 53))}, ${msg(to('10.0.0.1', 53))}, ${msg(to('10.9.9.9', 1))}], 4, 0) = 3`),
+      // Connected socket: no destinations, no events.
+      line(10, `sendmmsg(4<UDP:[1]>, [${msg('NULL')}], 1, 0) = 1`),
+      // Refused: the destination is a refused send.
+      line(10, `sendmmsg(5<UDP:[2]>, [${msg(to('10.1.1.1', 80))}], 1, 0) = -1 EPERM (Operation not permitted)`),
+      // strace printed fewer messages than went: unreadable, never a shorter list.
+      line(10, `sendmmsg(6<UDP:[3]>, [${msg(to('10.2.2.2', 80))}, ...], 2, 0) = 2`),
+    ]);
+    expect(events).toEqual([
+      expect.objectContaining({ op: 'sendto', syscall: 'sendmmsg', family: 'inet', address: '127.0.0.2', port: 9998, result: 2 }),
+      expect.objectContaining({ op: 'sendto', syscall: 'sendmmsg', family: 'inet', address: '127.0.0.3', port: 9997 }),
+      expect.objectContaining({ op: 'sendto', syscall: 'sendmmsg', address: '10.0.0.1', port: 53 }),
+      expect.objectContaining({ op: 'sendto', syscall: 'sendmmsg', address: '10.1.1.1', denied: true }),
+      expect.objectContaining({ kind: 'unparsed' }),
+    ]);
+  });
+
   it('names the socket type without its flags', () => {
     const [event] = parse([line(10, 'socket(AF_PACKET, SOCK_RAW|SOCK_CLOEXEC, htons(ETH_P_ALL)) = -1 EPERM (Operation not permitted)')]);
     expect(event).toMatchObject({ op: 'socket', family: 'packet', domain: 'AF_PACKET', socket_type: 'SOCK_RAW', denied: true });

@@ -241,7 +241,8 @@ export class StraceParser {
     const call: Call = { pid, ts, name, args, result };
     try {
       const event = handler(call, this.#ctx);
-      if (event !== undefined) out.push(event);
+      if (Array.isArray(event)) out.push(...(event as readonly TraceEvent[]));
+      else if (event !== undefined) out.push(event as TraceEvent);
     } catch (error) {
       if (!(error instanceof CallShapeError)) throw error;
       out.push(unparsed(line, error.message, pid, ts));

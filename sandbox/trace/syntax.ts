@@ -258,6 +258,13 @@ export function structFields(raw: string): string[] {
   return splitArgs(inner, 0).args;
 }
 
+/** A `[a, {…}, …]` array's top-level elements (a cut array's last is `...`); undefined when `raw` is no array. */
+export function arrayElements(raw: string): string[] | undefined {
+  if (!raw.startsWith('[') || !raw.endsWith(']')) return undefined;
+  if (raw === '[]') return [];
+  return splitArgs(`${raw.slice(1, -1)})`, 0).args;
+}
+
 /** The value of `name=` among a struct's top-level fields. */
 export function structField(raw: string, name: string): string | undefined {
   const prefix = `${name}=`;

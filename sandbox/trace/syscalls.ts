@@ -16,7 +16,7 @@ import {
   type TraceEvent,
 } from './events.ts';
 import { familyOf, parseSockaddr } from './sockaddr.ts';
-import { fdArg, stringArg, stringArray, structField, type CallResult } from './syntax.ts';
+import { arrayElements, fdArg, stringArg, stringArray, structField, type CallResult } from './syntax.ts';
 
 export interface Call {
   pid: number;
@@ -45,7 +45,8 @@ export class CallShapeError extends Error {
   override readonly name = 'CallShapeError';
 }
 
-type Handler = (call: Call, ctx: CallContext) => TraceEvent | undefined;
+/** A call's events: most calls make one or none; sendmmsg one per destination. */
+type Handler = (call: Call, ctx: CallContext) => TraceEvent | readonly TraceEvent[] | undefined;
 
 function arg(call: Call, index: number): string {
   const a = call.args[index];
@@ -390,4 +391,35 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     const name = structField(arg(c, 1), 'msg_name');
     return name === undefined || name === 'NULL' ? undefined : networkEvent(c, 'sendto', name);
   },
+  sendmmsg: (c) => sendmmsgEvents(c),
 };
+
+/**
+ * sendmmsg(fd, [{msg_hdr={msg_name=…, …}, msg_len=N}, …], vlen, flags) = sent: every message sent
+ * to an explicit destination is a send there, as one sendmsg would be — a datagram per message,
+ * so a batch cannot carry data past the trace that a loop of sendmsg would show. One event per
+ * distinct destination (a batch to one address is one send there). The call returns how many
+ * messages went: only those are sends; a failed or unfinished call makes each destination a
+ * send with the call's outcome, as sendmsg's is. strace printing fewer messages than went (its array
+ * cut short) is an unreadable call, never a shorter list.
+ */
+function sendmmsgEvents(c: Call): readonly TraceEvent[] {
+  const raw = arg(c, 1);
+  const messages = arrayElements(raw);
+  if (messages === undefined) throw new CallShapeError(`${c.name}: unreadable message array ${raw.slice(0, 80)}`);
+  const sent = c.result.value;
+  // Unfinished (`= ?`: killed mid-call) or failed: every printed message was attempted.
+  const went = sent === null || sent < 0 ? messages.length : sent;
+  if (messages.length < went || (messages.length > 0 && messages[messages.length - 1] === '...')) {
+    throw new CallShapeError(`${c.name}: ${went} message(s) went, strace printed ${messages.length}`);
+  }
+  const seen = new Set<string>();
+  const events: TraceEvent[] = [];
+  for (const message of messages.slice(0, went)) {
+    const name = structField(structField(message, 'msg_hdr') ?? '', 'msg_name');
+    if (name === undefined || name === 'NULL' || seen.has(name)) continue;
+    seen.add(name);
+    events.push(networkEvent(c, 'sendto', name));
+  }
+  return events;
+}
