@@ -28,7 +28,7 @@ export const FileEffectSchema = z
 export const NetworkEffectSchema = z
   .object({
     kind: z.literal('network'),
-    op: z.enum(['connect', 'sendto']).describe('connect, or sendto/sendmsg with an explicit destination'),
+    op: z.enum(['connect', 'sendto']).describe('connect, or sendto/sendmsg/sendmmsg with an explicit destination'),
     family: z.enum(['inet', 'inet6']).describe('Address family'),
     address: z.string().describe('Destination IP'),
     port: z.number().int().nullable().describe('Destination port; null when the trace did not show one'),

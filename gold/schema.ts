@@ -63,7 +63,7 @@ export const GoldNetworkSchema = z
       .array(EndpointSchema)
       .describe('connect() destinations attempted (not denied); the socket type is not known from the trace'),
     bind: z.array(EndpointSchema).describe('bind() addresses attempted (not denied)'),
-    send: z.array(EndpointSchema).describe('sendto/sendmsg destinations (datagrams)'),
+    send: z.array(EndpointSchema).describe('sendto/sendmsg/sendmmsg destinations (datagrams)'),
     unix: z.array(z.string()).describe('Unix socket paths connected to successfully (`@name` = abstract)'),
   })
   .describe('Network use seen in the oracle trace');

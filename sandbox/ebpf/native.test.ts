@@ -39,6 +39,7 @@ const DECLS: Readonly<Record<string, readonly string[]>> = {
   sendto: ['int fd', 'void * buff', 'size_t len', 'unsigned int flags', 'struct sockaddr * addr', 'int addr_len'],
   connect: ['int fd', 'struct sockaddr * uservaddr', 'int addrlen'],
   bind: ['int fd', 'struct sockaddr * umyaddr', 'int addrlen'],
+  sendmsg: ['int fd', 'struct user_msghdr * msg', 'unsigned int flags'],
 };
 
 /** Every traced syscall: the declarations above, else the table's own argument names as ints. */
@@ -74,6 +75,8 @@ describe('callSpec', () => {
     // A sockaddr names its length's slot; arguments the table skips (buff, len) are skipped.
     ['sendto', 'sendto:-:i0,a45'],
     ['connect', 'connect:-:i0,a12'],
+    // The msghdr pointer: ab-ebpf reads the destination through it.
+    ['sendmsg', 'sendmsg:-:i0,m1'],
     ['renameat2', 'renameat2:-:i0,s1,i2,s3,i4'],
   ])('%s → %s', (name, spec) => {
     expect(callSpec(name, EBPF_SYSCALLS[name as keyof typeof EBPF_SYSCALLS], f.get(name) ?? new Map())).toBe(spec);

@@ -72,6 +72,7 @@ export function callSpec(name: string, specs: readonly ArgSpec[], fields: Readon
     if (s.kind === 'int') return `i${slot}`;
     if (s.kind === 'str') return `s${slot}`;
     if (s.kind === 'how_flags') return `h${slot}`;
+    if (s.kind === 'msg_name') return `m${slot}`;
     return `a${slot}${slotOf(name, fields, s.kind.sockaddr)}`;
   });
   return `${name}:${flags.length === 0 ? '-' : flags.join('')}:${args.join(',')}`;

@@ -162,13 +162,17 @@ describe('parseEbpf', () => {
       rec('R', [9, 9, 'execve', 0]) +
       call(9, 'connect', [3, '\\x02\\x00\\x1f\\x90\\x0a\\x00\\x00\\x05\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'], {}, -111) +
       call(9, 'connect', [4, '\\x01\\x00\\x00\\x62\\x75\\x73'], {}, 0) +
-      call(9, 'sendto', [5, ''], {}, 12);
+      call(9, 'sendto', [5, ''], {}, 12) +
+      call(9, 'sendmsg', [6, '\\x02\\x00\\x27\\x0f\\x7f\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'], {}, 6) +
+      call(9, 'sendmsg', [7, ''], {}, 6);
     const { events } = parse(text);
     expect(events.find((e) => e.kind === 'exec')).toMatchObject({ path: '/usr/bin/curl', argv: ['curl', 'http://10.0.0.5:8080/'], argv_truncated: true, result: 0 });
     const net = events.filter((e) => e.kind === 'network');
     expect(net).toEqual([
       expect.objectContaining({ op: 'connect', family: 'inet', address: '10.0.0.5', port: 8080, errno: 'ECONNREFUSED', denied: false }),
       expect.objectContaining({ op: 'connect', family: 'unix', address: '@bus', result: 0 }),
+      // sendmsg's destination (msg_name) as sendto's; a connected socket's sendmsg (none) is no event.
+      expect.objectContaining({ op: 'sendto', syscall: 'sendmsg', family: 'inet', address: '127.0.0.1', port: 9999, result: 6 }),
     ]);
   });
 

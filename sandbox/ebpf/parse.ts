@@ -617,6 +617,8 @@ class CallView {
         return this.network('bind', 'umyaddr');
       case 'sendto':
         return this.network('sendto', 'addr');
+      case 'sendmsg':
+        return this.network('sendto', 'msg');
       case 'kill':
       case 'tkill':
       case 'rt_sigqueueinfo':

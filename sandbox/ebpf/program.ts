@@ -67,6 +67,12 @@ function argFormat(spec: ArgSpec): { fmt: string; expr: string } {
   if (spec.kind === 'int') return { fmt: '%d', expr: a };
   if (spec.kind === 'str') return { fmt: '%s', expr: `str(${a})` };
   if (spec.kind === 'how_flags') return { fmt: '%llu', expr: `*uptr((uint64 *)${a})` };
+  if (spec.kind === 'msg_name') {
+    // struct user_msghdr starts { void *msg_name; int msg_namelen; }: the pointer, then the length 8 bytes in.
+    const name = `*uptr((uint64 *)${a})`;
+    const len = `*uptr((int32 *)((uint64)${a} + 8))`;
+    return { fmt: '%rx', expr: `buf((uint8 *)${name}, ${name} == 0 ? 0 : (${len} > ${SOCKADDR_LIMIT} ? ${SOCKADDR_LIMIT} : (${len} < 0 ? 0 : ${len})))` };
+  }
   const len = `args->${spec.kind.sockaddr}`;
   // A NULL destination (sendto on a connected socket) prints as no bytes.
   return { fmt: '%rx', expr: `buf(${a}, ${a} == 0 ? 0 : (${len} > ${SOCKADDR_LIMIT} ? ${SOCKADDR_LIMIT} : (${len} < 0 ? 0 : ${len})))` };

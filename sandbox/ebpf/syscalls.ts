@@ -8,7 +8,7 @@
  * The set is what gold derivation and containment use (gold/derive.ts):
  * execs, opens, the calls that change names, modes and owners, and the
  * address-bearing network calls. Deliberately absent compared with strace
- * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, sendmsg and exit_group — the next
+ * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, sendmmsg and exit_group — the next
  * slice adds them if ebpf is to replace strace everywhere. socket is here: an IP socket is gold
  * (`network.ip_sockets`). The kill family is here: eval's host trace
  * must show a refused signal at the harness as strace does.
@@ -22,6 +22,8 @@ export type ArgKind =
   | 'str'
   /** A user-space sockaddr: its bytes as hex (`%rx` of `buf()`), length from the named length argument. */
   | { sockaddr: string }
+  /** A user-space `struct user_msghdr`: the sockaddr its msg_name points at (msg_namelen bytes), printed as a sockaddr; none when NULL. */
+  | 'msg_name'
   /** A user-space `struct open_how`: its first u64 (the flags), read through the pointer. */
   | 'how_flags';
 
@@ -185,6 +187,11 @@ export const EBPF_SYSCALLS = {
   sendto: [
     { name: 'fd', kind: 'int' },
     { name: 'addr', kind: { sockaddr: 'addr_len' } },
+  ],
+  // A datagram to an explicit destination without connect: the same send as sendto's.
+  sendmsg: [
+    { name: 'fd', kind: 'int' },
+    { name: 'msg', kind: 'msg_name' },
   ],
   // Signals: a refused one at the harness (the agent, the tracer's stand-in, pid 1) is tampering
   // evidence (agent/tamper.ts), whichever tracer saw it.

@@ -99,7 +99,7 @@ export const NetworkEventSchema = z
     ...outcome,
     op: z
       .enum(NETWORK_OPS)
-      .describe('sendto covers sendto and sendmsg with an explicit destination (sends on connected sockets are not events)'),
+      .describe('sendto covers sendto, sendmsg and sendmmsg (one per destination among the messages sent) with an explicit destination (sends on connected sockets are not events)'),
     family: z.enum(SOCKET_FAMILIES).describe('Address family'),
     domain: z.string().describe('Address family as strace printed it (AF_INET, AF_VSOCK, ...)'),
     address: z

@@ -116,4 +116,31 @@ describe(`eBPF tracer vs strace on the starter oracles (and the suite families, 
     },
     120_000,
   );
+
+  // bpftrace (full tier: it takes ~20 s to attach) prints the same destination from its own program.
+  it.skipIf(!verdict.available).each(backends)(
+    '%s: a datagram sendmsg addresses itself is a send to that destination (a connected socket\'s is none)',
+    async (backend) => {
+      if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');
+      await using container = await engine.startContainer({ image: BASE_IMAGE_REF, network: 'none' });
+      const script = [
+        'import socket',
+        's = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
+        's.sendmsg([b"canary"], [], 0, ("127.0.0.1", 9999))',
+        'c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
+        'c.connect(("127.0.0.2", 9998))',
+        'c.sendmsg([b"canary"])',
+        'print("sent")',
+      ].join('\n');
+      const trace = await startEbpfTrace({ containerId: container.id, cgroup2Mount: verdict.cgroup2Mount, backend, abEbpf });
+      const run = await container.exec({ cmd: ['python3', '-c', script], timeoutMs: 30_000 });
+      const result = await trace.stop();
+      expect(run.stdout).toContain('sent');
+      expect(result.lost).toBe(0);
+      const sends = result.events.flatMap((e) => (e.kind === 'network' && (e.op === 'sendto' || e.op === 'connect') ? [`${e.syscall} ${e.op} ${e.address}:${e.port}`] : []));
+      expect(sends).toEqual(['sendmsg sendto 127.0.0.1:9999', 'connect connect 127.0.0.2:9998']);
+    },
+    120_000,
+  );
 });
+

@@ -263,17 +263,30 @@ int on_enter(void *ctx) {
       __u64 how = 0;
       bpf_probe_read_user(&how, sizeof how, (const void *)args[slot]);
       e->v[slot] = how;
-    } else if (kind == AB_SOCK) {
-      __u32 len_slot = c->args[i].len_slot;
-      if (len_slot >= AB_MAX_ARGS) return 0;
-      // A NULL address (sendto on a connected socket) or a negative length copies nothing.
-      __s32 given = (__s32)args[len_slot];
-      __u32 len = args[slot] == 0 || given < 0 ? 0 : (__u32)given;
+    } else if (kind == AB_SOCK || kind == AB_MSG) {
+      __u64 addr = args[slot];
+      __s32 given = 0;
+      if (kind == AB_MSG) {
+        // struct user_msghdr starts { void *msg_name; int msg_namelen; }: the destination is there.
+        struct {
+          __u64 name;
+          __s32 namelen;
+        } hdr = {};
+        if (addr == 0 || bpf_probe_read_user(&hdr, sizeof hdr, (const void *)addr) != 0) hdr.name = 0;
+        addr = hdr.name;
+        given = hdr.namelen;
+      } else {
+        __u32 len_slot = c->args[i].len_slot;
+        if (len_slot >= AB_MAX_ARGS) return 0;
+        given = (__s32)args[len_slot];
+      }
+      // A NULL address (a send on a connected socket) or a negative length copies nothing.
+      __u32 len = addr == 0 || given < 0 ? 0 : (__u32)given;
       if (len > AB_SOCK_MAX) len = AB_SOCK_MAX;
       // Hide the bound from the compiler so the mask stays next to the call: the verifier needs it there.
       asm volatile("" : "+r"(len));
       len &= 0x7f;
-      if (len > 0 && bpf_probe_read_user(e->data, len, (const void *)args[slot]) != 0) len = 0;
+      if (len > 0 && bpf_probe_read_user(e->data, len, (const void *)addr) != 0) len = 0;
       e->len = len;
     } else if (kind == AB_STR && first < 0) {
       first = i;

@@ -162,8 +162,8 @@ static int parse_call(const char *spec, struct ab_call *c, struct call_text *t) 
     a->slot = slot;
     t->slot[nargs] = slot;
     t->kind[nargs] = p[0];
-    if (p[0] == 'i' || p[0] == 's' || p[0] == 'h') {
-      a->kind = p[0] == 'i' ? AB_INT : p[0] == 's' ? AB_STR : AB_HOW;
+    if (p[0] == 'i' || p[0] == 's' || p[0] == 'h' || p[0] == 'm') {
+      a->kind = p[0] == 'i' ? AB_INT : p[0] == 's' ? AB_STR : p[0] == 'h' ? AB_HOW : AB_MSG;
       p += 2;
     } else if (p[0] == 'a') {
       int len = slot_of(p[2]);

@@ -31,7 +31,8 @@
 /* The readiness path's longest length (run.ts's paths are far shorter). */
 #define AB_READY_MAX 128
 
-enum ab_kind { AB_NONE = 0, AB_INT = 1, AB_STR = 2, AB_SOCK = 3, AB_HOW = 4 };
+/* AB_MSG: a struct user_msghdr pointer; its msg_name's sockaddr is copied as AB_SOCK's is. */
+enum ab_kind { AB_NONE = 0, AB_INT = 1, AB_STR = 2, AB_SOCK = 3, AB_HOW = 4, AB_MSG = 5 };
 
 /* Call flags. */
 #define AB_CALL_EXEC 1    /* execve/execveat: argv records, no re-read at exit */
