@@ -1,7 +1,9 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AuthbenchError } from '../../core/index.ts';
-import { callSpec, nativeArgs, parseTracepointFormat, type TracepointField } from './native.ts';
-import { EBPF_SYSCALLS, type ArgSpec } from './syscalls.ts';
+import { callSpec, NATIVE_SOURCE_DIR, nativeArgs, parseTracepointFormat, type TracepointField } from './native.ts';
+import { ARGV_LIMIT, EBPF_SYSCALLS, MMSG_LIMIT, MMSGHDR_SIZE, type ArgSpec } from './syscalls.ts';
 
 const COMMON = [
   '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
@@ -40,6 +42,7 @@ const DECLS: Readonly<Record<string, readonly string[]>> = {
   connect: ['int fd', 'struct sockaddr * uservaddr', 'int addrlen'],
   bind: ['int fd', 'struct sockaddr * umyaddr', 'int addrlen'],
   sendmsg: ['int fd', 'struct user_msghdr * msg', 'unsigned int flags'],
+  sendmmsg: ['int fd', 'struct mmsghdr * mmsg', 'unsigned int vlen', 'unsigned int flags'],
 };
 
 /** Every traced syscall: the declarations above, else the table's own argument names as ints. */
@@ -77,6 +80,8 @@ describe('callSpec', () => {
     ['connect', 'connect:-:i0,a12'],
     // The msghdr pointer: ab-ebpf reads the destination through it.
     ['sendmsg', 'sendmsg:-:i0,m1'],
+    // The message vector and vlen's slots: ab-ebpf reads each message's destination.
+    ['sendmmsg', 'sendmmsg:n12:i0,i2'],
     ['renameat2', 'renameat2:-:i0,s1,i2,s3,i4'],
   ])('%s → %s', (name, spec) => {
     expect(callSpec(name, EBPF_SYSCALLS[name as keyof typeof EBPF_SYSCALLS], f.get(name) ?? new Map())).toBe(spec);
@@ -112,5 +117,15 @@ describe('nativeArgs', () => {
     const missing = new Map(base.formats);
     missing.delete('creat');
     expect(() => nativeArgs({ ...base, formats: missing })).toThrow(/sys_enter_creat/);
+  });
+});
+
+describe('limits shared with ab-ebpf.h', () => {
+  it('reads as many sendmmsg messages, of the same size, as the BPF side copies', async () => {
+    const header = await readFile(join(NATIVE_SOURCE_DIR, 'ab-ebpf.h'), 'utf8');
+    const define = (name: string) => Number(new RegExp(`#define ${name} (\\d+)`).exec(header)?.[1]);
+    expect(define('AB_MMSG_LIMIT')).toBe(MMSG_LIMIT);
+    expect(define('AB_MMSGHDR_SIZE')).toBe(MMSGHDR_SIZE);
+    expect(define('AB_ARGV_LIMIT')).toBe(ARGV_LIMIT);
   });
 });

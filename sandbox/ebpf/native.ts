@@ -66,6 +66,7 @@ export function callSpec(name: string, specs: readonly ArgSpec[], fields: Readon
   if (name === 'execve' || name === 'execveat') flags.push(`x${slotOf(name, fields, 'argv')}`);
   if (TMPFILE_OPENS.has(name)) flags.push(`t${slotOf(name, fields, 'flags')}`);
   if (name === 'openat') flags.push(`r${slotOf(name, fields, 'filename')}`);
+  if (name === 'sendmmsg') flags.push(`n${slotOf(name, fields, 'mmsg')}${slotOf(name, fields, 'vlen')}`);
   const args = specs.map((s) => {
     const slot = slotOf(name, fields, s.name);
     // Ints print as bpftrace's %d prints them (the low 32 bits, signed), whatever their C type.

@@ -176,6 +176,21 @@ describe('parseEbpf', () => {
     ]);
   });
 
+  it("reads sendmmsg's destinations from its N records: one send per destination among the messages that went", () => {
+    const inet = (last: number, port: number) => `\\x02\\x00${`\\x${(port >> 8).toString(16).padStart(2, '0')}\\x${(port & 255).toString(16).padStart(2, '0')}`}\\x7f\\x00\\x00\\x${last.toString(16).padStart(2, '0')}${'\\x00'.repeat(8)}`;
+    const batch = (tid: number, vlen: number, names: readonly [number, string][], ret: number) =>
+      rec('S', [tid, tid, 'sendmmsg', 3, vlen]) + names.map(([i, bytes]) => rec('N', [tid, tid, i, bytes])).join('') + rec('R', [tid, tid, 'sendmmsg', ret]);
+    const sends = (text: string) => parse(text).events.map((e) => (e.kind === 'network' ? `${e.address}:${e.port}${e.errno === undefined ? '' : ` ${e.errno}`}` : `unparsed: ${e.kind === 'unparsed' ? e.reason : e.kind}`));
+    // Two destinations, three messages (two to the first), all went: two sends.
+    expect(sends(batch(5, 3, [[0, inet(2, 9998)], [1, inet(3, 9997)], [2, inet(2, 9998)]], 3))).toEqual(['127.0.0.2:9998', '127.0.0.3:9997']);
+    // Only the first went: the second is no send.
+    expect(sends(batch(5, 2, [[0, inet(2, 9998)], [1, inet(3, 9997)]], 1))).toEqual(['127.0.0.2:9998']);
+    // Refused: each destination is a refused send. A message without a destination (connected) has no N record.
+    expect(sends(batch(5, 2, [[1, inet(4, 53)]], -1))).toEqual(['127.0.0.4:53 EPERM']);
+    // More went than the tracer reads: what it read, and an unparsed event saying the rest was not.
+    expect(sends(batch(5, 20, [[0, inet(2, 1)]], 20))).toEqual(['127.0.0.2:1', 'unparsed: sendmmsg: 20 messages went, destinations read for the first 8']);
+  });
+
   it('counts events bpftrace reports lost, and flushes calls that never returned', () => {
     const text = rec('S', [4, 4, 'rmdir', '/app/tmp']) + 'Lost 17 events\n';
     const r = parse(text);

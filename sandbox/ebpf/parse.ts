@@ -45,7 +45,7 @@ import {
 } from '../trace/index.ts';
 import { atFlagNames, decodeSockaddr, errnoName, modeText, openFlagNames, renameFlagNames, signalName, socketDomain, socketTypeName } from './decode.ts';
 import { FIELD_SEP, RECORD_START } from './program.ts';
-import { EBPF_SYSCALLS, isEbpfSyscall, STRING_LIMIT, type ArgSpec, type EbpfSyscall } from './syscalls.ts';
+import { EBPF_SYSCALLS, isEbpfSyscall, MMSG_LIMIT, STRING_LIMIT, type ArgSpec, type EbpfSyscall } from './syscalls.ts';
 
 export interface EbpfParseOptions {
   /** The run's nonce (program.ts): only records starting with it are read. */
@@ -96,6 +96,8 @@ interface Pending {
   strings: Map<number, string>;
   argv: string[];
   argvMore: boolean;
+  /** sendmmsg: each message's destination (sockaddr bytes as printed), by message index. */
+  names?: Map<number, string>;
   /** An O_TMPFILE open: the unnamed inode it made. */
   tmpInode?: string;
 }
@@ -111,7 +113,7 @@ interface ProcState {
 }
 
 /** Fields after `type`, per record type (S: per syscall, checked separately). */
-const FIXED_FIELDS: Readonly<Record<string, number>> = { P: 5, A: 5, M: 3, R: 5, F: 4, Y: 1, I: 4 };
+const FIXED_FIELDS: Readonly<Record<string, number>> = { P: 5, A: 5, M: 3, N: 5, R: 5, F: 4, Y: 1, I: 4 };
 
 function scalarCount(name: EbpfSyscall): number {
   return (EBPF_SYSCALLS[name] as readonly ArgSpec[]).filter((s) => s.kind !== 'str').length;
@@ -253,6 +255,7 @@ export class EbpfParser {
       case 'P':
       case 'A':
       case 'M':
+      case 'N':
       case 'I': {
         const p = this.#pending.get(r.tid);
         if (p === undefined) {
@@ -262,6 +265,7 @@ export class EbpfParser {
         if (r.type === 'P') p.strings.set(Number(r.fields[3]), r.fields[4] ?? '');
         else if (r.type === 'A') p.argv.push(r.fields[4] ?? '');
         else if (r.type === 'I') p.tmpInode = r.fields[3] ?? '';
+        else if (r.type === 'N') (p.names ??= new Map()).set(Number(r.fields[3]), r.fields[4] ?? '');
         else p.argvMore = true;
         return;
       }
@@ -306,6 +310,10 @@ export class EbpfParser {
   #complete(tid: number, p: Pending, ret: number | null, out: TraceEvent[]): void {
     const call = new CallView(tid, this.#tsSeconds(p.ts), p, ret, this.#proc(p.tgid), this.#options.stringLimit ?? STRING_LIMIT);
     try {
+      if (p.name === 'sendmmsg') {
+        out.push(...call.sendmmsg());
+        return;
+      }
       const event = call.event();
       if (event !== undefined) out.push(event);
     } catch (error) {
@@ -319,6 +327,13 @@ export class EbpfParser {
 const AT_EMPTY_PATH = 0x1000;
 /** The calls that may act on their dirfd with an empty path, and the argument holding AT_EMPTY_PATH. */
 const AT_EMPTY_PATH_FIELD: Readonly<Record<string, string>> = { execveat: 'flags', linkat: 'flags', fchownat: 'flag' };
+
+/** A sockaddr's bytes from their printed form (hex escapes `\xNN` as bpftrace's %rx prints them). */
+function sockaddrBytes(raw: string): Uint8Array {
+  const hex = raw.replaceAll('\\x', '');
+  if (!/^(?:[0-9a-f]{2})*$/i.test(hex)) throw new Unresolved(`unreadable sockaddr bytes ${raw}`);
+  return Buffer.from(hex, 'hex');
+}
 
 /** One completed call: resolution against its process's state, and the event it makes. */
 class CallView {
@@ -352,10 +367,31 @@ class CallView {
   bytes(field: string): Uint8Array {
     const specs = EBPF_SYSCALLS[this.p.name] as readonly ArgSpec[];
     const scalars = specs.filter((s) => s.kind !== 'str');
-    const raw = this.p.scalars[scalars.findIndex((s) => s.name === field)] ?? '';
-    const hex = raw.replaceAll('\\x', '');
-    if (!/^(?:[0-9a-f]{2})*$/i.test(hex)) throw new Unresolved(`unreadable sockaddr bytes ${raw}`);
-    return Buffer.from(hex, 'hex');
+    return sockaddrBytes(this.p.scalars[scalars.findIndex((s) => s.name === field)] ?? '');
+  }
+
+  /**
+   * sendmmsg: a send to each distinct destination among the messages that went (the call returns
+   * how many; a failed or unfinished one, each it was given), as the strace parser reads it.
+   * Destinations past the first MMSG_LIMIT messages are not read: such a call also makes an
+   * unparsed event saying so, never a shorter list passed off as whole.
+   */
+  sendmmsg(): TraceEvent[] {
+    const vlen = this.int('vlen') >>> 0;
+    const went = this.ret === null || this.ret < 0 ? vlen : Math.min(this.ret, vlen);
+    const seen = new Set<string>();
+    const events: TraceEvent[] = [];
+    for (const [index, raw] of [...(this.p.names ?? [])].sort(([a], [b]) => a - b)) {
+      if (index >= went || seen.has(raw)) continue;
+      seen.add(raw);
+      const addr = decodeSockaddr(sockaddrBytes(raw));
+      if (addr !== undefined) events.push({ kind: 'network', schema_version: TRACE_EVENT_SCHEMA_VERSION, pid: this.pid, ts: this.ts, ...this.outcome(), op: 'sendto', ...addr });
+    }
+    if (went > MMSG_LIMIT) {
+      const raw = ['sendmmsg', ...this.p.scalars].join(FIELD_SEP);
+      events.push(unparsed(raw, `sendmmsg: ${went} messages went, destinations read for the first ${MMSG_LIMIT}`, this.pid, this.ts));
+    }
+    return events;
   }
 
   /** The string argument named `field`, checked for a possible cut. */
@@ -619,6 +655,9 @@ class CallView {
         return this.network('sendto', 'addr');
       case 'sendmsg':
         return this.network('sendto', 'msg');
+      case 'sendmmsg':
+        // Many events: #complete asks sendmmsg() for them.
+        return undefined;
       case 'kill':
       case 'tkill':
       case 'rt_sigqueueinfo':

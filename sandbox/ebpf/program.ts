@@ -21,7 +21,8 @@
  * P (a further string argument of the call just entered: ts, tgid, tid,
  * argument index, string), R (returned:
  * ts, tgid, tid, name, ret), A (one execve argument: ts, tgid, tid, index,
- * string), M (execve had more than ARGV_LIMIT arguments), F (fork:
+ * string), M (execve had more than ARGV_LIMIT arguments), N (one sendmmsg
+ * message's destination: ts, tgid, tid, message index, sockaddr bytes), F (fork:
  * sched_process_fork — ts, parent tgid, parent tid, child tid), Y (the
  * readiness marker, see run.ts), I (the inode of an O_TMPFILE open's file:
  * ts, tgid, tid, inode). Enter and return are separate records and
@@ -43,7 +44,7 @@
  * the `cgroup` builtin): the session agent and validator execs are in it
  * too; the parser keeps the command's process tree (parse.ts).
  */
-import { ARGV_LIMIT, EBPF_SYSCALLS, SOCKADDR_LIMIT, type ArgSpec } from './syscalls.ts';
+import { ARGV_LIMIT, EBPF_SYSCALLS, MMSG_LIMIT, MMSGHDR_SIZE, SOCKADDR_LIMIT, type ArgSpec } from './syscalls.ts';
 
 export const RECORD_START = '\x1e';
 export const FIELD_SEP = '\x1f';
@@ -113,6 +114,27 @@ function argvLoop(nonce: string): string {
 }
 
 /**
+ * sendmmsg's destinations: for each of the first MMSG_LIMIT messages (no further than vlen) that
+ * names one, an N record (its index, the sockaddr bytes), as ab-ebpf prints them.
+ */
+function mmsgLoop(nonce: string): string {
+  const lines = [
+    '    $vec = (uint64)args->mmsg;',
+    '    $n = (uint64)args->vlen;',
+    '    $j = (uint64)0;',
+    `    unroll(${MMSG_LIMIT}) {`,
+    '      if ($j < $n) {',
+    `        $name = *uptr((uint64 *)($vec + $j * ${MMSGHDR_SIZE}));`,
+    `        $len = *uptr((int32 *)($vec + $j * ${MMSGHDR_SIZE} + 8));`,
+    `        if ($name != 0) { ${printf([head(nonce, 'N'), '%llu', '%d', '%d', '%d', '%rx'], ['nsecs', 'pid', 'tid', '$j', `buf((uint8 *)$name, $len > ${SOCKADDR_LIMIT} ? ${SOCKADDR_LIMIT} : ($len < 0 ? 0 : $len))`])} }`,
+    '      }',
+    '      $j++;',
+    '    }',
+  ];
+  return lines.join('\n');
+}
+
+/**
  * An O_TMPFILE open makes an unnamed inode the kernel calls `<dir>/#<inode>`
  * (what strace's -y prints for its fd). The inode number is only known in the
  * kernel, so the return probe prints it (I record, before R) from the task's
@@ -156,6 +178,7 @@ export function buildProgram(options: ProgramOptions): string {
     for (const s of rest) lines.push(`    ${printf([head(nonce, 'P'), '%llu', '%d', '%d', String(s.index), '%s'], [...who, s.expr])}`);
     const exec = name === 'execve' || name === 'execveat';
     if (exec) lines.push(argvLoop(nonce));
+    if (name === 'sendmmsg') lines.push(mmsgLoop(nonce));
     const rereads = exec ? [] : strings;
     for (const s of rereads) {
       const arg = `args->${(specs[s.index] as ArgSpec).name}`;

@@ -8,7 +8,7 @@
  * The set is what gold derivation and containment use (gold/derive.ts):
  * execs, opens, the calls that change names, modes and owners, and the
  * address-bearing network calls. Deliberately absent compared with strace
- * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create, sendmmsg and exit_group — the next
+ * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create and exit_group — the next
  * slice adds them if ebpf is to replace strace everywhere. socket is here: an IP socket is gold
  * (`network.ip_sockets`). The kill family is here: eval's host trace
  * must show a refused signal at the harness as strace does.
@@ -193,6 +193,12 @@ export const EBPF_SYSCALLS = {
     { name: 'fd', kind: 'int' },
     { name: 'msg', kind: 'msg_name' },
   ],
+  // A batch of them: each of the first MMSG_LIMIT messages' destinations comes in an N record of
+  // its own (the message vector is read by the tracer, as exec's argv is).
+  sendmmsg: [
+    { name: 'fd', kind: 'int' },
+    { name: 'vlen', kind: 'int' },
+  ],
   // Signals: a refused one at the harness (the agent, the tracer's stand-in, pid 1) is tampering
   // evidence (agent/tamper.ts), whichever tracer saw it.
   kill: [
@@ -237,5 +243,9 @@ export function isEbpfSyscall(name: string): name is EbpfSyscall {
 export const STRING_LIMIT = 200;
 /** execve arguments printed per call; a longer argv is marked truncated (strace's is cut at its -s too). */
 export const ARGV_LIMIT = 24;
+/** sendmmsg messages whose destination is read per call (native/ab-ebpf.h's AB_MMSG_LIMIT); past them the call is reported unreadable. */
+export const MMSG_LIMIT = 8;
+/** sizeof(struct mmsghdr) on x86_64 (native/ab-ebpf.h's AB_MMSGHDR_SIZE). */
+export const MMSGHDR_SIZE = 64;
 /** Bytes of a sockaddr printed: sizeof(struct sockaddr_un), the largest family authbench decodes. */
 export const SOCKADDR_LIMIT = 110;

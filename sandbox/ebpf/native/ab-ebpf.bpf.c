@@ -226,6 +226,33 @@ static __always_inline void argv_events(__u8 call, __u64 ids, __u64 argv) {
   }
 }
 
+/*
+ * sendmmsg: the destination of each of the first AB_MMSG_LIMIT messages that name one, an N record
+ * each (its index, the sockaddr bytes). Only the first vlen entries are the caller's: past them
+ * is memory that was never a message.
+ */
+static __always_inline void mmsg_events(__u8 call, __u64 ids, __u64 vec, __u64 vlen) {
+  for (int i = 0; i < AB_MMSG_LIMIT; i++) {
+    if ((__u64)i >= (vlen & 0xffffffffULL)) return;
+    struct {
+      __u64 name;
+      __s32 namelen;
+    } hdr = {};
+    if (bpf_probe_read_user(&hdr, sizeof hdr, (const void *)(vec + (__u64)i * AB_MMSGHDR_SIZE)) != 0) return;
+    if (hdr.name == 0) continue;
+    struct ab_event *e = event_init(AB_EV_N, call, ids);
+    if (!e) return;
+    e->idx = (__u8)i;
+    __u32 len = hdr.namelen < 0 ? 0 : (__u32)hdr.namelen;
+    if (len > AB_SOCK_MAX) len = AB_SOCK_MAX;
+    asm volatile("" : "+r"(len));
+    len &= 0x7f;
+    if (len > 0 && bpf_probe_read_user(e->data, len, (const void *)hdr.name) != 0) len = 0;
+    e->len = len;
+    submit(e, BPF_RB_NO_WAKEUP);
+  }
+}
+
 SEC("tracepoint")
 int on_enter(void *ctx) {
   __u64 cookie = bpf_get_attach_cookie(ctx);
@@ -315,6 +342,11 @@ int on_enter(void *ctx) {
   if (c->flags & AB_CALL_EXEC) {
     __u32 argv_slot = c->aux_slot;
     if (argv_slot < AB_MAX_ARGS) argv_events((__u8)cookie, ids, args[argv_slot]);
+  }
+  if (c->flags & AB_CALL_MMSG) {
+    __u32 vec_slot = c->aux_slot;
+    __u32 count_slot = c->count_slot;
+    if (vec_slot < AB_MAX_ARGS && count_slot < AB_MAX_ARGS) mmsg_events((__u8)cookie, ids, args[vec_slot], args[count_slot]);
   }
   if (c->flags & AB_CALL_TMPFILE) {
     __u32 fs = c->aux_slot;

@@ -38,7 +38,8 @@
  *                --ready-path PATH --call SPEC [--call SPEC]...
  *        ab-ebpf --version
  * SPEC: NAME:FLAGS:ARGS — FLAGS `-` or any of x<slot> (exec: argv slot),
- * t<slot> (O_TMPFILE: flags slot), r<slot> (readiness: path slot); ARGS a
+ * t<slot> (O_TMPFILE: flags slot), r<slot> (readiness: path slot), n<slot><vlen slot>
+ * (sendmmsg: the message vector, an N record per message naming a destination); ARGS a
  * comma list in the table's order of i<slot> (int: printed as bpftrace's %d
  * prints it, the low 32 bits signed), s<slot> (string), h<slot> (open_how
  * flags, unsigned 64-bit), a<slot><len slot> (sockaddr, `\xNN` per byte).
@@ -145,6 +146,13 @@ static int parse_call(const char *spec, struct ab_call *c, struct call_text *t) 
       } else if (p[0] == 'r') {
         c->flags |= AB_CALL_READY;
         c->filename_slot = slot;
+      } else if (p[0] == 'n') {
+        int count = slot_of(p[2]);
+        if (count < 0) return -1;
+        c->flags |= AB_CALL_MMSG;
+        c->aux_slot = slot;
+        c->count_slot = count;
+        p++;
       } else {
         return -1;
       }
@@ -278,6 +286,15 @@ static int print_event(const void *data, size_t size) {
       head('M', e);
       end();
       break;
+    case AB_EV_N: {
+      // A sendmmsg message's destination: its index, the sockaddr as a's arguments print one.
+      head('N', e);
+      printf("%c%d%c", US, e->idx, US);
+      size_t n = e->len < avail ? e->len : avail;
+      for (size_t b = 0; b < n && b < AB_SOCK_MAX; b++) printf("\\x%02x", e->data[b]);
+      end();
+      break;
+    }
     case AB_EV_R:
       if (!t) return 0;
       head('R', e);

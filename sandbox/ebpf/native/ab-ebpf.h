@@ -18,6 +18,10 @@
 #define AB_SOCK_MAX 110
 /* execve arguments copied per call, as syscalls.ts's ARGV_LIMIT. */
 #define AB_ARGV_LIMIT 24
+/* sendmmsg messages whose destination is copied per call, as syscalls.ts's MMSG_LIMIT. */
+#define AB_MMSG_LIMIT 8
+/* sizeof(struct mmsghdr) on x86_64: a struct user_msghdr (56 bytes), msg_len, padding. */
+#define AB_MMSGHDR_SIZE 64
 /* Cgroups one hub traces at once (a rollout slot each). */
 #define AB_MAX_CGROUPS 1024
 /*
@@ -38,6 +42,7 @@ enum ab_kind { AB_NONE = 0, AB_INT = 1, AB_STR = 2, AB_SOCK = 3, AB_HOW = 4, AB_
 #define AB_CALL_EXEC 1    /* execve/execveat: argv records, no re-read at exit */
 #define AB_CALL_TMPFILE 2 /* open/openat: O_TMPFILE in the flags slot asks for the inode at exit */
 #define AB_CALL_READY 4   /* openat: the readiness marker's call */
+#define AB_CALL_MMSG 8    /* sendmmsg: an N record per message with a destination (aux_slot: the vector, count_slot: vlen) */
 
 struct ab_arg {
   unsigned char kind;    /* enum ab_kind */
@@ -51,6 +56,7 @@ struct ab_call {
   unsigned char flags;
   unsigned char aux_slot; /* AB_CALL_EXEC: the argv slot; AB_CALL_TMPFILE: the open flags' slot */
   unsigned char filename_slot; /* AB_CALL_READY: the slot holding the path */
+  unsigned char count_slot; /* AB_CALL_MMSG: the slot holding vlen */
   struct ab_arg args[AB_MAX_ARGS];
 };
 
@@ -70,6 +76,7 @@ struct ab_cgroup {
 #define AB_EV_F 'F'
 #define AB_EV_Y 'Y'
 #define AB_EV_I 'I'
+#define AB_EV_N 'N'
 
 struct ab_event {
   unsigned long long ts;
@@ -78,7 +85,7 @@ struct ab_event {
   unsigned int tid;
   unsigned char type;
   unsigned char call; /* index into the call table */
-  unsigned char idx;  /* P: the argument index in the call's table; A: the argv index */
+  unsigned char idx;  /* P: the argument index in the call's table; A: the argv index; N: the message index */
   unsigned char pad;
   unsigned int len;   /* bytes in data: a string (no NUL) or a sockaddr */
   unsigned long long v[AB_MAX_ARGS]; /* S: the raw argument slots; R: ret; F: parent, child; I: inode */
