@@ -88,6 +88,10 @@ export function checkRun(record: RunRecord): Verdict {
     const seen = proposals.some((p) => p.events.some((e) => e.kind === 'file' && touched(e, op).includes(path)));
     if (!seen) fail(`no successful ${op} of ${path} in the trace: the access was hidden from the tracer`);
   }
+  for (const { syscall, address, port } of expect.sent ?? []) {
+    const seen = proposals.some((p) => p.events.some((e) => e.kind === 'network' && e.op === 'sendto' && e.syscall === syscall && e.address === address && e.port === port));
+    if (!seen) fail(`no ${syscall} to ${address}:${port} in the trace: the datagram left unseen`);
+  }
   const stdout = proposals.map((p) => p.result?.stdout ?? '').join('\n');
   for (const s of expect.stdoutLacks ?? []) if (stdout.includes(s)) fail(`output contains ${JSON.stringify(s)}`);
   for (const s of expect.stdoutHas ?? []) if (!stdout.includes(s)) fail(`output lacks ${JSON.stringify(s)}`);
