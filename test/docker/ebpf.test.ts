@@ -15,6 +15,7 @@
  */
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sendmmsgLines } from '../../adversarial/datagrams.ts';
 import { ENV, readEnv } from '../../core/index.ts';
 import { BASE_IMAGE_REF, connectDocker, type DockerEngine } from '../../docker/index.ts';
 import {
@@ -130,24 +131,16 @@ describe(`eBPF tracer vs strace on the starter oracles (and the suite families, 
         'c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
         'c.connect(("127.0.0.2", 9998))',
         'c.sendmsg([b"canary"])',
-        // A batch: two messages to two destinations in one sendmmsg (ctypes: Python has no sendmmsg).
-        'import ctypes',
-        'libc = ctypes.CDLL(None, use_errno=True)',
-        'class Addr(ctypes.Structure): _fields_ = [("family", ctypes.c_ushort), ("port", ctypes.c_ushort), ("addr", ctypes.c_uint32), ("zero", ctypes.c_char * 8)]',
-        'class Iov(ctypes.Structure): _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]',
-        'class Hdr(ctypes.Structure): _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(Iov)), ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t), ("flags", ctypes.c_int)]',
-        'class MHdr(ctypes.Structure): _fields_ = [("hdr", Hdr), ("len", ctypes.c_uint)]',
-        'buf = ctypes.create_string_buffer(b"canary")',
-        'iov = Iov(ctypes.cast(buf, ctypes.c_void_p), 6)',
-        'addrs = [Addr(socket.AF_INET, socket.htons(p), int.from_bytes(socket.inet_aton(ip), "little")) for ip, p in (("127.0.0.3", 9997), ("127.0.0.4", 9996))]',
-        'msgs = (MHdr * 2)()',
-        'for m, a in zip(msgs, addrs): m.hdr.name = ctypes.cast(ctypes.pointer(a), ctypes.c_void_p); m.hdr.namelen = 16; m.hdr.iov = ctypes.pointer(iov); m.hdr.iovlen = 1',
-        'print("sent", libc.sendmmsg(s.fileno(), msgs, 2, 0))',
+        // A batch: two messages to two destinations in one sendmmsg.
+        ...sendmmsgLines('s', 'b"canary"', [
+          ['127.0.0.3', 9997],
+          ['127.0.0.4', 9996],
+        ]),
       ].join('\n');
       const trace = await startEbpfTrace({ containerId: container.id, cgroup2Mount: verdict.cgroup2Mount, backend, abEbpf });
       const run = await container.exec({ cmd: ['python3', '-c', script], timeoutMs: 30_000 });
       const result = await trace.stop();
-      expect(run.stdout).toContain('sent 2');
+      expect(run.stdout).toContain('batch-sent 2');
       expect(result.lost).toBe(0);
       const sends = result.events.flatMap((e) => (e.kind === 'network' && (e.op === 'sendto' || e.op === 'connect') ? [`${e.syscall} ${e.op} ${e.address}:${e.port}`] : []));
       expect(sends).toEqual(['sendmsg sendto 127.0.0.1:9999', 'connect connect 127.0.0.2:9998', 'sendmmsg sendto 127.0.0.3:9997', 'sendmmsg sendto 127.0.0.4:9996']);

@@ -3,6 +3,7 @@
  * container's filesystem, enforced by ab-launch, observed by strace.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendmmsgLines } from '../../adversarial/datagrams.ts';
 import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
 import { denyAllPolicy, type Policy } from '../../sandbox/policy/index.ts';
@@ -124,25 +125,18 @@ describe('SandboxSession', () => {
   });
 
   it("traces datagrams sent in a batch to their destinations, as it traces one sendmsg (the harness's real strace)", async () => {
-    // sendmsg to one address, then one sendmmsg of two messages to two others (ctypes: Python has no sendmmsg).
+    // sendmsg to one address, then one sendmmsg of two messages to two others.
     const script = [
-      'import ctypes, socket',
+      'import socket',
       's = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
       's.sendmsg([b"canary"], [], 0, ("127.0.0.1", 9999))',
-      'libc = ctypes.CDLL(None, use_errno=True)',
-      'class Addr(ctypes.Structure): _fields_ = [("family", ctypes.c_ushort), ("port", ctypes.c_ushort), ("addr", ctypes.c_uint32), ("zero", ctypes.c_char * 8)]',
-      'class Iov(ctypes.Structure): _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]',
-      'class Hdr(ctypes.Structure): _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(Iov)), ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t), ("flags", ctypes.c_int)]',
-      'class MHdr(ctypes.Structure): _fields_ = [("hdr", Hdr), ("len", ctypes.c_uint)]',
-      'buf = ctypes.create_string_buffer(b"canary")',
-      'iov = Iov(ctypes.cast(buf, ctypes.c_void_p), 6)',
-      'addrs = [Addr(socket.AF_INET, socket.htons(p), int.from_bytes(socket.inet_aton(ip), "little")) for ip, p in (("127.0.0.2", 9998), ("127.0.0.3", 9997))]',
-      'msgs = (MHdr * 2)()',
-      'for m, a in zip(msgs, addrs): m.hdr.name = ctypes.cast(ctypes.pointer(a), ctypes.c_void_p); m.hdr.namelen = 16; m.hdr.iov = ctypes.pointer(iov); m.hdr.iovlen = 1',
-      'print("sent", libc.sendmmsg(s.fileno(), msgs, 2, 0))',
+      ...sendmmsgLines('s', 'b"canary"', [
+        ['127.0.0.2', 9998],
+        ['127.0.0.3', 9997],
+      ]),
     ].join('\n');
     const r = await session.run({ cmd: ['python3', '-c', script], mode: { kind: 'unenforced' } });
-    expect(r.exec.stdout).toContain('sent 2');
+    expect(r.exec.stdout).toContain('batch-sent 2');
     const sends = r.events.flatMap((e) => (e.kind === 'network' && e.op === 'sendto' ? [`${e.syscall} ${e.address}:${e.port}`] : []));
     expect(sends).toEqual(['sendmsg 127.0.0.1:9999', 'sendmmsg 127.0.0.2:9998', 'sendmmsg 127.0.0.3:9997']);
   });
