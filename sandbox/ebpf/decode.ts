@@ -118,7 +118,17 @@ function bitNames(flags: number, table: readonly (readonly [string, number])[]):
   return out;
 }
 
+const MFD_FLAGS: readonly (readonly [string, number])[] = [
+  ['MFD_CLOEXEC', 1],
+  ['MFD_ALLOW_SEALING', 2],
+  ['MFD_HUGETLB', 4],
+  ['MFD_NOEXEC_SEAL', 8],
+  ['MFD_EXEC', 0x10],
+];
+
 export const atFlagNames = (flags: number): string[] => bitNames(flags, AT_FLAGS);
+/** memfd_create's flags as strace prints them (`0` for none). */
+export const memfdFlagNames = (flags: number): string[] => (flags === 0 ? ['0'] : bitNames(flags, MFD_FLAGS));
 export const renameFlagNames = (flags: number): string[] => bitNames(flags, RENAME_FLAGS);
 
 /** A mode as strace prints it (C's `%#03o`): `0644`, `0755`, `007`, `000`. */

@@ -90,6 +90,21 @@ describe('parseEbpf', () => {
     expect(unparsedReasons(events)).toEqual([expect.stringContaining('read as "" on a call that succeeded')]);
   });
 
+  it('follows memfd_create into ftruncate and a fileless execveat, as the strace parser does', () => {
+    const text =
+      call(31, 'memfd_create', [1], { 0: 'payload' }, 4) +
+      call(31, 'ftruncate', [4], {}, 0) +
+      rec('S', [31, 31, 'execveat', 4, 0x1000, '']) +
+      rec('A', [31, 31, 0, 'payload']) +
+      rec('R', [31, 31, 'execveat', 0]);
+    const { events } = parse(text);
+    expect(events).toEqual([
+      expect.objectContaining({ kind: 'file', op: 'memfd', path: 'memfd:payload', flags: ['MFD_CLOEXEC'] }),
+      expect.objectContaining({ kind: 'file', op: 'truncate', path: '/memfd:payload' }),
+      expect.objectContaining({ kind: 'exec', path: '/memfd:payload', argv: ['payload'], syscall: 'execveat' }),
+    ]);
+  });
+
   it('pairs a return printed before its entry (another CPU) by kernel time', () => {
     const s = rec('S', [5, 5, 'rename', '/app/old.log'], 100n);
     const p = rec('P', [5, 5, 1, '/app/new.log'], 101n);

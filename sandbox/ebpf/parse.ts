@@ -43,7 +43,7 @@ import {
   type TraceEvent,
   type UnparsedEvent,
 } from '../trace/index.ts';
-import { atFlagNames, decodeSockaddr, errnoName, modeText, openFlagNames, renameFlagNames, signalName, socketDomain, socketTypeName } from './decode.ts';
+import { atFlagNames, decodeSockaddr, errnoName, memfdFlagNames, modeText, openFlagNames, renameFlagNames, signalName, socketDomain, socketTypeName } from './decode.ts';
 import { FIELD_SEP, RECORD_START } from './program.ts';
 import { EBPF_SYSCALLS, isEbpfSyscall, MMSG_LIMIT, STRING_LIMIT, type ArgSpec, type EbpfSyscall } from './syscalls.ts';
 
@@ -77,6 +77,7 @@ const F_SETFD = 2;
 const F_DUPFD_CLOEXEC = 1030;
 const FD_CLOEXEC = 1;
 const CLOSE_RANGE_CLOEXEC = 4;
+const MFD_CLOEXEC = 1;
 const LOST_RE = /Lost (\d+) events/g;
 
 interface Record_ {
@@ -594,6 +595,12 @@ class CallView {
         return this.file('create', this.path('filename'), { mode: modeText(this.int('mode')) });
       case 'mknodat':
         return this.file('create', this.path('filename', this.int('dfd')), { mode: modeText(this.int('mode')) });
+      case 'memfd_create': {
+        const name = this.str('uname');
+        const flags = this.int('flags');
+        if (this.ret !== null && this.ret >= 0) this.state.fds.set(this.ret, { path: `/memfd:${name}`, cloexec: (flags & MFD_CLOEXEC) !== 0 });
+        return this.file('memfd', `memfd:${name}`, { flags: memfdFlagNames(flags) });
+      }
       case 'rename':
         return this.twoPath('rename', undefined, undefined);
       case 'renameat':

@@ -8,7 +8,7 @@
  * The set is what gold derivation and containment use (gold/derive.ts):
  * execs, opens, the calls that change names, modes and owners, and the
  * address-bearing network calls. Deliberately absent compared with strace
- * (sandbox/trace/argv.ts): access/faccessat (no gold need), memfd_create and exit_group — the next
+ * (sandbox/trace/argv.ts): access/faccessat (no gold need) and exit_group — the next
  * slice adds them if ebpf is to replace strace everywhere. socket is here: an IP socket is gold
  * (`network.ip_sockets`). The kill family is here: eval's host trace
  * must show a refused signal at the harness as strace does.
@@ -147,6 +147,12 @@ export const EBPF_SYSCALLS = {
   truncate: [{ name: 'path', kind: 'str' }],
   ftruncate: [{ name: 'fd', kind: 'int' }],
   chdir: [{ name: 'filename', kind: 'str' }],
+  // An anonymous file: its fd names `/memfd:<name>` (as strace -y does), so a fileless
+  // execveat(fd, "", AT_EMPTY_PATH) of it has a path, not an unknown dirfd.
+  memfd_create: [
+    { name: 'uname', kind: 'str' },
+    { name: 'flags', kind: 'int' },
+  ],
   fchdir: [{ name: 'fd', kind: 'int' }],
   // The fd table, so a dirfd or fd argument names its path (strace's -y did this in the tracer):
   // dup and fcntl(F_DUPFD) copy an entry, close and close_range drop it, F_SETFD and dup3 set close-on-exec.

@@ -147,5 +147,22 @@ describe(`eBPF tracer vs strace on the starter oracles (and the suite families, 
     },
     120_000,
   );
-});
 
+  it.skipIf(!verdict.available).each(backends)(
+    '%s: a fileless exec (memfd_create, then execveat of its fd) has the memfd as its path, as strace gives it',
+    async (backend) => {
+      if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');
+      await using container = await engine.startContainer({ image: BASE_IMAGE_REF, network: 'none' });
+      // os.execve with an fd is fexecve: execveat(fd, "", AT_EMPTY_PATH).
+      const script = ['import os', 'fd = os.memfd_create("payload", 0)', 'os.write(fd, open("/bin/true", "rb").read())', 'os.execve(fd, ["payload"], {})'].join('\n');
+      const trace = await startEbpfTrace({ containerId: container.id, cgroup2Mount: verdict.cgroup2Mount, backend, abEbpf });
+      const run = await container.exec({ cmd: ['python3', '-c', script], timeoutMs: 30_000 });
+      const result = await trace.stop();
+      expect(run.exitCode).toBe(0);
+      expect(result.lost).toBe(0);
+      expect(result.events).toContainEqual(expect.objectContaining({ kind: 'file', op: 'memfd', path: 'memfd:payload', result: expect.any(Number) }));
+      expect(result.events).toContainEqual(expect.objectContaining({ kind: 'exec', syscall: 'execveat', path: '/memfd:payload', argv: ['payload'], result: 0 }));
+    },
+    120_000,
+  );
+});
