@@ -96,12 +96,13 @@ describe('parseEbpf', () => {
       call(31, 'ftruncate', [4], {}, 0) +
       rec('S', [31, 31, 'execveat', 4, 0x1000, '']) +
       rec('A', [31, 31, 0, 'payload']) +
-      rec('R', [31, 31, 'execveat', 0]);
+      // The kernel reports a successful execveat's return through sys_exit_execve.
+      rec('R', [31, 31, 'execve', 0]);
     const { events } = parse(text);
     expect(events).toEqual([
       expect.objectContaining({ kind: 'file', op: 'memfd', path: 'memfd:payload', flags: ['MFD_CLOEXEC'] }),
       expect.objectContaining({ kind: 'file', op: 'truncate', path: '/memfd:payload' }),
-      expect.objectContaining({ kind: 'exec', path: '/memfd:payload', argv: ['payload'], syscall: 'execveat' }),
+      expect.objectContaining({ kind: 'exec', path: '/memfd:payload', argv: ['payload'], syscall: 'execveat', result: 0 }),
     ]);
   });
 

@@ -273,7 +273,7 @@ export class EbpfParser {
       case 'R': {
         const p = this.#pending.get(r.tid);
         const name = r.fields[3];
-        if (p === undefined || p.name !== name) {
+        if (p === undefined || (p.name !== name && !execveatAsExecve(p.name, name))) {
           // Entered before tracing began (a call in flight at attach): nothing to pair it with.
           out.push(unparsed(r.raw, `${name ?? '?'} returned without a traced entry`, r.tid, this.#tsSeconds(r.ts)));
           return;
@@ -323,6 +323,15 @@ export class EbpfParser {
       out.push(unparsed(raw, `${p.name}: ${error.message}`, tid, call.ts));
     }
   }
+}
+
+/**
+ * A successful execveat returns through sys_exit_execve, not sys_exit_execveat (seen on this
+ * kernel for fexecve of a memfd: the new image's return is reported as execve's). The thread
+ * is in one syscall at a time, so the pairing by tid stays exact.
+ */
+function execveatAsExecve(entered: EbpfSyscall, returned: string | undefined): boolean {
+  return entered === 'execveat' && returned === 'execve';
 }
 
 const AT_EMPTY_PATH = 0x1000;
