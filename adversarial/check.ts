@@ -97,6 +97,16 @@ export function checkRun(record: RunRecord): Verdict {
   for (const s of expect.stdoutHas ?? []) if (!stdout.includes(s)) fail(`output lacks ${JSON.stringify(s)}`);
 
   for (const c of expect.commands ?? []) for (const f of checkCommand(c, proposals[c.index])) fail(`command ${c.index}: ${f}`);
+  if (expect.endReason !== undefined && result.end_reason !== expect.endReason) fail(`ended ${String(result.end_reason)}, expected ${expect.endReason}`);
+  if (expect.storage !== undefined) {
+    const s = result.storage;
+    if (s === undefined) fail('no storage record');
+    else {
+      if (s.method === 'none') fail(`the storage limit was not measured: ${s.unmeasured ?? '?'}`);
+      if (s.exceeded !== expect.storage.exceeded) fail(s.exceeded ? `went over the storage limit (peak ${s.peak_mb} MiB)` : 'the storage limit was never reached');
+      if (expect.storage.maxPeakMb !== undefined && s.peak_mb > expect.storage.maxPeakMb) fail(`the writable layer reached ${s.peak_mb} MiB, over ${expect.storage.maxPeakMb}`);
+    }
+  }
 
   return { scenario: scenario.id, run, expected: expect.outcome, outcome, ok: failures.length === 0, failures, rollout: result.rollout_id };
 }
@@ -117,5 +127,6 @@ function checkCommand(c: CommandExpectation, p: Proposal | undefined): string[] 
   if (c.shellEnded !== undefined && (r.shell?.ended !== undefined) !== c.shellEnded) out.push(c.shellEnded ? 'the shell did not end' : `the shell ended (${r.shell?.ended ?? ''})`);
   if (c.forged === true && (r.shell?.forged_delimiters ?? 0) === 0) out.push('no forged delimiter counted');
   if (c.maxDurationMs !== undefined && r.duration_ms > c.maxDurationMs) out.push(`took ${r.duration_ms} ms, over ${c.maxDurationMs}`);
+  if (c.storageCut !== undefined && (r.storage_cut === true) !== c.storageCut) out.push(c.storageCut ? 'not stopped at the storage limit' : 'stopped at the storage limit');
   return out;
 }

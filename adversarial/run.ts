@@ -103,7 +103,7 @@ export async function runAdversarial(engine: Engine, options: AdversarialOptions
       const result: RolloutResult = await runRollout(spec, {
         engine,
         config: scenario.shell === undefined ? config : { ...config, shell: scenario.shell },
-        task: entry.task,
+        task: scenario.storageMb === undefined ? entry.task : { ...entry.task, limits: { ...entry.task.limits, storageMb: scenario.storageMb } },
         image: entry.image,
         policy,
         ledger: entry.gold,

@@ -360,6 +360,59 @@ describe('observations', () => {
 });
 
 describe('how episodes end', () => {
+  /** A storage guard that goes over its limit at the `at`-th check (what the rollout's StorageGuard says). */
+  function storageAt(at: number): { check(): Promise<unknown>; exceeded(): unknown; checks: number } {
+    const w = {
+      checks: 0,
+      check: () => {
+        w.checks += 1;
+        return Promise.resolve(w.exceeded());
+      },
+      exceeded: () => (w.checks >= at ? { bytes: 1, files: 1, partial: false } : undefined),
+    };
+    return w;
+  }
+
+  it('storage_limit once the container went over its storage limit: the cut command is storage_cut, later calls never run', async () => {
+    // The second command is the one the host cut (the agent reported it so); the guard is over from then on.
+    const session = new RecordingSession((o) => (o.cmd.at(-1) === 'fill' ? result({ exitCode: null, timedOut: true }, { cut: true }) : result({ stdout: 'ok' })));
+    const model = playbook([
+      scriptedResponse('', [call('a', { command: 'true' })]),
+      scriptedResponse('', [call('b', { command: 'fill' }), call('c', { command: 'never' })]),
+      scriptedResponse('', [call('d', { command: 'never-either' })]),
+    ]);
+    const storage = storageAt(2);
+    const episode = await runEpisode({ task, session, model, defense: noneDefense, storage });
+    expect(EpisodeSchema.parse(episode)).toBeTruthy();
+    expect(episode.end_reason).toBe('storage_limit');
+    expect(session.commands()).toEqual(['true', 'fill']);
+    const [first, second] = episode.steps;
+    expect(first?.proposals[0]?.result?.storage_cut).toBeUndefined();
+    const cut = second?.proposals[0]?.result;
+    expect(cut?.storage_cut).toBe(true);
+    expect(cut?.timed_out).toBe(false);
+    expect(second?.proposals[1]?.skipped).toBe('storage_limit');
+    expect(episode.steps).toHaveLength(2);
+    expect(storage.checks).toBe(2);
+  });
+
+  it('storage_limit before the next command when the layer went over between commands', async () => {
+    const session = new RecordingSession();
+    const model = playbook([scriptedResponse('', [call('a', { command: 'true' })]), scriptedResponse('', [call('b', { command: 'later' })])]);
+    const over = { check: () => Promise.resolve(undefined), exceeded: (): unknown => (session.calls.length >= 1 ? {} : undefined) };
+    const episode = await runEpisode({ task, session, model, defense: noneDefense, storage: over });
+    expect(episode.end_reason).toBe('storage_limit');
+    expect(session.commands()).toEqual(['true']);
+  });
+
+  it('a guard that never goes over changes nothing', async () => {
+    const model = playbook([scriptedResponse('', [call('a', { command: 'true' })]), scriptedResponse('done')]);
+    const storage = storageAt(Number.POSITIVE_INFINITY);
+    const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense, storage });
+    expect(episode.end_reason).toBe('done');
+    expect(storage.checks).toBe(1);
+  });
+
   it('max_turns when the model keeps calling tools', async () => {
     const model = playbook([scriptedResponse('', [call('a', { command: 'true' })])]);
     const episode = await runEpisode({ task, session: new RecordingSession(), model, defense: noneDefense, maxTurns: 3 });

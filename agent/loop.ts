@@ -89,6 +89,14 @@ export const EPISODE_DEFAULTS = {
 
 const NO_IMPLICIT: PatternSet = { read: [], write: [], execute: [] };
 
+/** What the episode needs of a storage guard (taskenv's StorageGuard). */
+export interface StorageWatch {
+  /** Measure now; resolves once an excess found has been acted on. */
+  check(): Promise<unknown>;
+  /** Defined once the container went over its limit. */
+  exceeded(): unknown;
+}
+
 export interface EpisodeOptions {
   task: Task;
   session: CommandRunner;
@@ -128,6 +136,12 @@ export interface EpisodeOptions {
   sidecarHosts?: ReadonlyMap<string, string>;
   /** Trace events kept over the episode (default EPISODE_DEFAULTS.traceEventBudget). */
   traceEventBudget?: number;
+  /**
+   * The container's storage limit, watched from the host (taskenv/storage.ts): measured again
+   * after every command; once the container is over it the agent's processes have been stopped
+   * (the command running then is `storage_cut`) and the episode ends `storage_limit`.
+   */
+  storage?: StorageWatch;
   /**
    * native (default): the provider's tool calling. text: no tools are offered; the prompt teaches the
    * action format and each reply is parsed (agent/text-actions.ts): an action runs like a tool call,
@@ -238,7 +252,9 @@ function commandResult(r: SandboxResult, timeoutMs: number, capBytes: number): C
   const widened = r.compiled?.fidelity.entries.filter((e) => e.kind === 'widened').length;
   return {
     exit_code: r.exec.exitCode,
-    timed_out: r.exec.timedOut,
+    // A cut ends the command as its timeout would; it is the storage limit's, not the clock's.
+    timed_out: r.exec.timedOut && r.cut !== true,
+    ...(r.cut === true ? { storage_cut: true as const } : {}),
     timeout_ms: timeoutMs,
     duration_ms: r.exec.durationMs,
     stdout: stdout.text,
@@ -285,7 +301,7 @@ export function renderShellEnded(reason: string): string {
 
 /** Why a valid, allowed proposal made after the episode's end never ran. */
 function skippedBecause(reason: EndReason): NonNullable<Proposal['skipped']> {
-  return reason === 'infra_error' || reason === 'sandbox_tampered' || reason === 'trace_limit' ? reason : 'episode_timeout';
+  return reason === 'infra_error' || reason === 'sandbox_tampered' || reason === 'trace_limit' || reason === 'storage_limit' ? reason : 'episode_timeout';
 }
 
 /**
@@ -508,6 +524,7 @@ class EpisodeRun {
   }
 
   limitReached(turn: number): Ending | undefined {
+    if (this.options.storage?.exceeded() !== undefined) return { reason: 'storage_limit' };
     if (turn > this.maxTurns) return { reason: 'max_turns' };
     if (this.now() >= this.deadline) return { reason: 'episode_timeout' };
     return undefined;
@@ -644,6 +661,8 @@ class EpisodeRun {
     }
     const remaining = this.deadline - this.now();
     if (remaining <= 0) return { proposal: { ...base, valid: true, decision, skipped: 'episode_timeout', events: [] }, ending: { reason: 'episode_timeout' } };
+    // Over the limit since the last command (a service kept writing while the model thought).
+    if (this.options.storage?.exceeded() !== undefined) return { proposal: { ...base, valid: true, decision, skipped: 'storage_limit', events: [] }, ending: { reason: 'storage_limit' } };
 
     const timeoutMs = commandTimeout(checked.args, this.limits, remaining);
     let run: SandboxResult;
@@ -666,6 +685,8 @@ class EpisodeRun {
     }
 
     this.harnessPids ??= (await session.harnessPids?.()) ?? [];
+    // What the command left in the container, measured before the next turn (the guard also polls while it runs).
+    await this.options.storage?.check().catch(() => undefined);
     const tamper = commandTamper(
       { events: run.events, harnessPids: [...this.harnessPids, ...(run.mainPid === undefined ? [] : [run.mainPid])], harnessRoot: HARNESS_ROOT, leftover: run.leftover },
       call.id,
@@ -689,6 +710,7 @@ class EpisodeRun {
     const observation = renderObservation({
       exitCode: result.exit_code,
       timedOut: result.timed_out,
+      ...(result.storage_cut === true ? { storageCut: true } : {}),
       timeoutMs,
       stdout: result.stdout,
       stderr: result.stderr,
@@ -720,6 +742,7 @@ class EpisodeRun {
   private endingAfter(result: CommandResult, tamper: readonly TamperEvidence[], launcherError: string | undefined): Ending | undefined {
     if (tamper.some((t) => t.effective)) return { reason: 'sandbox_tampered' };
     if (launcherError !== undefined) return { reason: 'infra_error', infra: { source: 'sandbox', code: 'SANDBOX_UNAVAILABLE', reason: 'launcher', message: launcherError } };
+    if (this.options.storage?.exceeded() !== undefined) return { reason: 'storage_limit' };
     if (this.traceEvents > this.traceBudget) return { reason: 'trace_limit' };
     if (result.timed_out && this.deadline - this.now() <= 0) return { reason: 'episode_timeout' };
     return undefined;

@@ -62,6 +62,8 @@ export function summarizeDenials(events: readonly TraceEvent[], maxLines: number
 export interface ObservationInput {
   exitCode: number | null;
   timedOut: boolean;
+  /** The host stopped the command: the container went over its storage limit. */
+  storageCut?: boolean;
   timeoutMs: number;
   stdout: string;
   stderr: string;
@@ -79,6 +81,7 @@ export function renderObservation(o: ObservationInput): string {
     return lines.join('\n');
   }
   if (o.timedOut) lines.push(`timed out after ${formatSeconds(o.timeoutMs)} and was killed`);
+  if (o.storageCut === true) lines.push("killed: the container went over the task's storage limit");
   lines.push(`exit code: ${o.exitCode === null ? 'none (killed)' : String(o.exitCode)}`);
   lines.push(o.stdout === '' ? 'stdout: (empty)' : `stdout:\n${o.stdout}`);
   lines.push(o.stderr === '' ? 'stderr: (empty)' : `stderr:\n${o.stderr}`);

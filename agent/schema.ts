@@ -40,6 +40,10 @@ export const CommandResultSchema = z
   .object({
     exit_code: z.number().int().nullable().describe('null when the command was killed by its timeout'),
     timed_out: z.boolean(),
+    storage_cut: z
+      .literal(true)
+      .optional()
+      .describe("The container went over its storage limit while the command ran: the host had the agent's processes stopped (then timed_out is false, exit_code null)"),
     timeout_ms: z.number().int().positive().describe('The wall-clock limit the command ran with'),
     duration_ms: z.number().nonnegative(),
     stdout: z.string().describe('stdout as the model saw it (capped, with a truncation note)'),
@@ -166,7 +170,7 @@ export const ProposalSchema = z
     decision: DecisionSchema.optional().describe('The defense decision; absent for invalid proposals (they never reach it)'),
     result: CommandResultSchema.optional().describe('Present when the command was executed'),
     skipped: z
-      .enum(['episode_timeout', 'infra_error', 'sandbox_tampered', 'trace_limit'])
+      .enum(['episode_timeout', 'infra_error', 'sandbox_tampered', 'trace_limit', 'storage_limit'])
       .optional()
       .describe('A valid, allowed proposal that never ran because the episode ended first'),
     events: z.array(TraceEventSchema).describe("The command's trace events (empty when it did not run)"),
@@ -236,7 +240,7 @@ export const StepSchema = z
   .describe('One model call and the tool calls it proposed');
 export type Step = z.infer<typeof StepSchema>;
 
-export const END_REASONS = ['done', 'max_turns', 'episode_timeout', 'trace_limit', 'sandbox_tampered', 'infra_error'] as const;
+export const END_REASONS = ['done', 'max_turns', 'episode_timeout', 'trace_limit', 'storage_limit', 'sandbox_tampered', 'infra_error'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
 export const InfraErrorSchema = z
@@ -313,7 +317,7 @@ export const EpisodeSchema = z
     end_reason: z
       .enum(END_REASONS)
       .describe(
-        'done: the model answered; max_turns / episode_timeout: limits; trace_limit: the episode outgrew its trace budget; ' +
+        'done: the model answered; max_turns / episode_timeout: limits; trace_limit: the episode outgrew its trace budget; storage_limit: the container outgrew the task\'s storage limit; ' +
           'sandbox_tampered: the sandbox broke while a command ran (see tampering); infra_error: the infrastructure failed',
       ),
     infra_error: InfraErrorSchema.optional().describe('Set exactly when end_reason is infra_error'),

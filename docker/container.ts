@@ -150,6 +150,28 @@ export class DockerContainer implements Container {
     }
   }
 
+  async writableLayerDir(): Promise<string | undefined> {
+    try {
+      const info = await this.handle.inspect();
+      const data = info.GraphDriver.Data as Record<string, unknown> | undefined;
+      const upper = info.GraphDriver.Name === 'overlay2' ? data?.['UpperDir'] : undefined;
+      return typeof upper === 'string' && upper !== '' ? upper : undefined;
+    } catch (e) {
+      throw apiError(`inspect container ${this.shortId}`, e);
+    }
+  }
+
+  async writableLayerBytes(): Promise<number> {
+    try {
+      // The daemon walks the layer to answer `size`: an inspect that costs what the layer holds.
+      // dockerode passes inspect's options on as the query; its types know only abortSignal.
+      const info = (await this.handle.inspect({ size: true } as unknown as Dockerode.ContainerInspectOptions)) as Dockerode.ContainerInspectInfo & { SizeRw?: number };
+      return info.SizeRw ?? 0;
+    } catch (e) {
+      throw apiError(`inspect container ${this.shortId}`, e);
+    }
+  }
+
   async remove(): Promise<void> {
     if (this.removed) return;
     this.main?.release();

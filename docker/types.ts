@@ -225,6 +225,14 @@ export interface Container {
   extractArchive?(containerDir: string, tar: Uint8Array): Promise<void>;
   /** The daemon's view of the container (optional so fakes need not offer it). */
   state?(): Promise<ContainerState>;
+  /**
+   * The host directory holding what the container wrote (overlay2's upper dir), as the daemon
+   * names it; undefined for other storage drivers. Whether this process may read it is the
+   * caller's to find out (a local engine, and root: the daemon's data root is root's).
+   */
+  writableLayerDir?(): Promise<string | undefined>;
+  /** The daemon's own measure of what the container wrote (`SizeRw`: apparent bytes, hard links once). */
+  writableLayerBytes?(): Promise<number>;
   /** Force-remove; safe to call twice. */
   remove(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -212,7 +212,8 @@ function agentRunResult(run: Run, events: readonly TraceEvent[], timeoutMs: numb
   const denials = events.filter(isDenial);
   return {
     exit_code: r.exec.exitCode,
-    timed_out: r.exec.timedOut,
+    timed_out: r.exec.timedOut && r.cut !== true,
+    ...(r.cut === true ? { storage_cut: true as const } : {}),
     timeout_ms: timeoutMs,
     duration_ms: r.exec.durationMs,
     stdout: '',
@@ -235,6 +236,8 @@ function agentRunResult(run: Run, events: readonly TraceEvent[], timeoutMs: numb
 function endOf(run: Run): Pick<Episode, 'end_reason'> & { final_text?: string } {
   const final = run.transcript?.final ?? null;
   const text = final?.text ?? run.transcript?.texts.at(-1);
+  // The storage guard stopped the agent (taskenv/storage.ts): its run ends there, as at a timeout.
+  if (run.sandbox.cut === true) return { end_reason: 'storage_limit' };
   if (run.sandbox.exec.timedOut) return { end_reason: 'episode_timeout' };
   if (final?.subtype.includes('max_turns') === true) return { end_reason: 'max_turns' };
   // The relay's request budget is max_turns (runInstalledRollout): a refused call past it ended the run there.
@@ -267,7 +270,7 @@ export function installedEpisode(input: EpisodeInput): Episode {
         args: call.command === null ? call.input : { command: call.command },
         valid: true,
         decision,
-        ...(ran ? { result: callResult(call, events, j === 0 ? durationMs : 0, input.timeoutMs, enforcement) } : run.sandbox.exec.timedOut ? { skipped: 'episode_timeout' as const } : {}),
+        ...(ran ? { result: callResult(call, events, j === 0 ? durationMs : 0, input.timeoutMs, enforcement) } : run.sandbox.cut === true ? { skipped: 'storage_limit' as const } : run.sandbox.exec.timedOut ? { skipped: 'episode_timeout' as const } : {}),
         events,
       };
     });

@@ -5,6 +5,7 @@ import { PolicyScoreSchema } from '../score/index.ts';
 import { RolloutMetricsSchema } from '../containment/index.ts';
 import { MemoryCarrySchema } from './episodes.ts';
 import { TOPOLOGIES } from '../task-format/index.ts';
+import { StorageRecordSchema } from '../taskenv/index.ts';
 
 export const ROLLOUT_STATUSES = ['completed', 'infra_error'] as const;
 
@@ -101,9 +102,10 @@ export const RolloutResultSchema = z
       .describe('How validation went: what was moved aside, what the agent wrote on the validator surface; full output in verifier/'),
     attack_reason: z.string().optional().describe('Why attack_success is what it is, when not from the attack validator'),
     limits: z
-      .object({ memory_mb: z.number(), cpus: z.number(), pids: z.number() })
+      .object({ memory_mb: z.number(), cpus: z.number(), pids: z.number(), storage_mb: z.number().optional() })
       .optional()
       .describe('The task container\'s limits'),
+    storage: StorageRecordSchema.optional(),
     cpu_pin: z
       .number()
       .int()

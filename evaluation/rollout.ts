@@ -14,7 +14,7 @@ import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import type { EbpfHub } from '../sandbox/ebpf/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { egressRuleLabels, openTaskSandbox, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess, type TaskSandbox } from '../taskenv/index.ts';
+import { egressRuleLabels, mergeStorageRecords, openTaskSandbox, StorageGuard, storageLimitOf, type StorageRecord, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess, type TaskSandbox } from '../taskenv/index.ts';
 import {
   criticalSurfaceWrites,
   loadValidatorSurface,
@@ -210,7 +210,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
   const common = {
     ...base(spec, ctx),
     defense: { name: defense.name, version: defense.version },
-    limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids },
+    limits: { memory_mb: limits.memoryMb, cpus: limits.cpus, pids: limits.pids, storage_mb: limits.storageMb },
     cpu_pin: ctx.pinCpu ?? null,
     ...(ctx.hostTracer === undefined ? {} : { tracer: 'ebpf' as const }),
     ...(sidecarPlan === undefined ? {} : { sidecars_reachable: [...sidecarPlan.reachable] }),
@@ -261,9 +261,13 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       clock.at = now;
       return ms;
     };
-    const openOptions = { runId: ctx.jobId, sidecarAccess, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }), ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }) };
+    const storageLimit = storageLimitOf(limits.storageMb);
+    // No file may outgrow the whole limit (RLIMIT_FSIZE in the launcher); the guard watches the sum.
+    const openOptions = { runId: ctx.jobId, sidecarAccess, fileSizeMax: storageLimit.bytes, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }), ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }) };
     // Its baseline from the per-image cache (taskenv/image-baseline.ts): nothing runs in it before. Not episode 2: its carry goes in first.
     await using first = deferRemoval(await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { ...openOptions, shareImageBaseline: true }), ctx.teardown, spec.id);
+    // The container's writable layer against the task's storage limit, from before the agent's first command.
+    await using storage1 = await StorageGuard.start(first.container, storageLimit, { onExceeded: () => first.session.cut() });
     // Episode 2's sandbox replaces it for validation and measurement in a two-episode memory rollout.
     let box: TaskSandbox = first;
     // The image as built, before any command: what the validator surface is resolved against.
@@ -302,6 +306,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         ...(ctx.config.shell === undefined ? {} : { shell: ctx.config.shell }),
         request: { seed: spec.seed },
         health: containerHealth(ctx.engine, box.container),
+        storage: storage1,
         onStep: (step) => copies.afterStep(step),
         ...(box.sidecars === undefined ? {} : { sidecarHosts: await box.sidecars.hosts() }),
       }));
@@ -313,6 +318,8 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     // The store as carried, for episode 2's validators (a recovery check compares it with the end state).
     let carriedTests: Record<string, Uint8Array> | undefined;
     await using second = wantsSecondEpisode(ctx.task, episode) ? await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions) : undefined;
+    let storage: StorageGuard = storage1;
+    await using storage2 = second === undefined ? undefined : await StorageGuard.start(second.container, storageLimit, { onExceeded: () => second.session.cut() });
     // Episode 2's stopped commands are copied from its own container, within what is left of the rollout's cap.
     await using copies2 =
       second === undefined
@@ -350,6 +357,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
           ...(ctx.config.shell === undefined ? {} : { shell: ctx.config.shell }),
           request: { seed: spec.seed },
           health: containerHealth(ctx.engine, second.container),
+          ...(storage2 === undefined ? {} : { storage: storage2 }),
           ...(copies2 === undefined ? {} : { onStep: (step: Step) => copies2.afterStep(step) }),
           ...(second.sidecars === undefined ? {} : { sidecarHosts: await second.sidecars.hosts() }),
         });
@@ -360,6 +368,10 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
         return agentRefused(e);
       }
       box = second;
+      if (storage2 !== undefined) {
+        await storage1.stop();
+        storage = storage2;
+      }
     }
     const episodeMs = lap();
     // Written once: after measurement, with its graph; a rollout that ends before (infra error, a throw) writes the episode alone.
@@ -377,6 +389,13 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     // validator. Nothing else the agent started runs while its work is judged: closing the
     // session ends the agent and everything below it; the validation phase stops anything else.
     const servicesKept = services?.commands ?? 0;
+    // The guard watches what the agent runs: until the episode's end, or with services kept, until
+    // they stop (validators then go through Docker execs, which a cut does not reach). Never while
+    // the validators run through the session's agent: a cut would stop them.
+    let storageRecord: StorageRecord | undefined;
+    const stopStorage = async (): Promise<StorageRecord> =>
+      (storageRecord ??= storage === storage1 ? await storage1.stop() : mergeStorageRecords(storage1.record(), await storage.stop()));
+    if (servicesKept === 0) await stopStorage();
     let validation: ValidationFiles | undefined;
     const stopServices = async (): Promise<void> => {
       const running = services;
@@ -446,6 +465,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     } else {
       await stopServices();
     }
+    await stopStorage();
     await session.close();
     const writes = surfaceWrites(episodeEvents(episode), surface);
     // The interpreter, the loader, the commands test.sh runs, the tests, the verdict: no task writes there.
@@ -513,6 +533,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       ...(memoryCarry === undefined ? {} : { memory: memoryCarry }),
       ...(topologyRecord === undefined ? {} : { topology: topologyRecord }),
       end_reason: episode.end_reason,
+      ...(storageRecord === undefined ? {} : { storage: storageRecord }),
       ...(episode.tool_format === undefined ? {} : { tool_format: episode.tool_format }),
       ...(episode.shell === undefined ? {} : { shell: episode.shell }),
       ...(installed === undefined ? {} : { agent: installed.agent }),

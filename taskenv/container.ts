@@ -36,14 +36,16 @@ export interface TaskContainerOptions {
  * 2 GiB; these are a little roomier because the tracer and the session agent live in the
  * container too. The pids limit is authbench's: it ends fork bombs and bounds every sweep.
  */
-export const DEFAULT_TASK_LIMITS = { memoryMb: 4096, cpus: 2, pids: 1024 } as const;
+/** storageMb: Harbor's usual `storage = "10G"`, for a task that declares none. */
+export const DEFAULT_TASK_LIMITS = { memoryMb: 4096, cpus: 2, pids: 1024, storageMb: 10240 } as const;
 
 /** The limits a task's container runs with: its task.toml's, else the defaults. */
-export function taskLimits(task: Task): { memoryMb: number; cpus: number; pids: number } {
+export function taskLimits(task: Task): { memoryMb: number; cpus: number; pids: number; storageMb: number } {
   return {
     memoryMb: task.limits.memoryMb ?? DEFAULT_TASK_LIMITS.memoryMb,
     cpus: task.limits.cpus ?? DEFAULT_TASK_LIMITS.cpus,
     pids: task.limits.pids ?? DEFAULT_TASK_LIMITS.pids,
+    storageMb: task.limits.storageMb ?? DEFAULT_TASK_LIMITS.storageMb,
   };
 }
 

@@ -7,3 +7,4 @@ export * from './relay-forward.ts';
 export * from './egress.ts';
 export * from './copy.ts';
 export * from './listener-sink.ts';
+export * from './storage.ts';

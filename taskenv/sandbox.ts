@@ -76,6 +76,7 @@ async function openClaimed(engine: Engine, task: Task, image: string, options: O
     ...(options.traceCapBytes === undefined ? {} : { traceCapBytes: options.traceCapBytes }),
     ...(options.traceCapEvents === undefined ? {} : { traceCapEvents: options.traceCapEvents }),
     ...(options.reserved === undefined ? {} : { reserved: options.reserved }),
+    ...(options.fileSizeMax === undefined ? {} : { fileSizeMax: options.fileSizeMax }),
     ...(hostTrace === undefined ? {} : { hostTrace }),
     // A policy naming an allowlisted external host connects to the proxy: Landlock must let it.
     ...(egress === undefined ? {} : { egress: { host: EGRESS_PROXY_HOST, port: EGRESS_PROXY_PORT, served: egress.rules.map((r) => r.host) } }),

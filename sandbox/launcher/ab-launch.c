@@ -1,8 +1,9 @@
 /*
  * ab-launch: apply a Landlock ruleset and a seccomp filter, then exec a command.
  *
- *   ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...
+ *   ab-launch [--best-effort] [--report FILE] [--channel FD] [--fsize-max BYTES] (--rules FILE | --rules-fd FD) -- cmd args...
  *   ab-launch --serve | --stop-serve PID      (the session agent, ab-serve.c)
+ *   ab-launch --cut-serve PID                 (the host's cut: the agent stops everything it runs for the agent, ab-serve.c)
  *   ab-launch --idle                          (the container's main process: waits forever)
  *   ab-launch --idle --serve-stdin            (the same, with the first session agent as its child, on its stdin)
  *   ab-launch --keep -- cmd args...           (a host-traced command's parent, ab-keep.c)
@@ -16,6 +17,12 @@
  * or exit code, so nothing the command prints or returns can pass for them.
  *
  * The rules file format is documented at the top of sandbox/launcher/rules.ts.
+ *
+ * --fsize-max BYTES sets RLIMIT_FSIZE (soft and hard) to BYTES before the filter is installed:
+ * no file the command or its descendants write grows past it (EFBIG / SIGXFSZ), and without
+ * CAP_SYS_RESOURCE (not in Docker's default set) nothing below can raise it again. Every
+ * command also finds fallocate unsupported (EOPNOTSUPP; see build_filter).
+ *
  * The launcher fails closed: unless --best-effort is given, anything it cannot
  * enforce stops it with a distinct exit code and a one-line message on stderr.
  * See README.md beside this file for what is and is not enforced.
@@ -32,12 +39,14 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,7 +61,7 @@
 enum {
   EXIT_USAGE = 120,      /* bad command line or rules file */
   EXIT_LANDLOCK = 121,   /* Landlock unavailable, too old for the rules, or failed to apply */
-  EXIT_SECCOMP = 122,    /* no_new_privs, the seccomp filter or the tracer's capability drop failed */
+  EXIT_SECCOMP = 122,    /* no_new_privs, the seccomp filter, the file-size limit or the tracer's capability drop failed */
   EXIT_PATH = 123,       /* no longer used: a rule path that cannot be opened is skipped (stricter, never weaker) */
   EXIT_EXEC_FAILED = 126, /* the command exists but could not be executed (shell convention) */
   EXIT_NOT_FOUND = 127,  /* the command was not found (shell convention) */
@@ -534,6 +543,13 @@ static void build_filter(const struct rules *r, struct filter *f) {
   if (!r->setattr)
     for (size_t i = 0; i < sizeof(SETATTR_SYSCALLS) / sizeof(SETATTR_SYSCALLS[0]); i++) CASE(f, SETATTR_SYSCALLS[i], DENY);
 
+  /* fallocate reserves real disk in microseconds (gigabytes at a time, and with FALLOC_FL_KEEP_SIZE
+   * even past RLIMIT_FSIZE), faster than the host's storage watcher can see and stop it. Every
+   * command finds it unsupported, whatever the policy — not a denial (no USER_NOTIF, nothing to
+   * record): glibc's posix_fallocate then falls back to writing, which the limits and the watcher
+   * do see, and fallocate(1) fails. Before the socket-any return, so it is in every filter. */
+  CASE(f, 285 /* fallocate */, RET(SECCOMP_RET_ERRNO | (EOPNOTSUPP & SECCOMP_RET_DATA)));
+
   if (r->socket_any) {
     emit(f, ALLOW);
     return;
@@ -588,7 +604,7 @@ static void json_string(FILE *out, const char *s) {
 
 static void write_report(FILE *out, int abi, const char *enforcement, int seccomp, uint64_t handled_fs,
                          uint64_t handled_net, uint64_t scoped, size_t applied, const struct skipped *skipped,
-                         size_t n_skipped) {
+                         size_t n_skipped, unsigned long long fsize_max) {
   fprintf(out, "{\"landlock_abi\":%d,\"enforcement\":\"%s\",\"seccomp\":%s,\"handled_fs\":[", abi, enforcement,
           seccomp ? "true" : "false");
   int first = 1;
@@ -614,13 +630,16 @@ static void write_report(FILE *out, int abi, const char *enforcement, int seccom
     json_string(out, skipped[i].reason);
     fputc('}', out);
   }
-  fprintf(out, "]}\n");
+  fputc(']', out);
+  /* Only when in effect (absent when not asked for, or not applied under --best-effort). */
+  if (fsize_max > 0) fprintf(out, ",\"fsize_max\":%llu", fsize_max);
+  fprintf(out, "}\n");
 }
 
 /* ---- main ---- */
 
 static void usage(void) {
-  die(EXIT_USAGE, "usage: ab-launch [--best-effort] [--report FILE] [--channel FD] (--rules FILE | --rules-fd FD) -- cmd args...");
+  die(EXIT_USAGE, "usage: ab-launch [--best-effort] [--report FILE] [--channel FD] [--fsize-max BYTES] (--rules FILE | --rules-fd FD) -- cmd args...");
 }
 
 static uint64_t fs_rights_for_abi(int abi) {
@@ -642,6 +661,20 @@ static void close_inherited_fds(int keep) {
   long max = sysconf(_SC_OPEN_MAX);
   if (max < 0 || max > 1 << 20) max = 1 << 20;
   for (long fd = lo; fd < max; fd++) close((int)fd);
+}
+
+/* --fsize-max: a positive decimal integer, nothing else (no sign, no suffix, no overflow). */
+static unsigned long long parse_fsize(const char *s) {
+  if (*s == '\0') usage();
+  unsigned long long v = 0;
+  for (; *s != '\0'; s++) {
+    if (*s < '0' || *s > '9') usage();
+    unsigned d = (unsigned)(*s - '0');
+    if (v > (~0ULL - d) / 10) usage();
+    v = v * 10 + d;
+  }
+  if (v == 0 || v == (unsigned long long)RLIM_INFINITY) usage();
+  return v;
 }
 
 static int parse_fd(const char *s) {
@@ -764,6 +797,7 @@ static void idle_serving(const char *argv0) {
   idle_forever();
 }
 int stop_serve_main(const char *pid_arg);
+int cut_serve_main(const char *pid_arg);
 int drop_tracer_capability(void);
 /* Harness-side helpers for the validation phase (ab-harness.c). */
 int harness_main(int argc, char **argv);
@@ -807,6 +841,7 @@ int drop_tracer_capability(void) {
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve_main();
   if (argc == 3 && strcmp(argv[1], "--stop-serve") == 0) return stop_serve_main(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--cut-serve") == 0) return cut_serve_main(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--idle") == 0) idle_forever();
   if (argc == 3 && strcmp(argv[1], "--idle") == 0 && strcmp(argv[2], "--serve-stdin") == 0) idle_serving(argv[0]);
   if (argc == 3 && strcmp(argv[1], "--serve") == 0 && strcmp(argv[2], "--wake") == 0) return serve_after_wake_main();
@@ -816,6 +851,7 @@ int main(int argc, char **argv) {
                     strcmp(argv[1], "--fs-mkdir") == 0 || strcmp(argv[1], "--install-bundle") == 0))
     return harness_main(argc, argv);
   int best_effort = 0, rules_fd = -1;
+  unsigned long long fsize_max = 0; /* 0: no --fsize-max */
   const char *rules_path = NULL, *report_path = NULL;
   int i;
   for (i = 1; i < argc; i++) {
@@ -828,6 +864,8 @@ int main(int argc, char **argv) {
       rules_path = argv[++i];
     } else if (strcmp(argv[i], "--rules-fd") == 0 && i + 1 < argc) {
       rules_fd = parse_fd(argv[++i]);
+    } else if (strcmp(argv[i], "--fsize-max") == 0 && i + 1 < argc) {
+      fsize_max = parse_fsize(argv[++i]);
     } else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc) {
       report_path = argv[++i];
     } else if (strcmp(argv[i], "--channel") == 0 && i + 1 < argc) {
@@ -970,6 +1008,17 @@ int main(int argc, char **argv) {
     close(ruleset_fd);
   }
 
+  /* The file-size limit, soft and hard: the command cannot raise the hard one (no CAP_SYS_RESOURCE),
+   * and everything it starts inherits it. Set before the filter, like every other limit here. */
+  int fsize_ok = 1;
+  if (fsize_max > 0) {
+    struct rlimit fs_limit = {(rlim_t)fsize_max, (rlim_t)fsize_max};
+    if (setrlimit(RLIMIT_FSIZE, &fs_limit) != 0) {
+      if (!best_effort) die(EXIT_SECCOMP, "setrlimit RLIMIT_FSIZE %llu: %s", fsize_max, strerror(errno));
+      fsize_ok = 0;
+    }
+  }
+
   static struct filter filter;
   build_filter(&r, &filter);
   struct sock_fprog fprog = {filter.len, filter.insn};
@@ -981,7 +1030,7 @@ int main(int argc, char **argv) {
   if (landlock_ok && !r.fs_any) {
     /* tcp-any asks for TCP to be left alone, so not handling it is what was asked. */
     int net_ok = r.tcp_any || handled_net != 0 || (r.n_connect == 0 && r.n_bind == 0 && !r.allow_inet && !r.allow_inet6);
-    int full = abi >= needed && seccomp_ok && net_ok && scoped == r.scoped;
+    int full = abi >= needed && seccomp_ok && net_ok && scoped == r.scoped && fsize_ok;
     enforcement = full ? "full" : "partial";
   }
 
@@ -990,11 +1039,18 @@ int main(int argc, char **argv) {
   FILE *mem = open_memstream(&text, &text_len);
   if (mem == NULL) die(EXIT_USAGE, "out of memory");
   write_report(mem, abi, enforcement, seccomp_ok, landlock_ok ? handled_fs : 0, landlock_ok ? handled_net : 0,
-               landlock_ok ? scoped : 0, applied, skipped, n_skipped);
+               landlock_ok ? scoped : 0, applied, skipped, n_skipped, fsize_ok ? fsize_max : 0);
   if (fclose(mem) != 0) die(EXIT_USAGE, "out of memory");
   if (report != NULL) {
+    /* Under a file-size limit smaller than the report, the write fails (EFBIG) instead of the
+     * launcher dying of SIGXFSZ; the command's own disposition is back to what it was before exec. */
+    struct sigaction ignore_xfsz, saved_xfsz;
+    memset(&ignore_xfsz, 0, sizeof ignore_xfsz);
+    ignore_xfsz.sa_handler = SIG_IGN;
+    int xfsz_saved = sigaction(SIGXFSZ, &ignore_xfsz, &saved_xfsz) == 0;
     fputs(text, report);
     if (fclose(report) != 0) die(EXIT_USAGE, "cannot write report %s: %s", report_path, strerror(errno));
+    if (xfsz_saved) sigaction(SIGXFSZ, &saved_xfsz, NULL);
   }
   /* The listener goes to the agent with the report; this process (and so the command) keeps no copy. */
   channel_send('R', text, listener >= 0 ? listener : -1);

@@ -33,10 +33,21 @@
  * the request's cap and counted beyond it (the pipe is always drained, so a flood
  * never blocks the tracer or grows the agent).
  *
+ * The cut (the host's storage guard): `ab-launch --cut-serve PID`, docker exec'd by the host,
+ * sends the agent SIGUSR1 and waits for its SIGUSR2. A cut stops everything of the agent's now: a
+ * running command as on its timeout (its processes first, the tracer last; the answer says CUT),
+ * and the processes of the background commands and of the persistent shell (their tracers record
+ * it and exit; the stop request still answers with what they did until then). With nothing
+ * running it is a no-op; either way it is consumed, so later requests run normally. A SIGUSR1
+ * from one of the agent's own descendants (a command signalling it, which Landlock's signal
+ * scope refuses anyway) is ignored: every command is below the agent (a child subreaper), a
+ * docker exec'd process never is.
+ *
  *   ab-launch --serve              serve requests until stdin closes
  *   ab-launch --serve --wake       the same, started by the container's main process (ab-launch.c
  *                                  idle_serving): says hello once the host sends the wake byte
  *   ab-launch --stop-serve PID     stop an agent that no longer reads stdin
+ *   ab-launch --cut-serve PID      cut everything the agent runs (exit 0 once it acknowledged, 1 if not)
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -64,8 +75,9 @@
 int serve_main(void);
 int serve_after_wake_main(void);
 int stop_serve_main(const char *pid_arg);
+int cut_serve_main(const char *pid_arg);
 
-#define PROTOCOL_VERSION 4
+#define PROTOCOL_VERSION 5
 /* Requests carry rules and stdin; anything larger is a broken client. */
 #define MAX_REQUEST_BYTES (256u << 20)
 /* After the command's processes are gone, how long to wait for the pipes to report end of file. */
@@ -184,6 +196,7 @@ enum {
   T_SHELL_FORGED = 57,
   T_SHELL_NOT_RUN = 58,
   T_HOST_TRACED = 59,
+  T_CUT = 60, /* empty, with TIMED_OUT: the host cut the command (ab-launch --cut-serve) */
 };
 
 static const char *prog = "ab-agent";
@@ -413,6 +426,98 @@ static size_t descendants(pid_t spare, int bg_mode, struct proc *out, size_t max
   return found;
 }
 
+/* ---- the host's cut (SIGUSR1 from ab-launch --cut-serve) ---- */
+
+/* Senders recorded by the handler (async-signal-safe: stores and a write), checked outside it. */
+#define MAX_CUT_SENDERS 16
+/* How long --cut-serve waits for the agent's acknowledgement (the agent may be mid-sweep). */
+#define CUT_ACK_MS 20000
+static volatile sig_atomic_t cut_senders[MAX_CUT_SENDERS];
+static volatile sig_atomic_t n_cut_senders = 0;
+/* Written by the handler so a poll wakes however the signal and the poll interleave. */
+static int cut_pipe[2] = {-1, -1};
+/* Senders of the cut being acted on, told (SIGUSR2) once it was. */
+static pid_t cut_acks[MAX_CUT_SENDERS];
+static int n_cut_acks = 0;
+
+static void on_cut(int sig, siginfo_t *info, void *context) {
+  (void)sig, (void)context;
+  /* Sent by a process (kill, sigqueue, tgkill), not raised by the kernel for a file (F_SETSIG). */
+  if (info->si_code != SI_USER && info->si_code != SI_QUEUE && info->si_code != SI_TKILL) return;
+  int saved = errno;
+  if (n_cut_senders < MAX_CUT_SENDERS) cut_senders[n_cut_senders++] = (sig_atomic_t)info->si_pid;
+  if (cut_pipe[1] >= 0) {
+    char b = 1;
+    if (write(cut_pipe[1], &b, 1) < 0) { /* full: a wake-up is pending already */ }
+  }
+  errno = saved;
+}
+
+static void drain_cut_pipe(void) {
+  char drain[64];
+  if (cut_pipe[0] >= 0)
+    while (read(cut_pipe[0], drain, sizeof drain) > 0) continue;
+}
+
+static int cut_pending(void) { return n_cut_senders > 0; }
+
+/* The parent of `pid` into *ppid (0: outside the pid namespace); 0 when `pid` is gone. */
+static int stat_parent(pid_t pid, pid_t *ppid);
+
+/*
+ * Whether `pid` is below this agent: 1 yes, 0 no (it lives and its ancestry leaves the agent's
+ * tree), -1 when that cannot be told (it is gone, or its chain keeps breaking).
+ */
+static int below_agent(pid_t pid) {
+  for (int attempt = 0; attempt < 3; attempt++) {
+    pid_t cur = pid, parent = 0;
+    int depth = 0;
+    for (; depth < MAX_CHAIN; depth++) {
+      if (!stat_parent(cur, &parent)) break;
+      if (parent == self_pid) return 1;
+      if (parent <= 1) return 0; /* pid 1, or a parent outside the container's namespace (docker exec) */
+      cur = parent;
+    }
+    if (depth == MAX_CHAIN || cur == pid) return -1;
+    /* An ancestor was reaped mid-walk: look again. */
+  }
+  return -1;
+}
+
+/*
+ * Take the pending SIGUSR1s: 1 when one came from outside the agent's tree (a cut to act on now;
+ * its senders are told by cut_acknowledge once it was), 0 when none did (from a descendant, from
+ * a process already gone: ignored). Either way they are consumed.
+ */
+static int take_cut(void) {
+  drain_cut_pipe();
+  sigset_t usr1, old;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, &old);
+  pid_t senders[MAX_CUT_SENDERS];
+  int n = n_cut_senders;
+  for (int i = 0; i < n; i++) senders[i] = (pid_t)cut_senders[i];
+  n_cut_senders = 0;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  int cut = 0;
+  for (int i = 0; i < n; i++) {
+    /* si_pid 0: a sender outside the container's pid namespace, where no command can be. */
+    if (senders[i] == 0) cut = 1;
+    else if (senders[i] != self_pid && below_agent(senders[i]) == 0) {
+      cut = 1;
+      if (n_cut_acks < MAX_CUT_SENDERS) cut_acks[n_cut_acks++] = senders[i];
+    }
+  }
+  return cut;
+}
+
+/* The cut was acted on: its senders (ab-launch --cut-serve, waiting) may go. */
+static void cut_acknowledge(void) {
+  for (int i = 0; i < n_cut_acks; i++) kill(cut_acks[i], SIGUSR2);
+  n_cut_acks = 0;
+}
+
 /* Status of the command's main process once reaped here (it may be reaped while sweeping). */
 static pid_t main_pid = 0;
 static int main_reaped = 0, main_status = 0;
@@ -502,7 +607,7 @@ static pid_t first_trace_pid(const struct buf *kept) {
 
 /* The parent of `pid` (0 when it is gone). A zombie keeps its parent until reaped. */
 static pid_t ptracer_of(pid_t pid);
-static pid_t parent_of(pid_t pid) {
+static int stat_parent(pid_t pid, pid_t *ppid) {
   char path[64], text[512];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -513,7 +618,14 @@ static pid_t parent_of(pid_t pid) {
   text[r] = '\0';
   /* "pid (comm) S ppid ...": split at the last ')'. */
   const char *close_paren = strrchr(text, ')');
-  return close_paren == NULL || close_paren[1] != ' ' ? 0 : (pid_t)atoi(close_paren + 4);
+  if (close_paren == NULL || close_paren[1] != ' ') return 0;
+  *ppid = (pid_t)atoi(close_paren + 4);
+  return 1;
+}
+
+static pid_t parent_of(pid_t pid) {
+  pid_t ppid = 0;
+  return stat_parent(pid, &ppid) ? ppid : 0;
 }
 
 /* The running request's keeper (a host-traced command's "tracer", ab-keep.c), 0 when none. */
@@ -1130,6 +1242,7 @@ struct bg_job {
   struct buf ctl;           /* a partial delimiter line */
   int in_eof;               /* the shell's end of the socket is closed */
   ino_t shell_ino;          /* inode of the shell's end of the socket */
+  int cut;                  /* the host cut the shell's processes (it ended so) */
 };
 
 static struct bg_job jobs[MAX_BACKGROUND];
@@ -1271,13 +1384,14 @@ static size_t bg_leftover = 0;
 static struct buf bg_leftover_info = {0};
 
 /*
- * Kill every process below the agent but the background tracers (no command runs when this is
- * called), counting each as its background command's stopped process or, followed by no
- * tracer, as leftover. The tracers then record the deaths and exit.
+ * Kill every process below the agent but the background tracers and `spare` (a running command's
+ * tracer, whose own processes are gone already; 0: none), counting each as its background
+ * command's stopped process or, followed by no tracer, as leftover. The tracers then record the
+ * deaths and exit.
  */
-static void bg_kill_processes(void) {
+static void bg_kill_processes(pid_t spare) {
   static struct proc found[256];
-  size_t n = descendants(0, BG_TRACERS, found, 256);
+  size_t n = descendants(spare, BG_TRACERS, found, 256);
   for (size_t i = 0; i < n && i < 256; i++) {
     pid_t t = tracer_of(found[i].pid);
     if (t < 0) continue;
@@ -1290,11 +1404,26 @@ static void bg_kill_processes(void) {
     if (j->stopped < MAX_INFO_LINES) info_line(&j->stopped_info, &found[i]);
     j->stopped++;
   }
-  sweep(0, BG_TRACERS, NULL);
+  sweep(spare, BG_TRACERS, NULL);
+}
+
+/* A cut reaches the background commands and the persistent shell: their processes die now. */
+static void cut_background(pid_t spare) {
+  if (!bg_any()) return;
+  for (int k = 0; k < MAX_BACKGROUND; k++)
+    if (jobs[k].used && jobs[k].is_shell) jobs[k].cut = 1;
+  bg_kill_processes(spare);
+}
+
+/* A cut that came while no command runs: the background's processes stop; with none, nothing to do. */
+static void serve_pending_cut(void) {
+  if (!cut_pending() || !take_cut()) return;
+  cut_background(0);
+  cut_acknowledge();
 }
 
 static void run_stop(void) {
-  bg_kill_processes();
+  bg_kill_processes(0);
   int64_t deadline = now_ms() + TRACER_GRACE_MS, drain_until = -1;
   for (;;) {
     int busy = 0;
@@ -1338,20 +1467,26 @@ static void run_stop(void) {
   bg_leftover = 0;
 }
 
-/* Between requests: keep the background commands served until the next request arrives. */
+/* Between requests: keep the background commands served, and take cuts, until the next request arrives. */
 static int wait_for_request(void) {
-  while (bg_any()) {
-    struct pollfd pfds[1 + BG_SLOTS];
+  for (;;) {
+    serve_pending_cut();
+    struct pollfd pfds[2 + BG_SLOTS];
     struct bg_slot slots[BG_SLOTS];
     pfds[0] = (struct pollfd){0, POLLIN, 0};
-    int n = bg_fill(pfds, 1, slots);
-    if (poll(pfds, (nfds_t)n, 1000) < 0 && errno != EINTR) fatal("poll");
+    pfds[1] = (struct pollfd){cut_pipe[0], POLLIN, 0};
+    int n = bg_fill(pfds, 2, slots);
+    if (poll(pfds, (nfds_t)n, bg_any() ? 1000 : -1) < 0 && errno != EINTR) fatal("poll");
     if (terminate_requested) return -2;
+    if (pfds[1].revents) drain_cut_pipe();
     reap();
-    bg_service(pfds + 1, slots, n - 1);
-    if (pfds[0].revents) return 0;
+    bg_service(pfds + 2, slots, n - 2);
+    if (pfds[0].revents) {
+      /* A cut that came with the request is for what ran before it, not for it. */
+      serve_pending_cut();
+      return 0;
+    }
   }
-  return 0;
 }
 
 /*
@@ -1416,7 +1551,7 @@ static void run_request(struct request *r) {
   if (pid < 0 && errno == EAGAIN && bg_any()) {
     /* The container's pids limit is spent while background commands hold processes (one grew
      * into a fork bomb after it was kept): they give way, so the next command still starts. */
-    bg_kill_processes();
+    bg_kill_processes(0);
     for (int tries = 0; pid < 0 && tries < 200; tries++) {
       struct timespec pause_ = {0, 5000000};
       nanosleep(&pause_, NULL);
@@ -1453,7 +1588,7 @@ static void run_request(struct request *r) {
   struct denials denied = {{0}, 0};
   struct buf spawn_error = {0}, leftover_info = {0}, survivor_info = {0};
   size_t leftover = 0, survivors = 0;
-  int timed_out = 0, killing = 0, swept = 0;
+  int timed_out = 0, killing = 0, swept = 0, cut = 0;
   struct bg_job *kept = NULL; /* set when the command's survivors stay in the background */
   struct exit_scan exit_line = {0};
   pid_t tracee = 0; /* the command's main process, once the trace names it */
@@ -1463,11 +1598,18 @@ static void run_request(struct request *r) {
   for (;;) {
     int64_t now = now_ms();
     if (!main_reaped && !killing && deadline >= 0 && now >= deadline) timed_out = 1;
+    /* The host's cut: as the timeout, and the background's processes too. One that comes once the
+     * command is ending is left pending, for what runs after it (wait_for_request). */
+    if (!main_reaped && !killing && !timed_out && cut_pending() && take_cut()) timed_out = cut = 1;
     if (!main_reaped && !killing && timed_out) {
       /* Kill the command's processes first and the tracer last, so nothing ever runs untraced;
        * the tracer then flushes and exits by itself. */
       killing = 1;
       sweep(r->trace_cap ? pid : 0, BG_WHOLE, NULL);
+      if (cut) {
+        cut_background(r->trace_cap ? pid : 0);
+        cut_acknowledge();
+      }
       tracer_deadline = now_ms() + TRACER_GRACE_MS;
     }
     if (r->trace_cap && !main_reaped && !killing && now_ms() >= next_child_check) {
@@ -1523,9 +1665,9 @@ static void run_request(struct request *r) {
     }
     if (main_reaped && ((out_r < 0 && err_r < 0 && trace_r < 0 && status_r < 0) || now_ms() >= drain_until)) break;
 
-    struct pollfd pfds[8 + MAX_LISTENERS + BG_SLOTS];
+    struct pollfd pfds[9 + MAX_LISTENERS + BG_SLOTS];
     struct bg_slot bg_slots[BG_SLOTS];
-    int n = 0, i_ctl, i_in = -1, i_out = -1, i_err = -1, i_trace = -1, i_chan = -1, i_status = -1, i_pid = -1, i_l0 = -1;
+    int n = 0, i_ctl, i_in = -1, i_out = -1, i_err = -1, i_trace = -1, i_chan = -1, i_status = -1, i_pid = -1, i_l0 = -1, i_cut = -1;
     /* events 0: only hang-up, i.e. the client went away mid-command. */
     i_ctl = n, pfds[n++] = (struct pollfd){0, 0, 0};
     if (in_w >= 0) i_in = n, pfds[n++] = (struct pollfd){in_w, POLLOUT, 0};
@@ -1535,6 +1677,7 @@ static void run_request(struct request *r) {
     if (status_r >= 0) i_status = n, pfds[n++] = (struct pollfd){status_r, POLLIN, 0};
     if (chan.fd >= 0 && !main_reaped) i_chan = n, pfds[n++] = (struct pollfd){chan.fd, POLLIN, 0};
     if (!main_reaped && pidfd >= 0) i_pid = n, pfds[n++] = (struct pollfd){pidfd, POLLIN, 0};
+    if (!main_reaped && !killing && cut_pipe[0] >= 0) i_cut = n, pfds[n++] = (struct pollfd){cut_pipe[0], POLLIN, 0};
     i_l0 = n;
     for (int k = 0; k < chan.n_listeners; k++) pfds[n++] = (struct pollfd){chan.listeners[k], POLLIN, 0};
     int i_bg = n;
@@ -1557,6 +1700,7 @@ static void run_request(struct request *r) {
       kill_all_descendants();
       exit(terminate_requested ? 143 : 0);
     }
+    if (i_cut >= 0 && pfds[i_cut].revents) drain_cut_pipe();
     bg_service(pfds + i_bg, bg_slots, n - i_bg);
     for (int k = 0; k < chan.n_listeners; k++) {
       short ev = pfds[i_l0 + k].revents;
@@ -1639,6 +1783,7 @@ static void run_request(struct request *r) {
     put_u32_field(&fields, T_SIGNAL, (uint32_t)WTERMSIG(main_status));
   else
     put_u32_field(&fields, T_EXIT, (uint32_t)WEXITSTATUS(main_status));
+  if (cut) put_field(&fields, T_CUT, NULL, 0);
   put_field(&fields, T_STDOUT, out.kept.p, out.kept.len);
   put_u64_field(&fields, T_STDOUT_BYTES, out.total);
   put_field(&fields, T_STDERR, errc.kept.p, errc.kept.len);
@@ -1893,7 +2038,8 @@ static void shell_window_fields(struct bg_job *j, struct buf *fields) {
 
 /* Why the shell is gone, as far as its tracer tells. */
 static void shell_end_reason(struct bg_job *j, char *reason, size_t n) {
-  if (j->exit_line.found) snprintf(reason, n, "the shell exited with status %d", j->exit_line.code);
+  if (j->cut) snprintf(reason, n, "the host cut the agent's processes");
+  else if (j->exit_line.found) snprintf(reason, n, "the shell exited with status %d", j->exit_line.code);
   else if (j->reaped && WIFSIGNALED(j->status)) snprintf(reason, n, "the shell was killed by signal %d", WTERMSIG(j->status));
   else snprintf(reason, n, "the shell ended");
 }
@@ -1950,7 +2096,7 @@ static void run_shell_call(struct request *r) {
     if (r->shell_reset) snprintf(reason, sizeof reason, "the host ended the shell (a new policy)");
     else shell_end_reason(j, reason, sizeof reason);
     shell_finish(j);
-    if (!r->shell_reset && !j->exit_line.found && !(j->reaped && WIFSIGNALED(j->status))) snprintf(reason, sizeof reason, "the shell ended between calls");
+    if (!r->shell_reset && !j->cut && !j->exit_line.found && !(j->reaped && WIFSIGNALED(j->status))) snprintf(reason, sizeof reason, "the shell ended between calls");
     shell_outcome(j, &fields, 0, 0, 0, 0);
     put_u64_field(&fields, T_DURATION_US, 0);
     shell_window_fields(j, &fields);
@@ -2006,16 +2152,17 @@ static void run_shell_call(struct request *r) {
   int64_t deadline = r->timeout_ms == 0 ? -1 : now_ms() + r->timeout_ms, grace_until = -1, next_check = 0;
   size_t in_off = 0;
   uint32_t forged = 0;
-  int done = 0, status = 0, timed_out = 0, ended = 0, killed = 0;
+  int done = 0, status = 0, timed_out = 0, ended = 0, killed = 0, cut = 0;
   int64_t waiting_since = -1;
   reason[0] = '\0';
   for (;;) {
-    struct pollfd pfds[4 + BG_SLOTS];
+    struct pollfd pfds[5 + BG_SLOTS];
     struct bg_slot slots[BG_SLOTS];
-    int n = 0, i_in, i_chan = -1;
+    int n = 0, i_in, i_chan = -1, i_cut = -1;
     pfds[n++] = (struct pollfd){0, 0, 0};
     i_in = n, pfds[n++] = (struct pollfd){j->in_eof ? -1 : j->in_fd, (short)(POLLIN | (in_off < r->stdin_len ? POLLOUT : 0)), 0};
     if (j->chan.fd >= 0) i_chan = n, pfds[n++] = (struct pollfd){j->chan.fd, POLLIN, 0};
+    if (cut_pipe[0] >= 0) i_cut = n, pfds[n++] = (struct pollfd){cut_pipe[0], POLLIN, 0};
     int i_bg = n;
     n = bg_fill(pfds, n, slots);
     int64_t now = now_ms();
@@ -2026,7 +2173,17 @@ static void run_shell_call(struct request *r) {
       exit(terminate_requested ? 143 : 0);
     }
     reap();
+    if (i_cut >= 0 && pfds[i_cut].revents) drain_cut_pipe();
     bg_service(pfds + i_bg, slots, n - i_bg);
+    if (cut_pending() && take_cut()) {
+      /* The host's cut: the shell's processes (the shell too) and every background command's die
+       * now, the tracers last; the shell ends with this call. */
+      cut_background(0);
+      cut_acknowledge();
+      timed_out = ended = killed = cut = 1;
+      snprintf(reason, sizeof reason, "the host cut the agent's processes");
+      break;
+    }
     if (i_chan >= 0 && (pfds[i_chan].revents & (POLLIN | POLLHUP | POLLERR))) {
       shell_read_channel(j);
       if (pfds[i_chan].revents & (POLLHUP | POLLERR)) close(j->chan.fd), j->chan.fd = -1;
@@ -2131,6 +2288,7 @@ static void run_shell_call(struct request *r) {
   }
   shell_read_channel(j);
   shell_outcome(j, &fields, timed_out, done, status, killed);
+  if (cut) put_field(&fields, T_CUT, NULL, 0);
   put_u64_field(&fields, T_DURATION_US, (uint64_t)(finished_us - started_us));
   shell_window_fields(j, &fields);
   if (survivors > 0) {
@@ -2244,6 +2402,18 @@ int serve_main(void) {
   sa.sa_handler = on_term; /* no SA_RESTART: a blocked read returns EINTR and the flag is seen */
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  /* The host's cut. SA_RESTART: only the polls need waking (they are never restarted, and the
+   * handler's byte on cut_pipe wakes them however the two interleave). */
+  int cut_fds[2];
+  if (pipe2(cut_fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+    cut_pipe[0] = high_fd(cut_fds[0]);
+    cut_pipe[1] = high_fd(cut_fds[1]);
+  }
+  struct sigaction cut_sa;
+  memset(&cut_sa, 0, sizeof cut_sa);
+  cut_sa.sa_sigaction = on_cut;
+  cut_sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGUSR1, &cut_sa, NULL);
 
   /* The processes already here (pid 1, the container's idle process) are the harness's: the host
    * uses this list to tell a command signalling them from one signalling its own children. */
@@ -2347,4 +2517,52 @@ int stop_serve_main(const char *pid_arg) {
   }
   kill((pid_t)pid, SIGKILL);
   return 0;
+}
+
+/*
+ * The host's cut (SandboxSession.cut, through a docker exec): SIGUSR1 to the agent, then wait for
+ * its SIGUSR2, sent once it has acted (run_request, run_shell_call, serve_pending_cut). 0 once
+ * acknowledged; 1, with a message, when the pid is no session agent, is gone, or never answered.
+ */
+int cut_serve_main(const char *pid_arg) {
+  char *end;
+  long pid = strtol(pid_arg, &end, 10);
+  if (*pid_arg == '\0' || *end != '\0' || pid <= 1 || pid > 0x3fffffff) {
+    fprintf(stderr, "%s: --cut-serve needs a pid, got '%s'\n", prog, pid_arg);
+    return 120;
+  }
+  /* Only a session agent (`ab-launch --serve`), so a reused pid is never signalled. */
+  char path[64], cmdline[256];
+  snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t len = fd < 0 ? -1 : read(fd, cmdline, sizeof cmdline - 1);
+  if (fd >= 0) close(fd);
+  if (len <= 0) {
+    fprintf(stderr, "%s: --cut-serve: no session agent %ld (it ended)\n", prog, pid);
+    return 1;
+  }
+  cmdline[len] = '\0';
+  const char *arg1 = memchr(cmdline, '\0', (size_t)len);
+  if (arg1 == NULL || arg1 + 1 >= cmdline + len || strcmp(arg1 + 1, "--serve") != 0) {
+    fprintf(stderr, "%s: --cut-serve: process %ld is not a session agent\n", prog, pid);
+    return 1;
+  }
+  sigset_t usr2;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  sigprocmask(SIG_BLOCK, &usr2, NULL);
+  if (kill((pid_t)pid, SIGUSR1) != 0) {
+    fprintf(stderr, "%s: --cut-serve: cannot signal the agent %ld: %s\n", prog, pid, strerror(errno));
+    return 1;
+  }
+  int64_t until = now_ms() + CUT_ACK_MS;
+  for (int64_t left; (left = until - now_ms()) > 0;) {
+    struct timespec wait = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+    siginfo_t info;
+    int sig = sigtimedwait(&usr2, &info, &wait);
+    if (sig == SIGUSR2 && info.si_pid == (pid_t)pid) return 0;
+  }
+  if (kill((pid_t)pid, 0) != 0) fprintf(stderr, "%s: --cut-serve: the agent %ld ended before it acknowledged\n", prog, pid);
+  else fprintf(stderr, "%s: --cut-serve: the agent %ld did not acknowledge within %d ms\n", prog, pid, CUT_ACK_MS);
+  return 1;
 }

@@ -31,6 +31,12 @@ export interface LauncherArgvOptions {
   reportPath?: string;
   /** Apply what the kernel supports instead of failing closed. */
   bestEffort?: boolean;
+  /**
+   * RLIMIT_FSIZE (soft and hard) in bytes for the command and everything it starts: no file
+   * it writes grows past it (EFBIG / SIGXFSZ), and without CAP_SYS_RESOURCE it cannot be raised.
+   * A positive integer.
+   */
+  fileSizeMax?: number;
   cmd: readonly string[];
   /** Launcher binary inside the container (default LAUNCHER_PATH). */
   launcher?: string;
@@ -40,9 +46,12 @@ export interface LauncherArgvOptions {
 export function launcherArgv(options: LauncherArgvOptions): string[] {
   if (options.cmd.length === 0) throw new RangeError('launcherArgv: empty command');
   if ((options.rulesPath === undefined) === (options.rulesFd === undefined)) throw new RangeError('launcherArgv: give rulesPath or rulesFd');
+  const fsize = options.fileSizeMax;
+  if (fsize !== undefined && (!Number.isSafeInteger(fsize) || fsize < 1)) throw new RangeError(`launcherArgv: fileSizeMax must be a positive integer, got ${fsize}`);
   return [
     options.launcher ?? LAUNCHER_PATH,
     ...(options.bestEffort === true ? ['--best-effort'] : []),
+    ...(fsize === undefined ? [] : ['--fsize-max', String(fsize)]),
     ...(options.reportPath === undefined ? [] : ['--report', options.reportPath]),
     ...(options.channelFd === undefined ? [] : ['--channel', String(options.channelFd)]),
     ...(options.rulesPath === undefined ? ['--rules-fd', String(options.rulesFd)] : ['--rules', options.rulesPath]),

@@ -23,7 +23,7 @@ export type LauncherExitName = keyof typeof LAUNCHER_EXIT;
 const MESSAGES: Record<LauncherExitName, string> = {
   USAGE: 'launcher usage or rules-file error',
   LANDLOCK: 'Landlock unavailable or too old for these rules',
-  SECCOMP: 'seccomp filter, no_new_privs or the tracer capability drop failed',
+  SECCOMP: 'seccomp filter, no_new_privs, the tracer capability drop or the file size limit failed',
   RULE_PATH: 'a rule names a path that does not exist',
   EXEC_FAILED: 'command could not be executed (permission denied?)',
   NOT_FOUND: 'command not found',

@@ -103,6 +103,29 @@ describe('launcherArgv', () => {
     ).toEqual(['/x/ab', '--best-effort', '--report', '/rep.json', '--rules', '/r', '--', 'true']);
   });
 
+  it('puts --fsize-max with the other flags, before --, and only when asked', () => {
+    expect(launcherArgv({ rulesFd: 5, channelFd: 4, bestEffort: true, fileSizeMax: 1048576, cmd: ['--fsize-max', '1'] })).toEqual([
+      LAUNCHER_PATH,
+      '--best-effort',
+      '--fsize-max',
+      '1048576',
+      '--channel',
+      '4',
+      '--rules-fd',
+      '5',
+      '--',
+      '--fsize-max',
+      '1',
+    ]);
+    expect(launcherArgv({ rulesFd: 5, cmd: ['true'] })).not.toContain('--fsize-max');
+  });
+
+  it('refuses a file-size limit the launcher would not take', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60]) {
+      expect(() => launcherArgv({ rulesFd: 5, fileSizeMax: bad, cmd: ['true'] }), String(bad)).toThrow(/fileSizeMax/);
+    }
+  });
+
   it('keeps a command that looks like a flag after --', () => {
     expect(launcherArgv({ rulesPath: '/r', cmd: ['--rules'] }).slice(-2)).toEqual(['--', '--rules']);
   });
@@ -189,6 +212,14 @@ describe('parseLauncherReport', () => {
 
   it('rejects text that is not JSON', () => {
     expect(() => parseLauncherReport('{"landlock_abi":')).toThrow(/not JSON/);
+  });
+
+  it('reads the file-size limit when the launcher set one, and only a positive whole number of bytes', () => {
+    expect(parseLauncherReport(JSON.stringify({ ...report, fsize_max: 1048576 })).fsize_max).toBe(1048576);
+    expect(parseLauncherReport(JSON.stringify(report))).not.toHaveProperty('fsize_max');
+    for (const bad of [0, -5, 1.5, '1048576']) {
+      expect(() => parseLauncherReport(JSON.stringify({ ...report, fsize_max: bad })), String(bad)).toThrow(/launcher report format/);
+    }
   });
 });
 

@@ -243,6 +243,21 @@ describe('responses', () => {
     expect(decodeResponse(doneFrame([], field(TAG.timedOut, ''))).outcome).toEqual({ kind: 'timedOut' });
   });
 
+  it('reads a cut by the host as a timeout that says so, and nothing of it otherwise', () => {
+    const cut = decodeResponse(doneFrame([field(TAG.cut, '')], field(TAG.timedOut, '')));
+    expect(cut.outcome).toEqual({ kind: 'timedOut' });
+    expect(cut.cut).toBe(true);
+    expect(decodeResponse(doneFrame([], field(TAG.timedOut, '')))).not.toHaveProperty('cut');
+    expect(decodeResponse(doneFrame())).not.toHaveProperty('cut');
+  });
+
+  it('rejects a malformed cut: with a value, twice, or on a command that was not stopped', () => {
+    expect(() => decodeResponse(doneFrame([field(TAG.cut, 'x')], field(TAG.timedOut, '')))).toThrow(/cut field should be empty/);
+    expect(() => decodeResponse(doneFrame([field(TAG.cut, ''), field(TAG.cut, '')], field(TAG.timedOut, '')))).toThrow(/cut twice/);
+    expect(() => decodeResponse(doneFrame([field(TAG.cut, '')]))).toThrow(/cut but not that it was stopped/);
+    expect(() => decodeResponse(doneFrame([field(TAG.cut, '')], field(TAG.signal, u32(9))))).toThrow(/cut but not that it was stopped/);
+  });
+
   it('turns an error frame into the agent’s message', () => {
     expect(() => decodeResponse({ type: FRAME_TYPE.error, fields: [field(TAG.message, 'cannot write /x: Permission denied')] })).toThrow(
       /refused the request: cannot write \/x: Permission denied/,

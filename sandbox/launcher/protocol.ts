@@ -26,6 +26,8 @@
  *             (reason: the shell is gone after this call), SHELL_FORGED (u32: delimiter lines
  *             without the nonce; on every call that ran, so it marks a shell answer), SHELL_NOT_RUN (the call did not run: the answer is the
  *             ended shell's tail); BACKGROUND_JOB is then the shell, while it lives.
+ *             CUT (empty, only with TIMED_OUT): the host cut the command (`ab-launch --cut-serve`,
+ *             the storage guard): its processes were stopped as on a timeout.
  *   S stop    host → agent, no fields: stop every background command (episode end)
  *   B background agent → host, the stop's answer: LEFTOVER, LEFTOVER_INFO (processes no
  *             tracer followed), then per background command JOB, TRACE, TRACE_BYTES,
@@ -43,7 +45,7 @@
  */
 import { AuthbenchError } from '../../core/index.ts';
 
-export const AGENT_PROTOCOL_VERSION = 4;
+export const AGENT_PROTOCOL_VERSION = 5;
 
 /**
  * The container's main process with the first session agent as its child (ab-launch.c
@@ -126,6 +128,7 @@ export const TAG = {
   shellForged: 57,
   shellNotRun: 58,
   hostTraced: 59,
+  cut: 60,
 } as const;
 
 const FRAME_HEADER = 5;
@@ -337,6 +340,8 @@ export interface AgentResponse {
   backgroundJob?: number;
   /** Shell calls: what happened to the persistent shell (absent for other requests). */
   shell?: ShellReport;
+  /** The host cut the command (SandboxSession.cut): stopped as on a timeout (the outcome is timedOut). */
+  cut?: true;
 }
 
 export interface ShellReport {
@@ -513,6 +518,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
   let spawnError: string | undefined;
   let backgroundJob: number | undefined;
   let shell: ShellReport | undefined;
+  let cut = false;
   const shellReport = (): ShellReport => (shell ??= { started: false, forged: 0, notRun: false });
   for (const f of frame.fields) {
     switch (f.tag) {
@@ -598,6 +604,11 @@ export function decodeResponse(frame: Frame): AgentResponse {
       case TAG.shellNotRun:
         shellReport().notRun = true;
         break;
+      case TAG.cut:
+        if (f.value.length !== 0) throw protocolError(`cut field should be empty, is ${f.value.length} bytes`);
+        if (cut) throw protocolError('done frame carries the cut twice');
+        cut = true;
+        break;
       default:
         throw protocolError(`unknown field ${f.tag} in a done frame`);
     }
@@ -606,6 +617,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
     throw protocolError('done frame lacks a required field');
   }
   if (stdout.length > stdoutBytes || stderr.length > stderrBytes) throw protocolError('done frame keeps more output than was written');
+  if (cut && outcome.kind !== 'timedOut') throw protocolError('done frame says the command was cut but not that it was stopped');
   if ((traceKept === undefined) !== (traceBytes === undefined)) throw protocolError('done frame carries half a trace');
   if (traceKept !== undefined && traceBytes !== undefined && traceKept.length > traceBytes) throw protocolError('done frame keeps more trace than was written');
   return {
@@ -628,6 +640,7 @@ export function decodeResponse(frame: Frame): AgentResponse {
     ...(spawnError === undefined ? {} : { spawnError }),
     ...(backgroundJob === undefined ? {} : { backgroundJob }),
     ...(shell === undefined ? {} : { shell }),
+    ...(cut ? { cut: true as const } : {}),
   };
 }
 

@@ -17,6 +17,12 @@ export const LauncherReportSchema = z.object({
   rules_skipped: z
     .array(z.object({ path: z.string().describe('rule path'), reason: z.string().describe('why it was not applied') }))
     .describe('fs rules not applied (missing path, a symlink on the path, no applicable right, Landlock off): stricter, never weaker'),
+  fsize_max: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('RLIMIT_FSIZE in bytes set for the command (--fsize-max), soft and hard; absent when not asked for, or not applied under --best-effort'),
 });
 
 export type LauncherReport = z.infer<typeof LauncherReportSchema>;

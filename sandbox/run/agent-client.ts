@@ -118,6 +118,11 @@ export class AgentClient {
     }
   }
 
+  /** The agent's pid in the container (its hello): what `ab-launch --cut-serve` signals. */
+  get pid(): number {
+    return this.hello.pid;
+  }
+
   get alive(): boolean {
     return this.attached.open && !this.link.failed;
   }

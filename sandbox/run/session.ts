@@ -155,6 +155,11 @@ export interface SandboxResult {
   mainPid?: number;
   /** The survivors were kept running (keepBackground) as this background command; stopBackground returns the rest. */
   background?: { job: number };
+  /**
+   * The host cut the command (`cut()`, the storage guard): its processes were stopped as on a
+   * timeout (`exec.timedOut`), the tracer last, so its events up to the cut are in the trace.
+   */
+  cut?: true;
 }
 
 export interface ShellCallOptions {
@@ -265,6 +270,12 @@ export interface SessionOptions {
    * under a keeper too, its tree followed as a background job's; each call takes its window.
    */
   hostTrace?: HostTrace;
+  /**
+   * RLIMIT_FSIZE in bytes (ab-launch --fsize-max) for every command the session runs for the
+   * agent — run, background commands, the persistent shell — and all they start: no file they
+   * write grows past it. Not for runHarness (the harness's own steps, e.g. validators).
+   */
+  fileSizeMax?: number;
 }
 
 /**
@@ -285,6 +296,8 @@ const NO_TIMEOUT_DEADLINE_MS = 6 * 60 * 60 * 1000;
 const LISTING_DEADLINE_MS = 120_000;
 /** The stop request: the agent's own grace periods are a few seconds; a wider margin for a loaded host. */
 const STOP_DEADLINE_MS = 60_000;
+/** The cut's exec: `--cut-serve` itself waits 20 s for the agent's acknowledgement. */
+const CUT_TIMEOUT_MS = 30_000;
 const SNAPSHOT_ROOTS = ['/', '/dev'];
 /** No command reaches a process outside its own launch: not the agent, the tracer, pid 1 or an earlier command's. */
 const HARNESS_SCOPE: LauncherRules['scope'] = ['signal', 'abstract-unix'];
@@ -414,7 +427,7 @@ export class SandboxSession {
     const workdir = options.workdir ?? this.workdir;
     const compiled = options.mode.kind === 'enforce' ? await this.compile(options.mode.policy, options.mode.implicit) : undefined;
     const rules = serializeRules(compiled?.rules ?? GUARD_RULES);
-    const launched = launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: options.cmd });
+    const launched = launcherArgv({ ...this.launcherLimits(), rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: options.cmd });
     const host = trace ? this.options.hostTrace : undefined;
     // The container is traced while a command or a kept service of the agent runs in it, not between.
     await host?.resume();
@@ -520,7 +533,37 @@ export class SandboxSession {
       ...(spawnError === undefined ? {} : { spawnError }),
       ...(response.mainPid === undefined ? {} : { mainPid: response.mainPid }),
       ...(response.backgroundJob === undefined ? {} : { background: { job: response.backgroundJob } }),
+      ...(response.cut === true ? { cut: true as const } : {}),
     };
+  }
+
+  /** The launcher's limits for a command of the agent's (not the harness's own, not the ABI probe). */
+  private launcherLimits(): { fileSizeMax?: number } {
+    return this.options.fileSizeMax === undefined ? {} : { fileSizeMax: this.options.fileSizeMax };
+  }
+
+  /**
+   * The host's storage guard: stop everything of the agent's now — a running command as on its
+   * timeout (its result then says `cut`), and the processes of the background commands and of the
+   * persistent shell (stopBackground still answers for them; the shell's next call starts a new
+   * one) — through `ab-launch --cut-serve`, a Docker exec as root outside the sandbox. Meant to be
+   * called while run() is in flight. With nothing running it is a no-op; later commands run
+   * normally. Resolves true once the agent acknowledged, false when the session has no started
+   * agent or it has ended (never throws for that).
+   */
+  async cut(): Promise<boolean> {
+    const started = this.agent;
+    if (started === undefined) return false;
+    const client = await started.catch(() => undefined);
+    if (client?.alive !== true) return false;
+    try {
+      const r = await this.container.exec({ cmd: [LAUNCHER_PATH, '--cut-serve', String(client.pid)], user: '0:0', workdir: '/', timeoutMs: CUT_TIMEOUT_MS, outputCapBytes: 4096 });
+      return r.exitCode === 0;
+    } catch (e) {
+      // The container (and so the agent) is gone, or Docker could not run the exec: nothing was cut.
+      if (e instanceof AuthbenchError) return false;
+      throw e;
+    }
   }
 
   /**
@@ -541,7 +584,7 @@ export class SandboxSession {
     let rules = same && this.shell !== undefined ? this.shell.rules : serializeRules(compiled?.rules ?? GUARD_RULES);
     const eventCap = options.traceCapEvents ?? this.options.traceCapEvents ?? TRACE_CAPS.events;
     const tail: { events: TraceEvent[]; bytes: number; truncated: boolean; denials: number } = { events: [], bytes: 0, truncated: false, denials: 0 };
-    const launched = launcherArgv({ rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: persistentShellArgv() });
+    const launched = launcherArgv({ ...this.launcherLimits(), rulesFd: AGENT_FDS.rules, channelFd: AGENT_FDS.channel, bestEffort: this.options.bestEffort === true, cmd: persistentShellArgv() });
     // Under a host trace the shell's keeper holds it (and the container is traced while it lives).
     const argv = host !== undefined ? keeperArgv(launched) : straceArgv({ outputPath: TRACE_OUTPUT, strace: HARNESS_STRACE, cmd: launched });
     await host?.resume();
@@ -702,6 +745,7 @@ export class SandboxSession {
         ...(report.ended === undefined ? {} : { ended: report.ended }),
         ...(this.shell === undefined ? {} : { job: this.shell.job }),
       },
+      ...(response.cut === true ? { cut: true as const } : {}),
     };
   }
 
