@@ -143,6 +143,7 @@ export const CounterfactualSchema = z
     policy: z.literal('ledger').describe('Enforced under the trusted ledger (the task\'s gold policy), traced'),
     exit_code: z.number().int().nullable().describe('null when killed by its timeout or when it never ran'),
     timed_out: z.boolean(),
+    storage_cut: z.literal(true).optional().describe("The copy went over the task's storage limit: the run was stopped there (then timed_out is false)"),
     timeout_ms: z.number().int().positive().describe('The limit it ran with: the one the command would have had'),
     duration_ms: z.number().nonnegative(),
     events: z.array(TraceEventSchema).describe("The copy's trace events: judged, never counted as the rollout's commits, taint or harm"),

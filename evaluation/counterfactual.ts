@@ -41,7 +41,7 @@ import { taskImplicit } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
 import type { EbpfHub } from '../sandbox/ebpf/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { commitTaskContainer, openCopySandbox, type ContainerCopy } from '../taskenv/index.ts';
+import { commitTaskContainer, guardTaskStorage, openCopySandbox, type ContainerCopy } from '../taskenv/index.ts';
 
 /** Wall time all of a rollout's counterfactual commands may take together; each gets at most what is left. */
 export const COUNTERFACTUAL_BUDGET_MS = 300_000;
@@ -235,10 +235,13 @@ async function runOne(input: RunInput, image: string, args: ShellArgs, at: { tim
   const implicit = taskImplicit(input.task);
   try {
     await using box = await openCopySandbox(input.engine, input.task, image, input.runId, input.hostTracer);
+    // The stopped command may be the one that fills the disk: the copy has the task's storage limit too.
+    await using storage = await guardTaskStorage(box, input.task);
     // As the episode's setup: missing write-subtree bases made first, so grants are not widened to their parents.
     const roots = writeSubtreeRoots(input.ledger, implicit);
     if (roots.length > 0) await box.session.run({ cmd: materializeArgv(roots), mode: { kind: 'unenforced' }, trace: false, timeoutMs: 30_000 });
     const run = await box.session.run({ cmd: shellArgv(args), mode: { kind: 'enforce', policy: input.ledger, implicit }, trace: true, timeoutMs, outputCapBytes: 64 * 1024 });
+    await storage.stop();
     const durationMs = performance.now() - started;
     if (run.launcherError !== undefined) return { ...failedCounterfactual(`the launcher refused it: ${run.launcherError}`, at, durationMs), launcher_error: run.launcherError };
     const attempted = attemptedEffects(run.events, input.scratchRoots);
@@ -248,7 +251,8 @@ async function runOne(input: RunInput, image: string, args: ShellArgs, at: { tim
       snapshot_ms: at.snapshotMs,
       policy: 'ledger',
       exit_code: run.exec.timedOut ? null : run.exec.exitCode,
-      timed_out: run.exec.timedOut,
+      timed_out: run.exec.timedOut && run.cut !== true,
+      ...(run.cut === true ? { storage_cut: true as const } : {}),
       timeout_ms: timeoutMs,
       duration_ms: durationMs,
       events: run.events,

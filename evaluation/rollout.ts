@@ -14,7 +14,7 @@ import { policySidecarHosts, type Policy } from '../sandbox/policy/index.ts';
 import type { EbpfHub } from '../sandbox/ebpf/index.ts';
 import type { PolicyScore } from '../score/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { egressRuleLabels, mergeStorageRecords, openTaskSandbox, StorageGuard, storageLimitOf, type StorageRecord, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess, type TaskSandbox } from '../taskenv/index.ts';
+import { egressRuleLabels, guardTaskStorage, mergeStorageRecords, openTaskSandbox, storageLimitOf, type StorageGuard, type StorageRecord, summarizeEgress, taskEgressRules, taskLimits, taskSidecarNetworks, type SidecarAccess, type TaskSandbox } from '../taskenv/index.ts';
 import {
   criticalSurfaceWrites,
   loadValidatorSurface,
@@ -261,13 +261,12 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
       clock.at = now;
       return ms;
     };
-    const storageLimit = storageLimitOf(limits.storageMb);
-    // No file may outgrow the whole limit (RLIMIT_FSIZE in the launcher); the guard watches the sum.
-    const openOptions = { runId: ctx.jobId, sidecarAccess, fileSizeMax: storageLimit.bytes, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }), ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }) };
+    // No file may outgrow the whole storage limit (RLIMIT_FSIZE in the launcher); the guard watches the sum.
+    const openOptions = { runId: ctx.jobId, sidecarAccess, fileSizeMax: storageLimitOf(limits.storageMb).bytes, ...(ctx.pinCpu === undefined ? {} : { pinCpu: ctx.pinCpu }), ...(ctx.hostTracer === undefined ? {} : { hostTracer: ctx.hostTracer }) };
     // Its baseline from the per-image cache (taskenv/image-baseline.ts): nothing runs in it before. Not episode 2: its carry goes in first.
     await using first = deferRemoval(await openTaskSandbox(ctx.engine, ctx.task, ctx.image, { ...openOptions, shareImageBaseline: true }), ctx.teardown, spec.id);
     // The container's writable layer against the task's storage limit, from before the agent's first command.
-    await using storage1 = await StorageGuard.start(first.container, storageLimit, { onExceeded: () => first.session.cut() });
+    await using storage1 = await guardTaskStorage(first, ctx.task);
     // Episode 2's sandbox replaces it for validation and measurement in a two-episode memory rollout.
     let box: TaskSandbox = first;
     // The image as built, before any command: what the validator surface is resolved against.
@@ -319,7 +318,7 @@ export async function runRollout(spec: RolloutSpec, ctx: RolloutContext): Promis
     let carriedTests: Record<string, Uint8Array> | undefined;
     await using second = wantsSecondEpisode(ctx.task, episode) ? await openTaskSandbox(ctx.engine, ctx.task, ctx.image, openOptions) : undefined;
     let storage: StorageGuard = storage1;
-    await using storage2 = second === undefined ? undefined : await StorageGuard.start(second.container, storageLimit, { onExceeded: () => second.session.cut() });
+    await using storage2 = second === undefined ? undefined : await guardTaskStorage(second, ctx.task);
     // Episode 2's stopped commands are copied from its own container, within what is left of the rollout's cap.
     await using copies2 =
       second === undefined

@@ -4,7 +4,7 @@
  * invalid answer is a result (scored 0), never a crash; only infrastructure
  * failures (Docker, the model's service) throw.
  */
-import { getDefense, runEpisode, type AgentModel, type CommandRunner, type Episode, type Step } from '../agent/index.ts';
+import { getDefense, runEpisode, type AgentModel, type CommandRunner, type Episode, type Step, type StorageWatch } from '../agent/index.ts';
 import { AuthbenchError, type Problem } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
 import { taskImplicit } from '../goldstore/index.ts';
@@ -12,7 +12,7 @@ import type { ModelRequest } from '../models/index.ts';
 import type { PatternSet } from '../sandbox/compile/index.ts';
 import { extractPolicyFromModelOutput, type ExtractionStatus, type Policy } from '../sandbox/policy/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { openTaskSandbox } from '../taskenv/index.ts';
+import { guardTaskStorage, openTaskSandbox, storageLimitOf, taskLimits } from '../taskenv/index.ts';
 import { countWriteAttempts, readOnlyPolicy, withPrompts } from './explore.ts';
 import { explorationSystemPrompt, explorationUserPrompt, tighteningSystemPrompt, tighteningUserPrompt, type PolicyStrategy } from './prompt.ts';
 
@@ -68,6 +68,8 @@ export interface WritePolicyOptions extends CommonOptions {
   container?: Container;
   /** Runtime grants during exploration; default the task's implicit set. */
   implicit?: PatternSet;
+  /** The container's storage guard: exploration ends `storage_limit` once it is over. */
+  storage?: StorageWatch;
 }
 
 export interface GeneratePolicyOptions extends CommonOptions {
@@ -103,6 +105,7 @@ export async function writePolicy(options: WritePolicyOptions): Promise<Generate
     ...(options.episodeTimeoutMs === undefined ? {} : { episodeTimeoutMs: options.episodeTimeoutMs }),
     ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
     ...(options.request === undefined ? {} : { request: options.request }),
+    ...(options.storage === undefined ? {} : { storage: options.storage }),
   });
   if (exploration.end_reason === 'infra_error') {
     const i = exploration.infra_error;
@@ -133,8 +136,10 @@ export async function writePolicy(options: WritePolicyOptions): Promise<Generate
 /** One generation in a fresh container of the task image, removed afterwards. */
 export async function generatePolicy(options: GeneratePolicyOptions): Promise<GeneratedPolicy> {
   const { engine, image, runId, ...rest } = options;
-  await using box = await openTaskSandbox(engine, options.task, image, runId === undefined ? {} : { runId });
+  // The model's exploration runs commands too: the task's storage limit holds for them as for the agent's.
+  await using box = await openTaskSandbox(engine, options.task, image, { fileSizeMax: storageLimitOf(taskLimits(options.task).storageMb).bytes, ...(runId === undefined ? {} : { runId }) });
+  await using storage = await guardTaskStorage(box, options.task);
   // Awaited here, not returned as a promise: `await using` would remove the container first.
-  const generated = await writePolicy({ ...rest, session: box.session, container: box.container });
+  const generated = await writePolicy({ ...rest, session: box.session, container: box.container, storage });
   return generated;
 }

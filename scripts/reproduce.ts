@@ -152,7 +152,11 @@ const jobs = [
  */
 async function fingerprint(r: { dir: string; result: { duration_ms?: number; phases_ms?: unknown; cpu_pin?: unknown; engine?: unknown } & Record<string, unknown> }): Promise<string> {
   // Where and how long it ran is no result: a re-run may get another rollout slot (its CPU) or engine.
-  const { duration_ms: _duration, phases_ms: _phases, cpu_pin: _cpu, engine: _engine, ...result } = r.result;
+  // Nor is the storage guard's peak: it is sampled (every 200 ms), so it catches a build's
+  // temporary files or not; the limit, the method and whether it was exceeded stay compared.
+  const { duration_ms: _duration, phases_ms: _phases, cpu_pin: _cpu, engine: _engine, storage, ...rest } = r.result as typeof r.result & { storage?: Record<string, unknown> };
+  const { peak_mb: _peak, peak_files: _peakFiles, ...storageKept } = storage ?? {};
+  const result = storage === undefined ? rest : { ...rest, storage: storageKept };
   const episode = await readEpisode(r.dir);
   const decisions = (episode?.steps ?? []).flatMap((s) => s.proposals.map((p) => [JSON.stringify(p.args ?? null), p.decision?.action, p.decision?.rule_id, p.rollback?.restored ?? null]));
   return JSON.stringify({ result, decisions });

@@ -3,14 +3,16 @@
  * image, and a container started from that image with the task's spec but no
  * network at all and no sidecars, the harness mounted read-only, and a sandbox
  * session on it. What runs in a copy cannot reach the original, its sink or
- * the validators: counterfactual runs (evaluation/counterfactual.ts) use it.
+ * the validators: counterfactual runs (evaluation/counterfactual.ts) use it. Its commands get the
+ * task's file size limit as the rollout's do; the caller runs the storage guard on the copy.
  */
 import { AuthbenchError } from '../core/index.ts';
 import type { Container, Engine } from '../docker/index.ts';
 import { ensureHarness } from '../sandbox/launcher/index.ts';
 import { SandboxSession, type HostTrace, type HostTracer } from '../sandbox/run/index.ts';
 import type { Task } from '../task-format/index.ts';
-import { assertHarnessMount, taskContainerSpec } from './container.ts';
+import { assertHarnessMount, taskContainerSpec, taskLimits } from './container.ts';
+import { storageLimitOf } from './storage.ts';
 
 /** Repository of committed copies; `authbench clean` removes what a crash leaves (tagged by content-hash label). */
 export const COPY_REPOSITORY = 'authbench/copy';
@@ -60,7 +62,8 @@ export async function openCopySandbox(engine: Engine, task: Task, image: string,
     await container.remove().catch(() => undefined);
     throw e;
   }
-  const session = new SandboxSession(container, task.workdir, hostTrace === undefined ? {} : { hostTrace });
+  // A re-run is the agent's command again: no file of it outgrows the task's storage limit (the caller watches the sum).
+  const session = new SandboxSession(container, task.workdir, { fileSizeMax: storageLimitOf(taskLimits(task).storageMb).bytes, ...(hostTrace === undefined ? {} : { hostTrace }) });
   return {
     container,
     session,

@@ -19,6 +19,9 @@ import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Container } from '../docker/index.ts';
+import type { SandboxSession } from '../sandbox/run/index.ts';
+import type { Task } from '../task-format/index.ts';
+import { taskLimits } from './container.ts';
 
 /** What a task container may hold in its writable layer. */
 export interface StorageLimit {
@@ -263,4 +266,13 @@ export function mergeStorageRecords(a: StorageRecord, b: StorageRecord): Storage
     peak_files: a.peak_files === null || b.peak_files === null ? null : Math.max(a.peak_files, b.peak_files),
     exceeded: a.exceeded || b.exceeded,
   };
+}
+
+/**
+ * The task's storage limit on an open sandbox, for as long as the agent's commands run in it:
+ * everything of the agent's cut once the container is over it. Its commands should carry the
+ * same limit per file (SessionOptions.fileSizeMax: storageLimitOf(...).bytes).
+ */
+export function guardTaskStorage(box: { container: Container; session: Pick<SandboxSession, 'cut'> }, task: Task): Promise<StorageGuard> {
+  return StorageGuard.start(box.container, storageLimitOf(taskLimits(task).storageMb), { onExceeded: () => box.session.cut() });
 }

@@ -317,7 +317,9 @@ const command: CommandModule<object, EvalArgs> = {
         if (r.attack_success === true) counts.attack++;
         const mark = infra ? chalk.yellow('infra') : tampered ? chalk.magenta(outcome) : outcome === 'agent_error' ? chalk.red('agent_error') : r.utility_success === true ? chalk.green('pass ') : chalk.red('fail ');
         const attack = r.attack_success === null ? '' : r.attack_success ? chalk.red(' ATTACK') : chalk.green(' no-attack');
-        const line = `${counter} ${mark} ${e.rollout.id}${attack} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`;
+        // The agent's own limit, not ours: said, so a stopped disk-filler is not read as a plain failure.
+        const limit = r.end_reason === 'storage_limit' ? chalk.yellow(` storage limit (${r.storage?.limit_mb ?? '?'} MiB)`) : '';
+        const line = `${counter} ${mark} ${e.rollout.id}${attack}${limit} ${chalk.dim(`${(r.duration_ms / 1000).toFixed(1)}s`)}${r.infra_error === undefined ? '' : chalk.yellow(` ${r.infra_error.message}`)}`;
         // On a terminal only what needs a look stays on screen; the bar carries the counts.
         progress.finish({ done: e.done, total: e.total, line, keep: infra || tampered || r.utility_success !== true || r.attack_success === true, status: tally() });
       }

@@ -10,6 +10,7 @@
  *   `max_counterfactuals: 0` nothing is re-run and the script is unjudged;
  * - the copies (one commit per turn that stopped something) change nothing in
  *   the real container, and leave no container or image behind;
+ * - a held command that fills the disk is cut in its copy at the task's storage limit;
  * - a two-episode memory rollout (backup-rotation-mem-live-0): the commands held in
  *   episode 2 are re-run in copies of episode 2's container, and their verdicts land on
  *   episode 2's proposals (ids `@e1`) of the merged record.
@@ -112,6 +113,25 @@ describe('counterfactual runs of stopped commands', () => {
     const images = await engine.docker.listImages({ filters: { reference: [COPY_REPOSITORY] } });
     expect(images.filter((i) => i.Labels?.['authbench.run'] === RUN_ID)).toEqual([]);
     on = result;
+  }, 180_000);
+
+  it("a held command that fills the disk is cut in its copy at the task's storage limit, as it would be in the rollout", async () => {
+    // Bounded by itself at 4 GiB, so a guard that failed fails the test, not the machine's disk.
+    const fill = `python3 -c "import os; os.makedirs('/tmp/fill', exist_ok=True); [open(f'/tmp/fill/{i}', 'wb').write(b'x' * (16 << 20)) for i in range(256)]; print('wrote-all')"`;
+    const small = { ...task, limits: { ...task.limits, storageMb: 64 } };
+    const dir = join(scratch, 'fill');
+    await mkdir(dir, { recursive: true });
+    const config = configFromFlags({ model: 'scripted/replay', replay: { path: 'replay.json', sha256: '0'.repeat(64) }, defenses: ['structured-guard'], max_turns: 3 });
+    const result = await runRollout(
+      { id: 'fill', taskId: task.id, policy: 'gold', defense: 'structured-guard', attempt: 1, seed: 0 },
+      { engine, config, task: small, image, policy: gold, ledger: gold, staticScore: null, replay: [fill], jobId: RUN_ID, dir },
+    );
+    expect(result.status).toBe('completed');
+    expect(result.storage).toMatchObject({ limit_mb: 64, exceeded: false });
+    const [held] = (await readTrace(dir))?.episode?.steps.flatMap((s) => s.proposals) ?? [];
+    expect(held?.decision?.action).toBe('confirm');
+    expect(held?.counterfactual).toMatchObject({ storage_cut: true, timed_out: false });
+    expect(held?.counterfactual?.events.some((e) => e.kind === 'file' && e.path.startsWith('/tmp/fill/') && !e.denied)).toBe(true);
   }, 180_000);
 
   it('max_counterfactuals 0: nothing re-run, the script unjudged and the rates N/A, harm the same', async () => {
