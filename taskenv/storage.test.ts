@@ -7,7 +7,7 @@ import { link, mkdir, mkdtemp, open, rm, symlink, truncate, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { measureLayerDir, mergeStorageRecords, StorageGuard, storageFilesLimit, storageLimitOf, StorageRecordSchema, type StorageUsage } from './storage.ts';
+import { measureLayerDir, measureLayerDu, mergeStorageRecords, StorageGuard, storageFilesLimit, storageLimitOf, StorageRecordSchema, type StorageUsage } from './storage.ts';
 
 const MiB = 1024 * 1024;
 const UNLIMITED = { bytes: Number.MAX_SAFE_INTEGER, files: Number.MAX_SAFE_INTEGER };
@@ -69,7 +69,40 @@ describe('measureLayerDir', () => {
   });
 });
 
+describe('measureLayerDu', () => {
+  it('counts what the walk counts: blocks held, a hard link once, links not followed, every inode', async () => {
+    await fill(join(dir, 'a'), MiB);
+    await link(join(dir, 'a'), join(dir, 'b'));
+    await mkdir(join(dir, 'sub', 'deeper'), { recursive: true });
+    await fill(join(dir, 'sub', 'deeper', 'c'), 3 * MiB);
+    await writeFile(join(dir, 'sparse'), '');
+    await truncate(join(dir, 'sparse'), 1024 * MiB);
+    await symlink('/usr', join(dir, 'usr-link'));
+    for (let i = 0; i < 40; i++) await writeFile(join(dir, 'sub', `e${i}`), '');
+    const walked = await measureLayerDir(dir, UNLIMITED);
+    const du = await measureLayerDu(dir);
+    expect(du?.files).toBe(walked.files);
+    // du also counts the top directory's own block.
+    expect(Math.abs((du?.bytes ?? 0) - walked.bytes)).toBeLessThanOrEqual(8192);
+    expect(du?.bytes).toBeLessThan(5 * MiB);
+  });
+});
+
 describe('StorageGuard', () => {
+  it('walks a small layer in-process and hands a large one to du', async () => {
+    await using guard = await StorageGuard.start({ writableLayerDir: () => Promise.resolve(dir) }, { bytes: 100 * MiB, files: 1000 }, { intervalMs: 60_000, largeLayerFiles: 20, onExceeded: () => Promise.resolve() });
+    expect(guard.lastMeasuredBy).toBe('walk');
+    for (let i = 0; i < 30; i++) await writeFile(join(dir, `g${i}`), '');
+    await guard.check(); // the walk sees 30 files
+    expect(guard.lastMeasuredBy).toBe('walk');
+    await guard.check();
+    expect(guard.lastMeasuredBy).toBe('du');
+    for (let i = 0; i < 30; i++) await rm(join(dir, `g${i}`));
+    await guard.check(); // du sees it small again
+    await guard.check();
+    expect(guard.lastMeasuredBy).toBe('walk');
+  });
+
   it('walks a readable layer, cuts once when it goes over, and records the peak', async () => {
     const cuts: StorageUsage[] = [];
     const limit = { bytes: 2 * MiB, files: 1000 };

@@ -17,6 +17,7 @@
  */
 import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { z } from 'zod';
 import type { Container } from '../docker/index.ts';
 import type { SandboxSession } from '../sandbox/run/index.ts';
@@ -100,6 +101,28 @@ export async function measureLayerDir(dir: string, stopPast: StorageLimit): Prom
   return { bytes, files, partial: false };
 }
 
+/**
+ * The same counts by `du` in a child process: C, off Node's one thread, about eight times faster
+ * (100,000 entries: ~0.25 s a pass here, ~2 s of Node's CPU walked above); it cannot stop early.
+ * undefined when there is no `du` on the host.
+ */
+export async function measureLayerDu(dir: string): Promise<StorageUsage | undefined> {
+  // -x: this filesystem only; symlinks are not followed and a hard-linked file counts once (du's defaults).
+  const run = (flags: readonly string[]) => execa('du', ['-s', '-x', ...flags, '--', dir], { reject: false, stripFinalNewline: true });
+  const [bytes, inodes] = await Promise.all([run(['-B1']), run(['--inodes'])]);
+  if ([bytes, inodes].some((r) => (r as { code?: string }).code === 'ENOENT')) return undefined;
+  const count = (r: { exitCode?: number; stdout: string; stderr: string }, what: string): number => {
+    const n = /^(\d+)\t/.exec(r.stdout)?.[1];
+    if (r.exitCode !== 0 || n === undefined) throw new Error(`du ${what} of ${dir}: exit ${String(r.exitCode)}: ${r.stderr.trim() || r.stdout.trim()}`);
+    return Number(n);
+  };
+  // du counts the directory itself; the walk counts what is below it.
+  return { bytes: count(bytes, 'bytes'), files: Math.max(0, count(inodes, 'inodes') - 1), partial: false };
+}
+
+/** Past this many inodes a layer is measured by du (measureLayerDu) rather than walked in-process. */
+export const LARGE_LAYER_FILES = 5000;
+
 export const StorageRecordSchema = z
   .object({
     limit_mb: z.number().positive().describe("The task's storage limit (task.toml storage_mb / storage; default 10240)"),
@@ -120,9 +143,13 @@ export interface StorageGuardOptions {
   intervalMs?: number;
   /** Called once, when a measurement first finds the layer over the limit. */
   onExceeded: (usage: StorageUsage) => Promise<unknown>;
+  /** Inodes past which the layer is measured by du (default LARGE_LAYER_FILES). */
+  largeLayerFiles?: number;
 }
 
-type Meter = (limit: StorageLimit) => Promise<StorageUsage>;
+/** What took a measurement: the in-process walk, du, or the daemon. */
+export type MeasuredBy = 'walk' | 'du' | 'daemon';
+type Meter = (limit: StorageLimit) => Promise<StorageUsage & { by: MeasuredBy }>;
 
 /**
  * Watches one container's writable layer against its limit: a measurement at `start`, then one
@@ -145,6 +172,8 @@ export class StorageGuard {
   private reaction: Promise<unknown> | undefined;
   /** Measurements that failed (a daemon that did not answer); the next interval tries again. */
   failures = 0;
+  /** What took the last measurement. */
+  lastMeasuredBy: MeasuredBy | undefined;
 
   private constructor(limit: StorageLimit, method: StorageMethod, meter: Meter | undefined, unmeasured: string | undefined, options: StorageGuardOptions) {
     this.limit = limit;
@@ -161,7 +190,22 @@ export class StorageGuard {
     const dir = await container.writableLayerDir?.();
     let why = container.writableLayerBytes === undefined ? 'the engine reports no writable layer' : undefined;
     if (dir !== undefined) {
-      const walk: Meter = (l) => measureLayerDir(dir, l);
+      // In-process while the layer is small (a measurement every 200 ms costs ~1 ms); du once it is large.
+      let last = 0;
+      let du = true;
+      const walk: Meter = async (l) => {
+        if (du && last > (options.largeLayerFiles ?? LARGE_LAYER_FILES)) {
+          const usage = await measureLayerDu(dir);
+          if (usage !== undefined) {
+            last = usage.files;
+            return { ...usage, by: 'du' };
+          }
+          du = false; // no du on this host: the walk it is
+        }
+        const usage = await measureLayerDir(dir, l);
+        last = usage.files;
+        return { ...usage, by: 'walk' };
+      };
       try {
         await walk(limit);
         return await new StorageGuard(limit, 'layer-walk', walk, undefined, options).begin();
@@ -170,7 +214,7 @@ export class StorageGuard {
       }
     }
     const bytes = container.writableLayerBytes?.bind(container);
-    if (bytes !== undefined) return new StorageGuard(limit, 'daemon', async () => ({ bytes: await bytes(), files: 0, partial: false }), undefined, options).begin();
+    if (bytes !== undefined) return new StorageGuard(limit, 'daemon', async () => ({ bytes: await bytes(), files: 0, partial: false, by: 'daemon' }), undefined, options).begin();
     return new StorageGuard(limit, 'none', undefined, why, options);
   }
 
@@ -202,7 +246,9 @@ export class StorageGuard {
     const began = performance.now();
     let usage: StorageUsage;
     try {
-      usage = await meter(this.limit);
+      const measured = await meter(this.limit);
+      this.lastMeasuredBy = measured.by;
+      usage = { bytes: measured.bytes, files: measured.files, partial: measured.partial };
     } catch (e) {
       // The container went away under it, or the daemon did not answer: try again next interval.
       this.failures += 1;
