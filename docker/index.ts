@@ -9,6 +9,8 @@ export type { ConnectOptions, DockerEndpoint } from './engine.ts';
 export { EngineSpecSchema, checkDistinctEngines, checkEngineSupported, connectEngines, engineSupport, parseEngineSpec } from './engines.ts';
 export type { EngineLane, EngineSpec } from './engines.ts';
 export { DaemonGate, waitForDaemon } from './wait.ts';
+export { engineDiskFree } from './disk.ts';
+export type { EngineDiskFree } from './disk.ts';
 export type { DaemonWaitOptions } from './wait.ts';
 export { DEFAULT_OUTPUT_CAP_BYTES } from './exec.ts';
 export { DEFAULT_CLOSE_GRACE_MS } from './attach.ts';

@@ -15,7 +15,7 @@ import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { minimatch } from 'minimatch';
 import { AuthbenchError } from '../core/index.ts';
-import type { BuildHostAccess, Engine, EngineLane, OrphanRemoval } from '../docker/index.ts';
+import { engineDiskFree, type BuildHostAccess, type Engine, type EngineLane, type OrphanRemoval } from '../docker/index.ts';
 import { REPLAY_REF, checkAgentModel, loadReplayFile, type ReplayFile } from '../agent/index.ts';
 import { loadTaskBundle, readPolicyFile, type TaskBundle } from '../goldstore/index.ts';
 import type { Policy } from '../sandbox/policy/index.ts';
@@ -30,9 +30,16 @@ import { planJob, shardLabel, shardPlan, type JobPlan, type Shard } from './plan
 import { builtinPolicies, prepareJob, type PolicyWriterFn } from './prepare.ts';
 import type { RolloutResult } from './result.ts';
 import { startHostTracer } from './host-tracer.ts';
+import { diskHeadroom, taskLimits } from '../taskenv/index.ts';
 
 export interface JobEvent {
-  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'docker-wait';
+  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'docker-wait' | 'disk-short';
+  /**
+   * With disk-short: a local engine's data root has less room than the job's concurrent rollouts
+   * may write, each up to its task's storage limit (a warning: one that fills its limit would fill
+   * the disk, and the others' failures would be the infrastructure's).
+   */
+  disk?: { root: string; freeBytes: number; neededBytes: number };
   /** With orphans-removed: what a killed earlier run of the job left and this run removed. */
   orphans?: OrphanRemoval;
   /** With docker-wait and building/built: the engine's endpoint. */
@@ -261,6 +268,19 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
     await hostTracer?.stop();
     throw e;
   });
+  if (plan.pending.length > 0) {
+    // One per pending rollout: rollouts of one task run side by side as much as of different ones.
+    const limitsMb = plan.pending.flatMap((spec) => {
+      const task = bundles.get(spec.taskId)?.task;
+      return task === undefined ? [] : [taskLimits(task).storageMb];
+    });
+    for (const lane of engines) {
+      const disk = await engineDiskFree(lane.engine);
+      if (disk === undefined) continue;
+      const room = diskHeadroom({ freeBytes: disk.freeBytes, concurrency: Math.min(lane.slots, plan.pending.length), limitsMb });
+      if (room.short) emit({ kind: 'disk-short', disk: { root: disk.root, freeBytes: disk.freeBytes, neededBytes: room.neededBytes }, engine: lane.engine.endpoint, done, total });
+    }
+  }
   const execution = await executeJob(plan.pending, prepared, {
     engine,
     engines,

@@ -7,7 +7,7 @@ import { link, mkdir, mkdtemp, open, rm, symlink, truncate, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { measureLayerDir, measureLayerDu, mergeStorageRecords, StorageGuard, storageFilesLimit, storageLimitOf, StorageRecordSchema, type StorageUsage } from './storage.ts';
+import { diskHeadroom, measureLayerDir, measureLayerDu, mergeStorageRecords, StorageGuard, storageFilesLimit, storageLimitOf, StorageRecordSchema, type StorageUsage } from './storage.ts';
 
 const MiB = 1024 * 1024;
 const UNLIMITED = { bytes: Number.MAX_SAFE_INTEGER, files: Number.MAX_SAFE_INTEGER };
@@ -181,6 +181,15 @@ describe('limits', () => {
   it('ten GiB allows about a million inodes, a small limit still a hundred thousand', () => {
     expect(storageLimitOf(10240)).toEqual({ bytes: 10240 * MiB, files: 1_024_000 });
     expect(storageFilesLimit(64)).toBe(100_000);
+  });
+
+  it('disk headroom: the largest limits, as many as run at once, plus the reserve', () => {
+    const GiB = 1024 ** 3;
+    const limitsMb = [64, 10240, 5120];
+    expect(diskHeadroom({ freeBytes: 100 * GiB, concurrency: 2, limitsMb, reserveBytes: 0 })).toEqual({ neededBytes: 15 * GiB, short: false });
+    expect(diskHeadroom({ freeBytes: 14 * GiB, concurrency: 2, limitsMb, reserveBytes: 0 }).short).toBe(true);
+    // One limit per pending rollout: four of one task at once need four times its limit; never more than the slots.
+    expect(diskHeadroom({ freeBytes: 100 * GiB, concurrency: 4, limitsMb: [1024, 1024, 1024, 1024, 1024], reserveBytes: GiB }).neededBytes).toBe(5 * GiB);
   });
 
   it('two episodes: the larger peak, exceeded if either was', () => {

@@ -322,3 +322,17 @@ export function mergeStorageRecords(a: StorageRecord, b: StorageRecord): Storage
 export function guardTaskStorage(box: { container: Container; session: Pick<SandboxSession, 'cut'> }, task: Task): Promise<StorageGuard> {
   return StorageGuard.start(box.container, storageLimitOf(taskLimits(task).storageMb), { onExceeded: () => box.session.cut() });
 }
+
+/**
+ * Whether a disk with `freeBytes` holds the worst case of `concurrency` rollouts at once, each
+ * filling its task's storage limit (`limitsMb`: one per pending rollout; the largest, as many as run
+ * together) plus `reserveBytes` for the images and the harness. Pure.
+ */
+export function diskHeadroom(input: { freeBytes: number; concurrency: number; limitsMb: readonly number[]; reserveBytes?: number }): { neededBytes: number; short: boolean } {
+  const largest = [...input.limitsMb].sort((a, b) => b - a).slice(0, Math.max(1, input.concurrency));
+  const neededBytes = largest.reduce((n, mb) => n + mb * 1024 * 1024, 0) + (input.reserveBytes ?? DISK_RESERVE_BYTES);
+  return { neededBytes, short: input.freeBytes < neededBytes };
+}
+
+/** Room kept beside the rollouts' limits: images, copies, the harness's own files. */
+export const DISK_RESERVE_BYTES = 2 * 1024 ** 3;

@@ -302,6 +302,9 @@ const command: CommandModule<object, EvalArgs> = {
         progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
       } else if (e.kind === 'busy' && e.rollout !== undefined) {
         progress.log(chalk.dim(`${e.rollout.id}: claimed by another live process (authbench status), not run here`));
+      } else if (e.kind === 'disk-short' && e.disk !== undefined) {
+        const gib = (b: number): string => (b / 1024 ** 3).toFixed(1);
+        progress.log(chalk.yellow(`warning: ${e.disk.root} has ${gib(e.disk.freeBytes)} GiB free; the rollouts running at once on it may write ${gib(e.disk.neededBytes)} GiB, each up to its task's storage limit, and the images need room too: an agent that fills its limit could fill the disk (lower -n, or free space)`));
       } else if (e.kind === 'docker-wait') {
         progress.log(chalk.yellow(`the Docker daemon${engineSpecs.length > 1 && e.engine !== undefined ? ` at ${e.engine}` : ''} does not answer; waiting up to ${Math.round((e.waitMs ?? 0) / 1000)} s before starting another rollout (--docker-wait)`));
       } else if (e.kind === 'building') {
