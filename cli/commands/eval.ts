@@ -302,6 +302,8 @@ const command: CommandModule<object, EvalArgs> = {
         progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
       } else if (e.kind === 'busy' && e.rollout !== undefined) {
         progress.log(chalk.dim(`${e.rollout.id}: claimed by another live process (authbench status), not run here`));
+      } else if (e.kind === 'tracer-priority') {
+        progress.log(chalk.yellow(`warning: the eBPF tracer's reader runs at normal priority (raising its priority was refused: no CAP_SYS_NICE): on a busy machine the kernel may drop trace records; every command that lost any is marked truncated (result.trace.truncated_commands)`));
       } else if (e.kind === 'disk-short' && e.disk !== undefined) {
         const gib = (b: number): string => (b / 1024 ** 3).toFixed(1);
         progress.log(chalk.yellow(`warning: ${e.disk.root} has ${gib(e.disk.freeBytes)} GiB free; the rollouts running at once on it may write ${gib(e.disk.neededBytes)} GiB, each up to its task's storage limit, and the images need room too: an agent that fills its limit could fill the disk (lower -n, or free space)`));
