@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -159,6 +159,33 @@ export class DockerContainer implements Container {
     } catch (e) {
       throw apiError(`inspect container ${this.shortId}`, e);
     }
+  }
+
+  async signalFromHost(pidInContainer: number, signal: NodeJS.Signals): Promise<boolean> {
+    const info = await this.handle.inspect().catch(() => undefined);
+    const init = info?.State.Pid;
+    if (init === undefined || init <= 0) return false;
+    // The pid is the daemon's host's: on this host it must be this container's, its cgroups naming
+    // the container's id (a remote engine's pid is some other process here, or none).
+    const cgroup = await readFile(`/proc/${init}/cgroup`, 'utf8').catch(() => '');
+    const namespace = await readlink(`/proc/${init}/ns/pid`).catch(() => undefined);
+    if (!cgroup.includes(this.id) || namespace === undefined) return false;
+    // The container's processes are those in its pid namespace (cgroup v1 or v2 alike).
+    const pids = (await readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name));
+    for (const hostPid of pids) {
+      if ((await readlink(`/proc/${hostPid}/ns/pid`).catch(() => undefined)) !== namespace) continue;
+      const status = await readFile(`/proc/${hostPid}/status`, 'utf8').catch(() => '');
+      // NSpid: the pid in each namespace from the host's down; the last is the container's.
+      const ns = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+      if (ns === undefined || ns.length < 2 || Number(ns.at(-1)) !== pidInContainer) continue;
+      try {
+        process.kill(Number(hostPid), signal);
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    return false;
   }
 
   async writableLayerBytes(): Promise<number> {

@@ -233,6 +233,13 @@ export interface Container {
   writableLayerDir?(): Promise<string | undefined>;
   /** The daemon's own measure of what the container wrote (`SizeRw`: apparent bytes, hard links once). */
   writableLayerBytes?(): Promise<number>;
+  /**
+   * Signal one of the container's processes, named by its pid in the container's namespace, from
+   * this host, starting nothing in the container (so a container whose pids limit is spent still
+   * takes it). True once sent; false when this host cannot: a remote engine, no permission, no such
+   * process, not cgroup v2.
+   */
+  signalFromHost?(pidInContainer: number, signal: NodeJS.Signals): Promise<boolean>;
   /** Force-remove; safe to call twice. */
   remove(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -546,16 +546,21 @@ export class SandboxSession {
    * The host's storage guard: stop everything of the agent's now — a running command as on its
    * timeout (its result then says `cut`), and the processes of the background commands and of the
    * persistent shell (stopBackground still answers for them; the shell's next call starts a new
-   * one) — through `ab-launch --cut-serve`, a Docker exec as root outside the sandbox. Meant to be
+   * one) — by a signal from this host when it can (a local engine, as root: Container.signalFromHost),
+   * else through `ab-launch --cut-serve`, a Docker exec as root outside the sandbox. Meant to be
    * called while run() is in flight. With nothing running it is a no-op; later commands run
-   * normally. Resolves true once the agent acknowledged, false when the session has no started
-   * agent or it has ended (never throws for that).
+   * normally. Resolves true once sent from the host or acknowledged by the agent, false when the
+   * session has no started agent or it has ended (never throws for that).
    */
   async cut(): Promise<boolean> {
     const started = this.agent;
     if (started === undefined) return false;
     const client = await started.catch(() => undefined);
     if (client?.alive !== true) return false;
+    // From this host when it can: no exec's latency (the container writes on meanwhile), and nothing
+    // to start in a container whose pids limit the agent spent. The agent takes a sender outside its
+    // namespace (si_pid 0) as the host's; it acknowledges only an exec'd sender, so this returns once sent.
+    if ((await this.container.signalFromHost?.(client.pid, 'SIGUSR1').catch(() => false)) === true) return true;
     try {
       const r = await this.container.exec({ cmd: [LAUNCHER_PATH, '--cut-serve', String(client.pid)], user: '0:0', workdir: '/', timeoutMs: CUT_TIMEOUT_MS, outputCapBytes: 4096 });
       return r.exitCode === 0;

@@ -157,6 +157,48 @@ describe.each(TRACERS)('the storage guard, traced by %s%s', (name, skip) => {
     expect([after.exec.exitCode, after.exec.stdout, after.cut]).toEqual([0, 'after\n', undefined]);
   });
 
+  it('cuts from the host, starting nothing in the container: no Docker exec to wait for', async () => {
+    // The same container, its Docker exec of the cut refused: only the host's signal can cut.
+    const noExecCut = new Proxy(box(), {
+      get: (target, key) =>
+        key === 'exec'
+          ? (o: Parameters<Container['exec']>[0]) => (o.cmd.includes('--cut-serve') ? Promise.reject(new Error('no exec for the cut')) : target.exec(o))
+          : (Reflect.get(target, key) as unknown),
+    });
+    const direct = new SandboxSession(noExecCut, '/app', hostTrace === undefined ? {} : { hostTrace });
+    try {
+      await inBox('rm -f /app/out/host-mark');
+      const running = direct.run({ cmd: sh('echo up > /app/out/host-mark; while :; do echo x >> /app/out/h; done'), mode: ENFORCED, timeoutMs: LONG_MS });
+      expect(await appeared('/app/out/host-mark')).toBe(true);
+      expect(await direct.cut()).toBe(true);
+      const r = await running;
+      expect([r.cut, r.exec.timedOut, r.exec.exitCode]).toEqual([true, true, null]);
+      expect((await processes()).filter((p) => p.includes('/app/out/h;'))).toEqual([]);
+      const next = await direct.run({ cmd: ['cat', '/app/data.txt'], mode: ENFORCED, timeoutMs: 60_000 });
+      expect([next.exec.stdout, next.cut]).toEqual(['public\n', undefined]);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  it('cuts through ab-launch --cut-serve (a Docker exec) where the host cannot signal the agent', async () => {
+    // The same container seen through an engine whose processes this host cannot reach (a remote one).
+    const remote = new Proxy(box(), { get: (target, key) => (key === 'signalFromHost' ? undefined : (Reflect.get(target, key) as unknown)) });
+    const viaExec = new SandboxSession(remote, '/app', hostTrace === undefined ? {} : { hostTrace });
+    try {
+      await inBox('rm -f /app/out/exec-mark');
+      const running = viaExec.run({ cmd: sh('echo up > /app/out/exec-mark; while :; do echo x >> /app/out/e; done'), mode: ENFORCED, timeoutMs: LONG_MS });
+      expect(await appeared('/app/out/exec-mark')).toBe(true);
+      expect(await viaExec.cut()).toBe(true);
+      const r = await running;
+      expect([r.cut, r.exec.timedOut]).toEqual([true, true]);
+      const next = await viaExec.run({ cmd: ['cat', '/app/data.txt'], mode: ENFORCED, timeoutMs: 60_000 });
+      expect([next.exec.stdout, next.cut]).toEqual(['public\n', undefined]);
+    } finally {
+      await viaExec.close();
+    }
+  });
+
   it('ignores a SIGUSR1 from below the agent: refused to a sandboxed command, ignored from the harness’s own', async () => {
     const [agent] = await plain.harnessPids();
     expect(agent).toBeGreaterThan(1);
