@@ -178,6 +178,8 @@ export class DockerContainer implements Container {
       // NSpid: the pid in each namespace from the host's down; the last is the container's.
       const ns = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
       if (ns === undefined || ns.length < 2 || Number(ns.at(-1)) !== pidInContainer) continue;
+      // A process that has exited but is not yet reaped takes any signal and acts on none: cut nothing.
+      if (/^State:\s+[ZX]/m.test(status)) return false;
       try {
         process.kill(Number(hostPid), signal);
         return true;

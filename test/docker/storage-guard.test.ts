@@ -269,7 +269,8 @@ describe.each(TRACERS)('the storage guard, traced by %s%s', (name, skip) => {
     try {
       await ended.start();
       const [agent] = await ended.harnessPids();
-      await inBox(`kill -KILL ${agent}`);
+      // Until its parent reaps it, a killed agent is a zombie: there, but nothing to cut.
+      await inBox(`kill -KILL ${agent}; while [ -e /proc/${agent} ] && ! grep -qE '^State:\\s+[ZX]' /proc/${agent}/status 2>/dev/null; do sleep 0.02; done`);
       expect(await ended.cut()).toBe(false);
     } finally {
       await ended.close();
@@ -279,4 +280,37 @@ describe.each(TRACERS)('the storage guard, traced by %s%s', (name, skip) => {
     await closed.close();
     expect(await closed.cut()).toBe(false);
   });
+});
+
+describe("a signal from the host (Container.signalFromHost, the cut's fast path)", () => {
+  baseIt('reaches a live process by its pid in the container, and refuses an exited, unreaped one and an unknown pid', async () => {
+    const box = await harnessContainer(engine, { image: BASE_IMAGE_REF, workdir: '/', run: `signal-from-host-test-${process.pid}` });
+    try {
+      const inBox = async (script: string): Promise<string> => {
+        const r = await box.exec({ cmd: ['sh', '-c', script] });
+        expect(r.exitCode, r.stderr).toBe(0);
+        return r.stdout.trim();
+      };
+      // A parent that never reaps: its child stays a zombie while it sleeps.
+      await inBox("setsid sh -c 'sleep 0 & exec sleep 60' > /dev/null 2>&1 < /dev/null &");
+      const find = async (): Promise<{ parent: number; zombie: number }> => {
+        for (let i = 0; i < 100; i++) {
+          const out = await inBox('for s in /proc/[0-9]*/status; do grep -qE "^State:\\s+Z" $s 2>/dev/null && sed -n "s/^\\(Pid\\|PPid\\):\\s*//p" $s | tr "\\n" " "; done; true');
+          const [zombie, parent] = out.split(/\s+/).map(Number);
+          if (zombie !== undefined && parent !== undefined && zombie > 0) return { parent, zombie };
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error('no zombie appeared');
+      };
+      const { parent, zombie } = await find();
+      expect(await box.signalFromHost?.(zombie, 'SIGTERM')).toBe(false);
+      expect(await box.signalFromHost?.(999_999, 'SIGTERM')).toBe(false);
+      expect(await box.signalFromHost?.(parent, 'SIGTERM')).toBe(true);
+      // The parent took it (sleep dies of SIGTERM), and its zombie went with it.
+      for (let i = 0; i < 100 && (await box.exec({ cmd: ['test', '-e', `/proc/${parent}`] })).exitCode === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await box.exec({ cmd: ['test', '-e', `/proc/${parent}`] })).exitCode).not.toBe(0);
+    } finally {
+      await box.remove();
+    }
+  }, 60_000);
 });
