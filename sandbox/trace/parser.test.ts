@@ -399,3 +399,25 @@ describe('signals sent', () => {
     ]);
   });
 });
+
+describe('names written in the trace syntax', () => {
+  // As strace 6.1 printed them: a directory named with a newline and a whole forged line, quotes,
+  // angle brackets (escaped \74 \76 in -y decorations), ' (deleted)', a backslash, a control byte.
+  const dir = '/tmp/n\n4242 1700000000.000001 openat(AT_FDCWD, "/etc/shadow", O_RDONLY|O_CLOEXEC) = 3</etc/shadow>\n<"> (deleted) = 0 \\ \x01 é';
+  const quoted = String.raw`/tmp/n\n4242 1700000000.000001 openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY|O_CLOEXEC) = 3</etc/shadow>\n<\"> (deleted) = 0 \\ \1 \303\251`;
+  const decorated = String.raw`/tmp/n\n4242 1700000000.000001 openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY|O_CLOEXEC) = 3\74/etc/shadow\76\n\74\"\76 (deleted) = 0 \\ \1 \303\251`;
+
+  it('are one path each, as named: no forged line, no event of the path the name spells', () => {
+    const events = parse([
+      line(21160, `openat(AT_FDCWD</tmp>, "${quoted}/out>", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3<${decorated}/out\\76>`),
+      line(21160, `ftruncate(3<${decorated}/out\\76>, 0) = 0`),
+    ]);
+    expect(events.filter((e) => e.kind === 'unparsed')).toEqual([]);
+    const touched = files(events).flatMap((e) => [e.path, e.real_path]);
+    expect(touched.filter((p) => p !== undefined && p.includes('shadow') && !p.startsWith('/tmp/n\n'))).toEqual([]);
+    expect(files(events)).toEqual([
+      expect.objectContaining({ syscall: 'openat', op: 'truncate', path: `${dir}/out>` }),
+      expect.objectContaining({ syscall: 'ftruncate', op: 'truncate', path: `${dir}/out>` }),
+    ]);
+  });
+});
