@@ -7,7 +7,7 @@
  * `eval --policy generated` with the same kind of server.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,6 +94,33 @@ describe('authbench policy with a provider model', () => {
       const observation = JSON.stringify(server.requests[1]?.body);
       expect(observation).toMatch(/region|amount|,/);
       expect(readFileSync(join(out, 'fake.raw.txt'), 'utf8')).toBe(ANSWER);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('authbench policy under the task storage limit', () => {
+  it('cuts an exploration that fills the disk: the episode ends storage_limit, scored, never an infrastructure error', async () => {
+    // The task as a user would write it with a 32 MiB storage limit (storage_mb).
+    const tasks = join(out, 'limited-tasks');
+    cpSync(join('tasks', TASK), join(tasks, TASK), { recursive: true });
+    const toml = join(tasks, TASK, 'task.toml');
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace('memory_mb = 1024', 'memory_mb = 1024\nstorage_mb = 32'));
+    // /tmp is writable in the read-only exploration (the implicit scratch space); files of 8 MiB each stay under the file-size limit.
+    const fill = 'for i in $(seq 1 200); do head -c 8M /dev/zero > /tmp/fill-$i || break; done; echo filled';
+    const server = await startFakeOpenAiServer((req) =>
+      toolResults(req) === 0
+        ? { body: chatCompletion({ toolCalls: [{ id: 'c1', name: 'shell', arguments: JSON.stringify({ command: fill }) }] }) }
+        : { body: chatCompletion({ content: ANSWER }) },
+    );
+    try {
+      const r = await policyCli(['--model', 'openai-compatible/fake', '--base-url', server.baseUrl, '--cache', 'off', '--tasks', tasks, '--out', join(out, 'filler.json'), TASK]);
+      expect(r.exploration).toMatchObject({ end_reason: 'storage_limit', executed: 1 });
+      // The cut ended the episode: the model was never asked again, so no policy was answered.
+      expect(server.requests).toHaveLength(1);
+      expect(r.parse.valid).toBe(false);
+      expect(r.score?.macro_f1).toBe(0);
     } finally {
       await server.close();
     }
