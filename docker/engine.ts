@@ -9,9 +9,9 @@ import { buildImage as buildImageWith } from './build.ts';
 import { readBuildStream } from './build-stream.ts';
 import { DockerContainer } from './container.ts';
 import { NONE_NETWORK_FILES, NONE_NETWORK_SYSCTLS, noneNetworkMode, noneNetworkTar, type NoneNetworkFiles } from './none-network.ts';
-import { removeRunOrphans } from './orphans.ts';
+import { listOrphans, removeRunOrphans } from './orphans.ts';
 import { currentOwner, ownerLabels, type ProcessOwner } from './owner.ts';
-import type { BuildRequest, BuildResult, Container, ContainerHealthcheck, ContainerSpec, Engine, ImageInfo, OrphanRemoval, ResourceKind } from './types.ts';
+import type { BuildRequest, BuildResult, Container, ContainerHealthcheck, ContainerSpec, Engine, ImageInfo, OrphanList, OrphanRemoval, ResourceKind } from './types.ts';
 import { LABELS } from './types.ts';
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
@@ -323,6 +323,10 @@ export class DockerEngine implements Engine {
 
   removeOrphans(runId: string): Promise<OrphanRemoval> {
     return removeRunOrphans(this, runId);
+  }
+
+  listOrphans(): Promise<OrphanList> {
+    return listOrphans(this);
   }
 
   /**

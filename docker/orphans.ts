@@ -6,7 +6,7 @@
  */
 import { cleanManaged } from './clean.ts';
 import type { DockerEngine } from './engine.ts';
-import { LABELS, type OrphanRemoval } from './types.ts';
+import { LABELS, type OrphanList, type OrphanRemoval } from './types.ts';
 
 /** Before the one retry: a daemon restarted under a running container may hold its overlay mount busy for a moment. */
 const RETRY_AFTER_MS = 2_000;
@@ -27,4 +27,10 @@ export async function removeRunOrphans(engine: DockerEngine, runId: string): Pro
     networks: first.networks.length + again.networks.length,
     ...(again.failures.length === 0 ? {} : { left: again.failures.map((f) => ({ id: f.id.slice(0, 12), message: f.message })) }),
   };
+}
+
+/** Every run's orphans on this engine, as `clean --containers` would remove them (a dry run of it). */
+export async function listOrphans(engine: DockerEngine): Promise<OrphanList> {
+  const report = await cleanManaged(engine, { orphansOnly: true, containersOnly: true, dryRun: true });
+  return { containers: report.containers.map((c) => c.id), networks: report.networks };
 }

@@ -321,6 +321,12 @@ export interface OrphanRemoval {
   left?: { id: string; message: string }[];
 }
 
+/** What listOrphans found: container ids and network names. */
+export interface OrphanList {
+  containers: string[];
+  networks: string[];
+}
+
 /** The Docker engine as authbench uses it. Implemented over dockerode in docker/engine.ts. */
 export interface Engine {
   /** Where we connected (socket path or URL), for error messages. */
@@ -353,6 +359,12 @@ export interface Engine {
    * gone (a killed earlier run of the same job). Optional so fakes need not offer it.
    */
   removeOrphans?(runId: string): Promise<OrphanRemoval>;
+  /**
+   * What any other run killed on this host left (containers and sidecar networks whose owner is
+   * gone), listed, not removed: a concurrent run's own next start or `clean --containers` does that.
+   * Optional so fakes need not offer it.
+   */
+  listOrphans?(): Promise<OrphanList>;
   /** Counters for tests and the demo (e.g. zero `docker build` calls on a warm rebuild). */
   readonly stats: { buildCalls: number; cacheHits: number };
 }

@@ -33,7 +33,7 @@ import { startHostTracer } from './host-tracer.ts';
 import { diskHeadroom, taskLimits } from '../taskenv/index.ts';
 
 export interface JobEvent {
-  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'docker-wait' | 'disk-short' | 'tracer-priority';
+  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'orphans-elsewhere' | 'docker-wait' | 'disk-short' | 'tracer-priority';
   /**
    * With disk-short: a local engine's data root has less room than the job's concurrent rollouts
    * may write, each up to its task's storage limit (a warning: one that fills its limit would fill
@@ -42,6 +42,11 @@ export interface JobEvent {
   disk?: { root: string; freeBytes: number; neededBytes: number };
   /** With orphans-removed: what a killed earlier run of the job left and this run removed. */
   orphans?: OrphanRemoval;
+  /**
+   * With orphans-elsewhere: what other killed runs left on the engines (their owners gone), still
+   * holding memory and disk. Not removed here: their own job's next run or `clean --containers` does.
+   */
+  strays?: { containers: number; networks: number };
   /** With docker-wait and building/built: the engine's endpoint. */
   engine?: string;
   /** With docker-wait: how long the pool waits for the daemon before it stops starting rollouts. */
@@ -236,6 +241,9 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
         return { containers: a.containers + (r?.containers ?? 0), networks: a.networks + (r?.networks ?? 0), ...(left.length === 0 ? {} : { left }) };
       }, { containers: 0, networks: 0 })
     : undefined;
+  // Advisory: a listing that fails stops nothing (the rollouts meet a Docker that fails on their own).
+  const listed = await Promise.all(engines.map(async (l) => l.engine.listOrphans?.().catch(() => undefined)));
+  const strays = listed.reduce((a, l) => ({ containers: a.containers + (l?.containers.length ?? 0), networks: a.networks + (l?.networks.length ?? 0) }), { containers: 0, networks: 0 });
   const fresh = !existsSync(dir);
   // Before the job's folder is written: a job that cannot be traced as asked runs nothing.
   const hostTracer = plan.pending.length === 0 ? undefined : await startHostTracer(config, engines.map((l) => l.engine));
@@ -249,6 +257,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   const total = plan.rollouts.length;
   let done = plan.reused.size;
   if (orphans !== undefined) emit({ kind: 'orphans-removed', orphans, done, total });
+  if (strays.containers + strays.networks > 0) emit({ kind: 'orphans-elsewhere', strays, done, total });
   for (const spec of plan.rollouts.filter((s) => plan.reused.has(s.id))) emit({ kind: 'skipped', rollout: spec, done, total });
 
   const runId = jobRunId(options.name);

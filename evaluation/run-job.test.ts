@@ -356,6 +356,38 @@ describe('runJob and a killed earlier run', () => {
   });
 });
 
+describe("other runs' orphans", () => {
+  it('are counted over every engine and said once, after removing its own; a listing that fails is no error', async () => {
+    const order: string[] = [];
+    const first = Object.assign(fakeEngine(), {
+      endpoint: 'unix:///a.sock',
+      removeOrphans: () => {
+        order.push('remove');
+        return Promise.resolve({ containers: 0, networks: 0 });
+      },
+      listOrphans: () => {
+        order.push('list');
+        return Promise.resolve({ containers: ['c1', 'c2'], networks: ['authbench-net-x'] });
+      },
+    });
+    const second = Object.assign(fakeEngine(), { endpoint: 'unix:///b.sock', listOrphans: () => Promise.resolve({ containers: ['c3'], networks: [] }) });
+    const broken = Object.assign(fakeEngine(), { endpoint: 'unix:///c.sock', listOrphans: () => Promise.reject(new Error('daemon gone')) });
+    const events: JobEvent[] = [];
+    const engines = [first, second, broken].map((engine) => ({ engine, slots: 1 }));
+    const outcome = await runJob(first, { config: config({ attempts: 1 }), ...newJob(), resume: false, concurrency: 1, engines, cpuPinning: 'off', onEvent: (e) => events.push(e) }, recorder().deps);
+    expect(order).toEqual(['remove', 'list']);
+    expect(events.filter((e) => e.kind === 'orphans-elsewhere')).toEqual([expect.objectContaining({ strays: { containers: 3, networks: 1 } })]);
+    expect(outcome.results.length).toBeGreaterThan(0);
+  });
+
+  it('are not mentioned when there are none', async () => {
+    const engine = Object.assign(fakeEngine(), { listOrphans: () => Promise.resolve({ containers: [], networks: [] }) });
+    const events: JobEvent[] = [];
+    await runJob(engine, { config: config({ attempts: 1 }), ...newJob(), resume: false, concurrency: 1, onEvent: (e) => events.push(e) }, recorder().deps);
+    expect(events.some((e) => e.kind === 'orphans-elsewhere')).toBe(false);
+  });
+});
+
 describe('runJob on several engines (--engine)', () => {
   it('builds up front on the job\'s engine, on another only the tasks it runs (each once), and runs each rollout once on an engine that has its image', async () => {
     const first = { ...fakeEngine(), endpoint: 'unix:///a.sock' };

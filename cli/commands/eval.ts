@@ -300,6 +300,8 @@ const command: CommandModule<object, EvalArgs> = {
       }
       if (e.kind === 'orphans-removed' && e.orphans !== undefined && e.orphans.containers + e.orphans.networks > 0) {
         progress.log(chalk.yellow(`removed ${e.orphans.containers} container(s) and ${e.orphans.networks} network(s) an earlier run of this job left when it was killed`));
+      } else if (e.kind === 'orphans-elsewhere' && e.strays !== undefined) {
+        progress.log(chalk.yellow(`warning: ${e.strays.containers} container(s) and ${e.strays.networks} network(s) of other authbench runs killed on this host are still on the engine, holding memory and disk (\`authbench clean --containers\` removes them, as does their own job's next run)`));
       } else if (e.kind === 'busy' && e.rollout !== undefined) {
         progress.log(chalk.dim(`${e.rollout.id}: claimed by another live process (authbench status), not run here`));
       } else if (e.kind === 'tracer-priority') {

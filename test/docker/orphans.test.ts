@@ -64,12 +64,20 @@ describe('a run killed with SIGKILL', () => {
     expect(left.every((c) => c.labels[LABELS.ownerPid] === String(child.pid))).toBe(true);
     expect(left.map((c) => ownerState(c.labels, engine.owner, lookupProcess))).toEqual(left.map(() => 'gone'));
 
-    // The saved config alone: the resumed run removes the orphans first and says so.
-    const resumed = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--job-name', JOB, '--resume'], { encoding: 'utf8', timeout: 300_000 });
-    expect(resumed.status, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toMatch(new RegExp(`removed ${left.length} container\\(s\\) and 0 network\\(s\\) an earlier run of this job left`));
-    expect(completedRollouts()).toBe(2);
-    expect(await jobContainers()).toEqual([]);
+    // Another killed run's container (another run id, the dead owner): not this job's to remove, but said.
+    const other = await new DockerEngine(engine.docker, engine.endpoint, { ...engine.owner, pid: child.pid ?? 0 }).startContainer({ image: BASE_IMAGE_REF, labels: { [LABELS.run]: RUN_ID } });
+    try {
+      // The saved config alone: the resumed run removes the orphans first and says so.
+      const resumed = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--job-name', JOB, '--resume'], { encoding: 'utf8', timeout: 300_000 });
+      expect(resumed.status, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toMatch(new RegExp(`removed ${left.length} container\\(s\\) and 0 network\\(s\\) an earlier run of this job left`));
+      expect(resumed.stderr).toMatch(/warning: [1-9]\d* container\(s\) and \d+ network\(s\) of other authbench runs killed on this host are still on the engine/);
+      expect(completedRollouts()).toBe(2);
+      expect(await jobContainers()).toEqual([]);
+      expect((await engine.docker.getContainer(other.id).inspect()).State.Running).toBe(true);
+    } finally {
+      await other.remove();
+    }
   });
 });
 
@@ -108,6 +116,12 @@ describe('clean, orphans only', () => {
     expect(containersOnly.containers.map((c) => c.id)).not.toContain(live.id);
     expect(containersOnly.networks).toContain(deadNet);
     expect(containersOnly.networks).not.toContain(liveNet);
+    // What eval lists (and warns of) up front: the same dead owner's, never a live run's.
+    const listed = await engine.listOrphans();
+    expect(listed.containers).toContain(orphan.id);
+    expect(listed.containers).not.toContain(live.id);
+    expect(listed.networks).toContain(deadNet);
+    expect(listed.networks).not.toContain(liveNet);
     // The same without containersOnly would take images: what `clean` alone does.
     expect((await cleanManaged(engine, { orphansOnly: true, dryRun: true })).images.length).toBeGreaterThan(0);
 
