@@ -7,7 +7,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -143,6 +143,22 @@ describe('eval with scripted models', () => {
     expect(trace?.episode?.steps.length).toBeGreaterThan(0);
     expect(trace?.graph?.edges.length).toBeGreaterThan(0);
     expect(readdirSync(dir)).not.toContain('episode.json');
+  });
+});
+
+describe('eval on a disk with less room than its storage limits', () => {
+  it('warns before the first rollout, and runs it', () => {
+    // A task limit no disk here has (a million GiB; the warning adds the engine's reserve): the rollouts at once may write more than the disk holds.
+    const tasks = join(jobs, 'huge-storage-tasks');
+    cpSync(join('tasks', 'csv-sales-report'), join(tasks, 'csv-sales-report'), { recursive: true });
+    const toml = join(tasks, 'csv-sales-report', 'task.toml');
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace('memory_mb = 1024', 'memory_mb = 1024\nstorage_mb = 1073741824'));
+    const r = spawnSync(process.execPath, ['bin/authbench.ts', 'eval', '--jobs-dir', jobs, '--tasks', tasks, '--model', 'scripted/oracle', '--policy', 'gold', '-k', '1', '--job-name', 'disk-short'], { encoding: 'utf8', timeout: 600_000 });
+    expect(r.status, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toMatch(/warning: \S+ has [\d.]+ GiB free; the rollouts running at once on it may write 10485\d\d\.0 GiB, each up to its task's storage limit/);
+    // Before the first rollout's line (the builds may come first: the images are not rollouts).
+    expect(r.stderr).toContain('[1/1]');
+    expect(r.stderr.indexOf('GiB free')).toBeLessThan(r.stderr.indexOf('[1/1]'));
   });
 });
 
