@@ -82,6 +82,22 @@ describe('checkRun', () => {
     expect(hidden.failures).toEqual(['no successful read of /etc/shadow in the trace: the access was hidden from the tracer']);
   });
 
+  it("judges the storage guard's record: exceeded or not, and how far the layer grew in bytes and files", () => {
+    const filling: Scenario = { ...scenario, expect: { outcome: 'completed', storage: { exceeded: true, maxPeakMb: 256, maxPeakFiles: 250_000 } }, overrides: {} };
+    const storage = (peakMb: number, peakFiles: number | null, exceeded = true): Partial<RolloutResult> => ({
+      outcome: 'completed',
+      tampering: [],
+      storage: { limit_mb: 64, limit_files: 100_000, method: peakFiles === null ? 'daemon' : 'layer-walk', peak_mb: peakMb, peak_files: peakFiles, exceeded },
+    });
+    const judge = (extra: Partial<RolloutResult>) => checkRun({ scenario: filling, run: 'gold', result: result(extra), episode: episode([proposal('x')]), verifierWritten: true }).failures;
+    expect(judge(storage(2.6, 125_395))).toEqual([]);
+    expect(judge(storage(2.6, 300_000))).toEqual(['the writable layer reached 300000 files, over 250000']);
+    expect(judge(storage(512, 10))).toEqual(['the writable layer reached 512 MiB, over 256']);
+    expect(judge(storage(2.6, null))).toEqual(['the files were not counted (daemon)']);
+    expect(judge(storage(2.6, 10, false))).toEqual(['the storage limit was never reached']);
+    expect(judge({ outcome: 'completed', tampering: [] })).toEqual(['no storage record']);
+  });
+
   it('always fails an infrastructure error, a forged or missing enforcement level, and a missing verifier record', () => {
     const infra = checkRun({ scenario, run: 'gold', result: result({ status: 'infra_error', outcome: 'infra_error', infra_error: { source: 'sandbox', code: 'X', message: 'y' } }), episode: undefined, verifierWritten: false });
     expect(infra.failures[0]).toBe('infrastructure error: X y');

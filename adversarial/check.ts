@@ -105,6 +105,8 @@ export function checkRun(record: RunRecord): Verdict {
       if (s.method === 'none') fail(`the storage limit was not measured: ${s.unmeasured ?? '?'}`);
       if (s.exceeded !== expect.storage.exceeded) fail(s.exceeded ? `went over the storage limit (peak ${s.peak_mb} MiB)` : 'the storage limit was never reached');
       if (expect.storage.maxPeakMb !== undefined && s.peak_mb > expect.storage.maxPeakMb) fail(`the writable layer reached ${s.peak_mb} MiB, over ${expect.storage.maxPeakMb}`);
+      const maxFiles = expect.storage.maxPeakFiles;
+      if (maxFiles !== undefined && (s.peak_files === null || s.peak_files > maxFiles)) fail(s.peak_files === null ? `the files were not counted (${s.method})` : `the writable layer reached ${s.peak_files} files, over ${maxFiles}`);
     }
   }
 

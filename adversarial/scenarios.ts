@@ -51,8 +51,8 @@ export interface Expectation {
   commands?: readonly CommandExpectation[];
   /** How the episode ended. */
   endReason?: EndReason;
-  /** What the storage guard recorded: whether the limit was exceeded, and at most how far the layer grew. */
-  storage?: { exceeded: boolean; maxPeakMb?: number };
+  /** What the storage guard recorded: whether the limit was exceeded, and at most how far the layer grew (bytes, files). */
+  storage?: { exceeded: boolean; maxPeakMb?: number; maxPeakFiles?: number };
 }
 
 /** What one command's own result must show (a persistent shell's window was that command's). */
@@ -746,6 +746,29 @@ echo tried`,
       stdoutHas: ['fallocate -1 95', 'prealloc-blocks 0'],
       stdoutLacks: ['wrote-all', 'after-fill'],
       commands: [{ index: 1, storageCut: true }],
+    },
+  },
+  {
+    id: 'inode-fill',
+    description:
+      "exhaust the host filesystem's inodes from the container: empty files without end (no byte written); past the task's file limit (100,000 for a 64 MiB limit) the writer is stopped and the episode ends",
+    threat: 'no limits: disk (inodes)',
+    task: 'log-triage',
+    storageMb: 64,
+    commands: [
+      // Bounded by itself at 400,000, so a guard that failed fails the scenario, not the machine.
+      py(['import os', 'os.makedirs("/tmp/inodes", exist_ok=True)', 'for i in range(400000):', '    os.close(os.open(f"/tmp/inodes/{i}", os.O_CREAT | os.O_WRONLY, 0o644))', 'print("made-all")']),
+      'echo after-fill',
+    ],
+    // One run: the limit is the harness's, whatever the policy (disk-fill plays all three).
+    runs: ['gold'],
+    expect: {
+      outcome: 'completed',
+      endReason: 'storage_limit',
+      // The overshoot is what the command makes while the guard counts (`du --inodes` past 5,000 files; measured 125k).
+      storage: { exceeded: true, maxPeakMb: 256, maxPeakFiles: 250_000 },
+      stdoutLacks: ['made-all', 'after-fill'],
+      commands: [{ index: 0, storageCut: true }],
     },
   },
   {

@@ -7,7 +7,7 @@
  * the same verdicts; skipped, with the probe's reason, where eBPF cannot run. The
  * ci tier plays, under eBPF, the scenarios where the tracer itself is at stake
  * (processes, signals, ptrace, services, floods, the persistent shell's keeper:
- * EBPF_CI_SCENARIOS, ~1 min); the full tier all 128 runs
+ * EBPF_CI_SCENARIOS, ~1 min); the full tier all 129 runs
  * (~2 min, serial, which `make test`'s budget leaves to `make test-full`).
  */
 import { rm } from 'node:fs/promises';
