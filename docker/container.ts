@@ -9,7 +9,7 @@ import { apiError, dockerStatus, isMissingPath } from './api-error.ts';
 import { ARCHIVE_MAX_BYTES, collectCapped, containerPath, firstTarEntry, READ_FILE_MAX_BYTES, tarContains, tarOfFiles } from './archive.ts';
 import { attachExec, type MainProcessStream } from './attach.ts';
 import { runExec } from './exec.ts';
-import type { AttachedExec, AttachOptions, Container, ContainerState, ExecOptions, ExecResult, MainAttachOptions } from './types.ts';
+import type { AttachedExec, AttachOptions, Container, ContainerState, ExecOptions, ExecResult, MainAttachOptions, WritableVolume } from './types.ts';
 
 /** Symlink hops readFile follows before giving up (a loop, or a very deep chain). */
 const MAX_SYMLINK_HOPS = 16;
@@ -156,6 +156,18 @@ export class DockerContainer implements Container {
       const data = info.GraphDriver.Data as Record<string, unknown> | undefined;
       const upper = info.GraphDriver.Name === 'overlay2' ? data?.['UpperDir'] : undefined;
       return typeof upper === 'string' && upper !== '' ? upper : undefined;
+    } catch (e) {
+      throw apiError(`inspect container ${this.shortId}`, e);
+    }
+  }
+
+  async writableVolumes(): Promise<WritableVolume[]> {
+    try {
+      const info = await this.handle.inspect();
+      return info.Mounts.filter((m) => m.Type === 'volume' && m.RW).map((m) => ({
+        target: m.Destination,
+        ...((m.Driver ?? 'local') === 'local' && typeof m.Source === 'string' && m.Source !== '' ? { dir: m.Source } : {}),
+      }));
     } catch (e) {
       throw apiError(`inspect container ${this.shortId}`, e);
     }

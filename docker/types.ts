@@ -234,6 +234,12 @@ export interface Container {
   /** The daemon's own measure of what the container wrote (`SizeRw`: apparent bytes, hard links once). */
   writableLayerBytes?(): Promise<number>;
   /**
+   * The volumes the container can write besides its layer (an image's `VOLUME` gets an anonymous
+   * one): where each is mounted, and its directory on the daemon's host when the local driver keeps
+   * it there. The layer's measures (upper dir, SizeRw) do not see them.
+   */
+  writableVolumes?(): Promise<WritableVolume[]>;
+  /**
    * Signal one of the container's processes, named by its pid in the container's namespace, from
    * this host, starting nothing in the container (so a container whose pids limit is spent still
    * takes it). True once sent; false when this host cannot: a remote engine, no permission, no such
@@ -311,6 +317,14 @@ export interface ImageInfo {
   env?: readonly string[];
   /** The image config's SHELL, when it sets one (RUN steps of images built on it use it). */
   shell?: readonly string[];
+}
+
+/** A writable volume mount of a container (Container.writableVolumes). */
+export interface WritableVolume {
+  /** Where the container sees it. */
+  target: string;
+  /** Its directory on the daemon's host (the local driver's `_data`); absent for another driver. */
+  dir?: string;
 }
 
 /** What removeOrphans removed. */

@@ -133,6 +133,39 @@ describe('StorageGuard', () => {
     expect((await guard.stop()).exceeded).toBe(true);
   });
 
+  it("counts the container's writable volumes with its layer, and says which it cannot see", async () => {
+    const volume = join(dir, 'volume-data');
+    await mkdir(volume);
+    await mkdir(join(dir, 'upper'));
+    let cut = 0;
+    const guard = await StorageGuard.start(
+      {
+        writableLayerDir: () => Promise.resolve(join(dir, 'upper')),
+        writableVolumes: () => Promise.resolve([{ target: '/var/lib/postgresql/data', dir: volume }, { target: '/mnt/nfs' }]),
+      },
+      { bytes: 2 * MiB, files: 1000 },
+      { intervalMs: 60_000, onExceeded: () => Promise.resolve(cut++) },
+    );
+    // The layer holds half the limit, the volume the rest and more: only together are they over it.
+    await fill(join(dir, 'upper', 'a'), MiB + 512 * 1024);
+    expect(await guard.check()).toBeUndefined();
+    await fill(join(volume, 'b'), MiB);
+    expect(await guard.check()).toBeDefined();
+    expect(cut).toBe(1);
+    const record = await guard.stop();
+    expect(record).toMatchObject({ method: 'layer-walk', exceeded: true, unmeasured: "writable volumes kept off this host's disk (another driver): /mnt/nfs" });
+    expect(record.peak_mb).toBeGreaterThanOrEqual(2.5);
+  });
+
+  it("says the daemon's size leaves the writable volumes out", async () => {
+    const guard = await StorageGuard.start(
+      { writableLayerBytes: () => Promise.resolve(1), writableVolumes: () => Promise.resolve([{ target: '/data', dir: '/somewhere' }]) },
+      { bytes: 100, files: 5 },
+      { intervalMs: 60_000, onExceeded: () => Promise.resolve() },
+    );
+    expect(await guard.stop()).toMatchObject({ method: 'daemon', unmeasured: "the daemon's size leaves out the writable volumes /data" });
+  });
+
   it('polls by itself between checks', async () => {
     let cut = 0;
     await using guard = await StorageGuard.start({ writableLayerDir: () => Promise.resolve(dir) }, { bytes: MiB, files: 1000 }, { intervalMs: 20, onExceeded: () => Promise.resolve(cut++) });

@@ -130,7 +130,7 @@ export const StorageRecordSchema = z
     method: z
       .enum(['layer-walk', 'daemon', 'none'])
       .describe("layer-walk: the host walked the container's upper dir (blocks, inodes); daemon: Docker's SizeRw (apparent bytes); none: not measured"),
-    unmeasured: z.string().optional().describe('Why the layer could not be walked'),
+    unmeasured: z.string().optional().describe('What was not measured, and why: the layer (when it could not be walked) or writable volumes the method cannot see'),
     peak_mb: z.number().nonnegative().describe('The most the writable layer held at a measurement'),
     peak_files: z.number().int().nonnegative().nullable().describe('Its inodes then (null: the method cannot count them)'),
     exceeded: z.boolean().describe("The layer went over the limit: the agent's processes were stopped and the episode ended storage_limit"),
@@ -150,6 +150,25 @@ export interface StorageGuardOptions {
 /** What took a measurement: the in-process walk, du, or the daemon. */
 export type MeasuredBy = 'walk' | 'du' | 'daemon';
 type Meter = (limit: StorageLimit) => Promise<StorageUsage & { by: MeasuredBy }>;
+
+/** One directory's meter: walked in-process while small (a measurement every 200 ms costs ~1 ms), by du once large. */
+function dirMeter(dir: string, largeFiles: number): Meter {
+  let last = 0;
+  let du = true;
+  return async (l) => {
+    if (du && last > largeFiles) {
+      const usage = await measureLayerDu(dir);
+      if (usage !== undefined) {
+        last = usage.files;
+        return { ...usage, by: 'du' };
+      }
+      du = false; // no du on this host: the walk it is
+    }
+    const usage = await measureLayerDir(dir, l);
+    last = usage.files;
+    return { ...usage, by: 'walk' };
+  };
+}
 
 /**
  * Watches one container's writable layer against its limit: a measurement at `start`, then one
@@ -185,36 +204,44 @@ export class StorageGuard {
     if (method === 'daemon') this.peak = { bytes: 0, files: null };
   }
 
-  /** Picks the method this container allows, measures once and starts polling. */
-  static async start(container: Pick<Container, 'writableLayerDir' | 'writableLayerBytes'>, limit: StorageLimit, options: StorageGuardOptions): Promise<StorageGuard> {
+  /**
+   * Picks the method this container allows, measures once and starts polling. The walk counts the
+   * container's writable volumes with its layer (an image's `VOLUME` is one a command may fill).
+   */
+  static async start(container: Pick<Container, 'writableLayerDir' | 'writableLayerBytes' | 'writableVolumes'>, limit: StorageLimit, options: StorageGuardOptions): Promise<StorageGuard> {
     const dir = await container.writableLayerDir?.();
+    const volumes = (await container.writableVolumes?.()) ?? [];
+    const elsewhere = volumes.filter((v) => v.dir === undefined).map((v) => v.target);
     let why = container.writableLayerBytes === undefined ? 'the engine reports no writable layer' : undefined;
     if (dir !== undefined) {
-      // In-process while the layer is small (a measurement every 200 ms costs ~1 ms); du once it is large.
-      let last = 0;
-      let du = true;
+      const meters = [dir, ...volumes.flatMap((v) => (v.dir === undefined ? [] : [v.dir]))].map((d) => dirMeter(d, options.largeLayerFiles ?? LARGE_LAYER_FILES));
+      // The dirs in turn, each against what the others left of the limit, stopping once over it.
       const walk: Meter = async (l) => {
-        if (du && last > (options.largeLayerFiles ?? LARGE_LAYER_FILES)) {
-          const usage = await measureLayerDu(dir);
-          if (usage !== undefined) {
-            last = usage.files;
-            return { ...usage, by: 'du' };
-          }
-          du = false; // no du on this host: the walk it is
+        const total: StorageUsage & { by: MeasuredBy } = { bytes: 0, files: 0, partial: false, by: 'walk' };
+        for (const [i, meter] of meters.entries()) {
+          const usage = await meter({ bytes: Math.max(0, l.bytes - total.bytes), files: Math.max(0, l.files - total.files) });
+          total.bytes += usage.bytes;
+          total.files += usage.files;
+          if (usage.by === 'du') total.by = 'du';
+          if (total.bytes > l.bytes || total.files > l.files) return { ...total, partial: usage.partial || i < meters.length - 1 };
+          total.partial ||= usage.partial;
         }
-        const usage = await measureLayerDir(dir, l);
-        last = usage.files;
-        return { ...usage, by: 'walk' };
+        return total;
       };
       try {
         await walk(limit);
-        return await new StorageGuard(limit, 'layer-walk', walk, undefined, options).begin();
+        const unwalked = elsewhere.length === 0 ? undefined : `writable volumes kept off this host's disk (another driver): ${elsewhere.join(', ')}`;
+        return await new StorageGuard(limit, 'layer-walk', walk, unwalked, options).begin();
       } catch (e) {
         why = `the layer ${(e as NodeJS.ErrnoException).code ?? 'is unreadable'} here`;
       }
     }
     const bytes = container.writableLayerBytes?.bind(container);
-    if (bytes !== undefined) return new StorageGuard(limit, 'daemon', async () => ({ bytes: await bytes(), files: 0, partial: false, by: 'daemon' }), undefined, options).begin();
+    if (bytes !== undefined) {
+      // SizeRw is the layer's alone.
+      const unseen = volumes.length === 0 ? why : `${why === undefined ? '' : `${why}; `}the daemon's size leaves out the writable volumes ${volumes.map((v) => v.target).join(', ')}`;
+      return new StorageGuard(limit, 'daemon', async () => ({ bytes: await bytes(), files: 0, partial: false, by: 'daemon' }), unseen, options).begin();
+    }
     return new StorageGuard(limit, 'none', undefined, why, options);
   }
 

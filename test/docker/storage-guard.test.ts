@@ -8,12 +8,16 @@
  * All of it twice: traced by strace in the container, and by eBPF from the host (skipped, with
  * the probe's reason, where eBPF cannot run).
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it as baseIt } from 'vitest';
-import { BASE_IMAGE_REF, connectDocker, type Container } from '../../docker/index.ts';
+import { BASE_IMAGE_REF, connectDocker, LABELS, type Container } from '../../docker/index.ts';
 import type { PatternSet } from '../../sandbox/compile/index.ts';
 import type { HubTrace } from '../../sandbox/ebpf/index.ts';
 import type { Policy } from '../../sandbox/policy/index.ts';
 import { SandboxSession, type RunOptions } from '../../sandbox/run/index.ts';
+import { StorageGuard } from '../../taskenv/index.ts';
 import { harnessContainer } from './harness.ts';
 import { hostTraceFor, stopHub, TRACERS } from './host-tracers.ts';
 
@@ -313,4 +317,34 @@ describe("a signal from the host (Container.signalFromHost, the cut's fast path)
       await box.remove();
     }
   }, 60_000);
+});
+
+describe("an image's VOLUME (an anonymous volume the layer's measures do not see)", () => {
+  baseIt('counts against the storage limit with the layer', async () => {
+    const context = await mkdtemp(join(tmpdir(), 'ab-volume-image-'));
+    const labels = { [LABELS.run]: `storage-volume-test-${process.pid}` };
+    await writeFile(join(context, 'Dockerfile'), `FROM ${BASE_IMAGE_REF}\nVOLUME /data\n`);
+    const image = await engine.buildImage({ repository: 'authbench/storage-volume-test', kind: 'task-image', contextDir: context, labels });
+    const box = await engine.startContainer({ image: image.tag, labels });
+    try {
+      const volumes = await box.writableVolumes?.();
+      expect(volumes?.map((v) => v.target)).toEqual(['/data']);
+      expect(volumes?.[0]?.dir).toMatch(/\/_data$/);
+      let cut = 0;
+      const guard = await StorageGuard.start(box, { bytes: 4 * MiB, files: 1000 }, { intervalMs: 60_000, onExceeded: () => Promise.resolve(cut++) });
+      expect(guard.method).toBe('layer-walk');
+      expect(await guard.check()).toBeUndefined();
+      expect((await box.exec({ cmd: ['sh', '-c', 'head -c 8M /dev/zero > /data/fill'] })).exitCode).toBe(0);
+      expect(await guard.check()).toBeDefined();
+      expect(cut).toBe(1);
+      const record = await guard.stop();
+      expect(record).toMatchObject({ method: 'layer-walk', exceeded: true });
+      expect(record.unmeasured).toBeUndefined();
+      expect(record.peak_mb).toBeGreaterThanOrEqual(8);
+    } finally {
+      await box.remove();
+      await engine.removeImage(image.tag);
+      await rm(context, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
