@@ -33,7 +33,7 @@ import { startHostTracer } from './host-tracer.ts';
 import { diskHeadroom, taskLimits } from '../taskenv/index.ts';
 
 export interface JobEvent {
-  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'orphans-elsewhere' | 'docker-wait' | 'disk-short' | 'tracer-priority';
+  kind: 'building' | 'built' | 'rollout-start' | 'rollout-done' | 'skipped' | 'busy' | 'orphans-removed' | 'orphans-elsewhere' | 'docker-wait' | 'disk-short' | 'tracer-priority' | 'tracer-paths';
   /**
    * With disk-short: a local engine's data root has less room than the job's concurrent rollouts
    * may write, each up to its task's storage limit (a warning: one that fills its limit would fill
@@ -280,6 +280,7 @@ export async function runJob(engine: Engine, options: JobOptions, deps: JobDeps 
   // The eBPF reader could not be raised (no CAP_SYS_NICE): under CPU load the kernel ring may drop
   // records. Each command that lost any is marked truncated in its result; said once, up front.
   if (hostTracer !== undefined && hostTracer.readerNice === undefined) emit({ kind: 'tracer-priority', done, total });
+  if (hostTracer !== undefined && !hostTracer.resolvesPaths) emit({ kind: 'tracer-paths', done, total });
   if (plan.pending.length > 0) {
     // One per pending rollout: rollouts of one task run side by side as much as of different ones.
     const limitsMb = plan.pending.flatMap((spec) => {

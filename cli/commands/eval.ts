@@ -306,6 +306,8 @@ const command: CommandModule<object, EvalArgs> = {
         progress.log(chalk.dim(`${e.rollout.id}: claimed by another live process (authbench status), not run here`));
       } else if (e.kind === 'tracer-priority') {
         progress.log(chalk.yellow(`warning: the eBPF tracer's reader runs at normal priority (raising its priority was refused: no CAP_SYS_NICE): on a busy machine the kernel may drop trace records; every command that lost any is marked truncated (result.trace.truncated_commands)`));
+      } else if (e.kind === 'tracer-paths') {
+        progress.log(chalk.yellow(`warning: this kernel refused the eBPF tracer's resolved-path walk: an open through a symlink is traced under the name it used, not also the file it reached (strace's real_path); containment and tampering checks that look for the target miss it (--tracer strace records both)`));
       } else if (e.kind === 'disk-short' && e.disk !== undefined) {
         const gib = (b: number): string => (b / 1024 ** 3).toFixed(1);
         progress.log(chalk.yellow(`warning: ${e.disk.root} has ${gib(e.disk.freeBytes)} GiB free; the rollouts running at once on it may write ${gib(e.disk.neededBytes)} GiB, each up to its task's storage limit, and the images need room too: an agent that fills its limit could fill the disk (lower -n, or free space)`));

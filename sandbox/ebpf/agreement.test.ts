@@ -22,17 +22,23 @@ describe('compareTraces', () => {
     expect(r.matched).toBe(1);
     expect(r.rate).toBeCloseTo(1 / 5);
     expect(r.differences.map((d) => [d.key, d.a, d.b])).toEqual([
-      ['file read /app/a  ok', 2, 1],
-      ['file unlink /app/b  ok', 1, 0],
-      ['file unlink /app/c  ok', 0, 1],
-      ['file write /app/d  EACCES', 0, 1],
+      ['file read /app/a   ok', 2, 1],
+      ['file unlink /app/b   ok', 1, 0],
+      ['file unlink /app/c   ok', 0, 1],
+      ['file write /app/d   EACCES', 0, 1],
     ]);
   });
 
   it('keeps denials (derive lists them) and drops failed probes', () => {
-    expect(goldRelevant(file(1, 'write', '/etc/shadow', -1, 'EACCES'))).toBe('file write /etc/shadow  EACCES');
+    expect(goldRelevant(file(1, 'write', '/etc/shadow', -1, 'EACCES'))).toBe('file write /etc/shadow   EACCES');
     expect(goldRelevant(file(1, 'read', '/nope', -1, 'ENOENT'))).toBeUndefined();
     expect(goldRelevant(exec(1, '/usr/local/bin/x', -1))).toBeUndefined();
+  });
+
+  it("tells a read through a symlink by its real_path (gold reads the target)", () => {
+    const through = (real?: string): TraceEvent => ({ ...file(1, 'read', '/tmp/x/logs/app.log'), ...(real === undefined ? {} : { real_path: real }) });
+    expect(goldRelevant(through('/app/logs/app.log'))).toBe('file read /tmp/x/logs/app.log  /app/logs/app.log ok');
+    expect(compareTraces([through('/app/logs/app.log')], [through()]).rate).toBe(0);
   });
 
   it('counts an IP socket (gold: network.ip_sockets), not a unix one', () => {

@@ -5,8 +5,9 @@
  * (derive lists denials). Probes that failed (ENOENT along a search path) are
  * no need and are left out, as derive leaves them out. Pure.
  *
- * Normalised: an event is its kind, op, path(s) (or address and port) and
- * outcome; pids, timestamps, order, flags spelling and argv are not compared
+ * Normalised: an event is its kind, op, path(s) — a file event's real_path
+ * too, which gold derivation reads (a read through a symlink is a read of its
+ * target) — (or address and port) and outcome; pids, timestamps, order, flags spelling and argv are not compared
  * (strace cuts argv at 4096 bytes per string, the eBPF program at 199 and 24
  * arguments). The traces are compared as multisets: agreement is the matched
  * events over the events in either (Σ min ÷ Σ max of the per-key counts), and
@@ -48,7 +49,7 @@ export function goldRelevant(e: TraceEvent): string | undefined {
   switch (e.kind) {
     case 'file': {
       if (FILE_OP_AXIS[e.op] === undefined || !needs(e)) return undefined;
-      return ['file', e.op, e.path, e.path2 ?? '', outcomeOf(e)].join(' ');
+      return ['file', e.op, e.path, e.path2 ?? '', e.real_path ?? '', outcomeOf(e)].join(' ');
     }
     case 'exec':
       return needs(e) ? ['exec', e.path, outcomeOf(e)].join(' ') : undefined;

@@ -102,6 +102,9 @@ async function touch(path: string): Promise<void> {
   );
 }
 
+/** What ab-ebpf says on stderr when the kernel refused its resolved-path walk (native/ab-ebpf.c). */
+const UNRESOLVED_PATHS = 'ab-ebpf: resolved paths are not recorded';
+
 export class EbpfHub implements AsyncDisposable {
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #nonce: string;
@@ -364,6 +367,14 @@ export class EbpfHub implements AsyncDisposable {
   /** The nice ab-ebpf reads at, when raised (priority.ts); undefined: left as it was, or the kernel refused. */
   get readerNice(): number | undefined {
     return this.#readerNice;
+  }
+
+  /**
+   * Whether the kernel took ab-ebpf's resolved-path walk (real_path of opens, as strace's `-y`):
+   * false when it refused it and ab-ebpf loaded without it, saying so on stderr before attaching.
+   */
+  get resolvesPaths(): boolean {
+    return !this.#stderr.includes(UNRESOLVED_PATHS);
   }
 
   /** The tracer's pid (a test stops it to fill its buffer). */

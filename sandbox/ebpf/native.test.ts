@@ -69,12 +69,13 @@ describe('parseTracepointFormat', () => {
 describe('callSpec', () => {
   const f = formats();
   it.each([
-    // The argv slot for exec, the flags slot for O_TMPFILE, the path slot for the readiness open.
+    // The argv slot for exec, the flags slot for O_TMPFILE, the path slot for the readiness open, d for
+    // the opens whose returned fd's resolved path ab-ebpf records.
     ['execve', 'execve:x1:s0'],
     ['execveat', 'execveat:x2:i0,s1,i4'],
-    ['openat', 'openat:t2r1:i0,s1,i2,i3'],
-    ['open', 'open:t1:s0,i1,i2'],
-    ['openat2', 'openat2:-:i0,s1,h2'],
+    ['openat', 'openat:t2r1d:i0,s1,i2,i3'],
+    ['open', 'open:t1d:s0,i1,i2'],
+    ['openat2', 'openat2:d:i0,s1,h2'],
     // A sockaddr names its length's slot; arguments the table skips (buff, len) are skipped.
     ['sendto', 'sendto:-:i0,a45'],
     ['connect', 'connect:-:i0,a12'],

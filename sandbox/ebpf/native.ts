@@ -59,6 +59,8 @@ function slotOf(name: string, fields: ReadonlyMap<string, TracepointField>, fiel
 }
 
 const TMPFILE_OPENS: ReadonlySet<string> = new Set(['open', 'openat']);
+/** The calls whose returned fd's resolved path ab-ebpf records (a D record: parse.ts's real_path). */
+const RESOLVED_OPENS: ReadonlySet<string> = new Set(['open', 'openat', 'openat2', 'creat']);
 
 /** ab-ebpf's `--call` spec for one syscall of the table: `NAME:FLAGS:ARGS` (native/ab-ebpf.c's header). Pure. */
 export function callSpec(name: string, specs: readonly ArgSpec[], fields: ReadonlyMap<string, TracepointField>): string {
@@ -67,6 +69,7 @@ export function callSpec(name: string, specs: readonly ArgSpec[], fields: Readon
   if (TMPFILE_OPENS.has(name)) flags.push(`t${slotOf(name, fields, 'flags')}`);
   if (name === 'openat') flags.push(`r${slotOf(name, fields, 'filename')}`);
   if (name === 'sendmmsg') flags.push(`n${slotOf(name, fields, 'mmsg')}${slotOf(name, fields, 'vlen')}`);
+  if (RESOLVED_OPENS.has(name)) flags.push('d');
   const args = specs.map((s) => {
     const slot = slotOf(name, fields, s.name);
     // Ints print as bpftrace's %d prints them (the low 32 bits, signed), whatever their C type.

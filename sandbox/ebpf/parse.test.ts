@@ -136,6 +136,74 @@ describe('parseEbpf', () => {
     expect(files(parse(text).events)).toEqual(['create /app ok', 'truncate /app/#4242 ok']);
   });
 
+  describe('resolved paths (D records: the returned fd\'s path, as strace\'s -y gives real_path)', () => {
+    /** One open of tid with a D record (cut: 1) between its entry and its return. */
+    const openVia = (tid: number, name: string, scalars: readonly (string | number)[], path: string, resolved: string, ret: number, cut = 0): string =>
+      rec('S', [tid, tid, name, ...scalars, path]) + rec('D', [tid, tid, cut, resolved]) + rec('R', [tid, tid, name, ret]);
+    const fileEvents = (events: readonly TraceEvent[]) => events.flatMap((e) => (e.kind === 'file' ? [e] : []));
+
+    it('attaches to the open its tid has in flight, and the fd then names the resolved file', () => {
+      const text =
+        openVia(40, 'openat', [-100, 0, 0], '/tmp/x/logs/app.log', '/app/logs/app.log', 3) +
+        call(40, 'fchmod', [3, 0o600], {}, 0) +
+        openVia(40, 'open', [0o1101, 0o644], '/tmp/out', '/etc/cron.d/job', 4) +
+        openVia(40, 'creat', [0o644], '/tmp/c', '/etc/c', 5) +
+        openVia(40, 'openat2', [-100, 0], '/tmp/o2', '/etc/o2', 6);
+      const { events } = parse(text);
+      expect(fileEvents(events).map((e) => [e.syscall, e.op, e.path, e.real_path])).toEqual([
+        ['openat', 'read', '/tmp/x/logs/app.log', '/app/logs/app.log'],
+        ['fchmod', 'chmod', '/app/logs/app.log', undefined],
+        ['open', 'truncate', '/tmp/out', '/etc/cron.d/job'],
+        ['creat', 'truncate', '/tmp/c', '/etc/c'],
+        ['openat2', 'read', '/tmp/o2', '/etc/o2'],
+      ]);
+      expect(unparsedReasons(events)).toEqual([]);
+    });
+
+    it('is omitted when equal to the lexical path, and for a failed open', () => {
+      const text = openVia(41, 'openat', [-100, 0, 0], '/etc/passwd', '/etc/passwd', 3) + openVia(41, 'openat', [-100, 0, 0], '/tmp/l/shadow', '/etc/shadow', -13);
+      const events = fileEvents(parse(text).events);
+      expect(events.map((e) => [e.path, e.errno ?? 'ok'])).toEqual([
+        ['/etc/passwd', 'ok'],
+        ['/tmp/l/shadow', 'EACCES'],
+      ]);
+      expect(events.map((e) => 'real_path' in e)).toEqual([false, false]);
+    });
+
+    it('drops a trailing " (deleted)", as strace\'s decoration is cleaned', () => {
+      const events = fileEvents(parse(openVia(42, 'openat', [-100, 0, 0], '/tmp/link', '/tmp/gone (deleted)', 3)).events);
+      expect(events[0]?.real_path).toBe('/tmp/gone');
+    });
+
+    it('is ignored while the call in flight is no open (execve opens its binary), or none is', () => {
+      const text =
+        rec('D', [43, 43, 0, '/etc/stray']) +
+        rec('S', [43, 43, 'execve', '/bin/sh']) +
+        rec('D', [43, 43, 0, '/usr/bin/dash']) +
+        rec('R', [43, 43, 'execve', 0]) +
+        call(43, 'openat', [-100, 0, 0], { 1: '/tmp/plain' }, 3);
+      const { events } = parse(text);
+      expect(events).toEqual([expect.objectContaining({ kind: 'exec', path: '/bin/sh', result: 0 }), expect.objectContaining({ kind: 'file', path: '/tmp/plain' })]);
+      expect(events.some((e) => e.kind === 'file' && e.real_path !== undefined)).toBe(false);
+    });
+
+    it('keeps its bytes as data: newlines, quotes, the field separator, non-UTF-8', () => {
+      const odd = `/app/we"ird\nna${FIELD_SEP}me\\x`;
+      const text = Buffer.from(openVia(44, 'openat', [-100, 0, 0], '/tmp/a', odd, 3) + openVia(44, 'openat', [-100, 0, 0], '/tmp/b', '/app/caf\xe9', 4) + call(44, 'openat', [-100, 0, 0], { 1: '/app/caf\xe9' }, 5), 'latin1');
+      const events = parseEbpf(text, { nonce: NONCE }).events;
+      const opened = fileEvents(events);
+      expect(opened.map((e) => e.real_path)).toEqual([odd, opened[2]?.path, undefined]);
+      expect(opened[2]?.path).toBe('/app/caf\uFFFD');
+      expect(unparsedReasons(events)).toEqual([]);
+    });
+
+    it('one flagged cut gives no real_path and says so, never a guess', () => {
+      const { events } = parse(openVia(45, 'openat', [-100, 0, 0], '/tmp/deep', '', 3, 1));
+      expect(fileEvents(events).map((e) => e.real_path)).toEqual([undefined]);
+      expect(unparsedReasons(events)).toEqual([expect.stringContaining('too deep or too long')]);
+    });
+  });
+
   it('keeps a newline inside a path, and reports a string holding the field separator as unparsed', () => {
     const text = call(3, 'mkdir', [0o755], { 0: '/app/two\nlines' }, 0) + call(3, 'unlink', [], { 0: `/app/a${FIELD_SEP}b` }, 0);
     const { events } = parse(text);

@@ -27,6 +27,19 @@
  * Threads share their process's cwd and fd table (keyed by tgid), which is
  * what pthreads ask for (CLONE_FS | CLONE_FILES); a raw clone with a thread
  * of its own fs is not told apart.
+ *
+ * Resolved paths (the native backend only; bpftrace prints none): a D record
+ * between an open's entry and return (open, openat, openat2, creat) holds the
+ * path of the file the returned fd names, as the kernel resolves it (symlinks
+ * followed, as the container's root names it: native/ab-ebpf.bpf.c). It
+ * becomes the open's `real_path` under the strace parser's rule
+ * (sandbox/trace/syscalls.ts): only for a call that succeeded, only an
+ * absolute path, a trailing " (deleted)" dropped, omitted when equal to the
+ * lexical path; and, as strace's `-y` path does, it is what the fd table
+ * remembers for that fd (fchmod, fchdir, a dirfd). A D record while the tid's
+ * call in flight is no open (execve opens its binary) or none is, is ignored;
+ * one flagged cut (the path too deep or long for the walk) gives no real_path
+ * and an unparsed event saying so, never a guess.
  */
 import { posix } from 'node:path';
 import {
@@ -101,6 +114,8 @@ interface Pending {
   names?: Map<number, string>;
   /** An O_TMPFILE open: the unnamed inode it made. */
   tmpInode?: string;
+  /** An open: the returned fd's path as the kernel resolved it (D record), raw bytes; cut: unknown. */
+  resolved?: { path: string; cut: boolean };
 }
 
 interface FdEntry {
@@ -114,7 +129,10 @@ interface ProcState {
 }
 
 /** Fields after `type`, per record type (S: per syscall, checked separately). */
-const FIXED_FIELDS: Readonly<Record<string, number>> = { P: 5, A: 5, M: 3, N: 5, R: 5, F: 4, Y: 1, I: 4 };
+const FIXED_FIELDS: Readonly<Record<string, number>> = { P: 5, A: 5, M: 3, N: 5, R: 5, F: 4, Y: 1, I: 4, D: 5 };
+/** The calls a D record (the returned fd's resolved path) belongs to. */
+const RESOLVED_OPENS: ReadonlySet<EbpfSyscall> = new Set<EbpfSyscall>(['open', 'openat', 'openat2', 'creat']);
+const DELETED_SUFFIX = ' (deleted)';
 
 function scalarCount(name: EbpfSyscall): number {
   return (EBPF_SYSCALLS[name] as readonly ArgSpec[]).filter((s) => s.kind !== 'str').length;
@@ -219,6 +237,10 @@ export class EbpfParser {
       expected = 4 + scalarCount(name) + (firstString(name) === undefined ? 0 : 1);
     }
     if (expected === undefined) return unparsed(body, `unknown record type ${JSON.stringify(type)}`);
+    if (type === 'D' && fields.length > expected) {
+      // The path is the last field: a separator in it is one of its bytes (the fields before it are the kernel's).
+      return { type, ts, tgid, tid, fields: [...fields.slice(0, expected - 1), fields.slice(expected - 1).join(FIELD_SEP)], raw: body };
+    }
     if (fields.length !== expected) {
       return unparsed(body, `${fields.length} fields where a ${type} record has ${expected} (a string holding the separator 0x1f?)`, tid);
     }
@@ -270,6 +292,12 @@ export class EbpfParser {
         else p.argvMore = true;
         return;
       }
+      case 'D': {
+        // Only an open's: an execve (its binary, its interpreter) or a call traced without its entry has none to give.
+        const p = this.#pending.get(r.tid);
+        if (p !== undefined && RESOLVED_OPENS.has(p.name)) p.resolved ??= { path: r.fields[4] ?? '', cut: r.fields[3] !== '0' };
+        return;
+      }
       case 'R': {
         const p = this.#pending.get(r.tid);
         const name = r.fields[3];
@@ -317,6 +345,9 @@ export class EbpfParser {
       }
       const event = call.event();
       if (event !== undefined) out.push(event);
+      if (p.resolved?.cut === true && ret !== null && ret >= 0) {
+        out.push(unparsed([p.name, ...p.scalars].join(FIELD_SEP), `${p.name}: the path fd ${ret} resolves to was too deep or too long to read: no real_path`, tid, call.ts));
+      }
     } catch (error) {
       if (!(error instanceof Unresolved)) throw error;
       const raw = [p.name, ...p.scalars, ...[...p.strings.values()]].join(FIELD_SEP);
@@ -463,7 +494,7 @@ class CallView {
     };
   }
 
-  file(op: FileOp, path: string, extras: Partial<Pick<FileEvent, 'path2' | 'flags' | 'may_create' | 'mode'>> = {}): FileEvent {
+  file(op: FileOp, path: string, extras: Partial<Pick<FileEvent, 'path2' | 'real_path' | 'flags' | 'may_create' | 'mode'>> = {}): FileEvent {
     return { kind: 'file', schema_version: TRACE_EVENT_SCHEMA_VERSION, pid: this.pid, ts: this.ts, ...this.outcome(), op, path, ...extras };
   }
 
@@ -476,14 +507,27 @@ class CallView {
     const flags = openFlagNames(flagsWord);
     const op = openOp(flags);
     const creating = (flagsWord & O_CREAT) !== 0 || (flagsWord & O_TMPFILE_BIT) !== 0;
-    // The fd of an O_TMPFILE open names the unnamed inode as the kernel (and strace -y) does.
-    const fdPath = this.p.tmpInode === undefined ? path : `${path}/#${this.p.tmpInode}`;
+    const ok = this.ret !== null && this.ret >= 0;
+    const real = ok ? this.realPath() : undefined;
+    // The fd names the file the kernel opened, as strace's -y path does; without a resolved path,
+    // an O_TMPFILE open's names the unnamed inode as the kernel does.
+    const fdPath = real ?? (this.p.tmpInode === undefined ? path : `${path}/#${this.p.tmpInode}`);
     if (this.ret !== null && this.ret >= 0) this.state.fds.set(this.ret, { path: fdPath, cloexec: (flagsWord & O_CLOEXEC) !== 0 });
     return this.file(op, path, {
+      ...(real !== undefined && real !== path ? { real_path: real } : {}),
       flags,
       ...((flagsWord & O_CREAT) !== 0 && op !== 'create' ? { may_create: true } : {}),
       ...(creating && mode !== undefined ? { mode: modeText(mode) } : {}),
     });
+  }
+
+  /** The returned fd's path as the kernel resolved it (D record): absolute, " (deleted)" dropped; undefined when unknown. */
+  realPath(): string | undefined {
+    const r = this.p.resolved;
+    if (r === undefined || r.cut) return undefined;
+    const text = utf8(r.path);
+    const real = text.endsWith(DELETED_SUFFIX) ? text.slice(0, -DELETED_SUFFIX.length) : text;
+    return real.startsWith('/') ? real : undefined;
   }
 
   twoPath(op: FileOp, fromDir: number | undefined, toDir: number | undefined, flags: string[] = []): FileEvent {

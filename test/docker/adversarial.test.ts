@@ -28,6 +28,7 @@ const EBPF_CI_SCENARIOS = [
   'ptrace-agent',
   'clone-untraced',
   'uid-switch-hides-accesses',
+  'trace-syntax-in-names',
   'datagram-batch-exfil',
   'disk-fill',
   'setsid-daemon',

@@ -59,6 +59,11 @@ describe(`eBPF hub: many containers, one tracer${reason}`, () => {
     expect(TRACER_NICE).toBeLessThan(0);
   });
 
+  it.skipIf(!verdict.available)("loaded with the resolved-path walk (real_path of opens): this kernel takes it, and eval would warn if not", () => {
+    if (hub === undefined) throw new Error('unreachable: skipped');
+    expect(hub.resolvesPaths).toBe(true);
+  });
+
   it.skipIf(!verdict.available)(
     'keeps each container\'s events apart, take by take, while both run at once',
     async () => {

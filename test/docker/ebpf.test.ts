@@ -10,8 +10,10 @@
  * with the probe's reason, where eBPF cannot run (not root, no bpftrace, no
  * tracefs or BTF, Docker in a VM). The ci tier runs the fastest starter
  * tasks; the full tier all of them and one scenario per suite family (its
- * `-cln-0`, the plainest oracle of the family). Last, the native backend
- * reports a path longer than bpftrace's 199 bytes whole.
+ * `-cln-0`, the plainest oracle of the family). Then the native backend
+ * gives an open through a symlink (to a directory, read through; to a file,
+ * written) the same real_path as strace, and reports a path longer than
+ * bpftrace's 199 bytes whole.
  */
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +32,7 @@ import {
   type EbpfFacts,
 } from '../../sandbox/ebpf/index.ts';
 import { LAUNCHER_PATH } from '../../sandbox/launcher/index.ts';
+import type { TraceEvent } from '../../sandbox/trace/index.ts';
 import { discoverTasks, loadTask, type Task } from '../../task-format/index.ts';
 import { buildTaskImage, openTaskSandbox } from '../../taskenv/index.ts';
 import { CONTAINER_PATHS } from '../../validators/index.ts';
@@ -98,6 +101,39 @@ describe(`eBPF tracer vs strace on the starter oracles (and the suite families, 
       expect(r.agreement.rate, report).toBeGreaterThanOrEqual(MIN_AGREEMENT);
     },
     300_000,
+  );
+
+  it.skipIf(!verdict.available)(
+    'native: an open through a symlink carries the same real_path as strace\'s (a directory link read through, a file link written)',
+    async () => {
+      if (!verdict.available || abEbpf === undefined) throw new Error('unreachable: skipped');
+      const task = starter.find((t) => t.id === 'log-triage');
+      if (task === undefined) throw new Error('the starter task log-triage is missing');
+      const image = await buildTaskImage(engine, task);
+      await using box = await openTaskSandbox(engine, task, image.tag, { pinCpu: 0 });
+      const script = [
+        'mkdir -p /tmp/x /app/logs && echo data > /app/logs/app.log',
+        'ln -s /app/logs /tmp/x/logs && cat /tmp/x/logs/app.log > /dev/null',
+        'ln -s /app/logs/target.txt /tmp/x/out && echo hi > /tmp/x/out',
+      ].join(' && ');
+      const trace = await startEbpfTrace({ containerId: box.container.id, cgroup2Mount: verdict.cgroup2Mount, abEbpf });
+      const run = await box.session.run({ cmd: ['sh', '-c', script], mode: { kind: 'unenforced' }, timeoutMs: 60_000 });
+      const ebpf = await trace.stop();
+      expect(run.exec.exitCode).toBe(0);
+      expect(ebpf.lost).toBe(0);
+      expect(ebpf.stderr).not.toContain('resolved paths are not recorded');
+      const own = commandEvents(ebpf.events, (e) => e.path === LAUNCHER_PATH && e.argv.includes(script));
+      const through = (events: readonly TraceEvent[]) =>
+        events.flatMap((e) => (e.kind === 'file' && e.path.startsWith('/tmp/x/') && e.syscall.startsWith('open') ? [`${e.op} ${e.path} -> ${e.real_path ?? '(none)'} ${e.errno ?? 'ok'}`] : []));
+      const expected = ['read /tmp/x/logs/app.log -> /app/logs/app.log ok', 'truncate /tmp/x/out -> /app/logs/target.txt ok'];
+      expect(through(run.events)).toEqual(expected);
+      expect(through(own)).toEqual(expected);
+      // And every open both saw resolves alike (the loader's /lib -> /usr/lib ones included).
+      const resolved = (events: readonly TraceEvent[]) =>
+        events.flatMap((e) => (e.kind === 'file' && e.syscall.startsWith('open') && e.result !== -1 && e.real_path !== undefined ? [`${e.path} -> ${e.real_path}`] : [])).sort();
+      expect(resolved(own)).toEqual(resolved(run.events));
+    },
+    180_000,
   );
 
   it.skipIf(!verdict.available)(

@@ -16,6 +16,22 @@
  * entry are read again at exit (not for execve/execveat), argv up to
  * AB_ARGV_LIMIT with an M event when it goes on, O_TMPFILE opens report the
  * inode the returned fd names.
+ *
+ * One more, of the native backend only: at the exit of a successful open
+ * (the calls flagged AB_CALL_RESOLVE: open, openat, openat2, creat), a D event
+ * with the path of the file the returned fd holds, as the kernel resolved it
+ * (symlinks followed) — what strace's `-y` reads from /proc/<pid>/fd/<fd>
+ * there, i.e. d_path: the fd's dentry walked up to the task's fs root,
+ * crossing mounts, so it is the path as the container's root names it. The
+ * walk is d_path's without its locks (a rename racing it may give a mixed
+ * path, as a readlink racing it would), without " (deleted)" (parse.ts drops
+ * it anyway), for AB_PATH_DEPTH components at most: deeper, or longer than
+ * AB_STR_MAX - 1 bytes, is a D event flagged cut (parse.ts: unparsed, never a
+ * guess). A file of a pseudo filesystem that names its files itself (pipes,
+ * sockets: `pipe:[N]`, which strace's real_path skips too) has none. Where the
+ * kernel refuses the walk (its verifier, or struct fields CO-RE cannot find),
+ * ab-ebpf loads the programs again with resolve_paths = 0 (the walk is then
+ * dead code) and says so on stderr.
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -36,8 +52,37 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 struct inode {
   unsigned long i_ino;
 } __attribute__((preserve_access_index));
+/* What the resolved-path walk reads (d_path's walk: dentries up to the root, mounts crossed). */
+struct qstr {
+  unsigned int len;
+  const unsigned char *name;
+} __attribute__((preserve_access_index));
+struct dentry_operations {
+  void *d_dname;
+} __attribute__((preserve_access_index));
+struct dentry {
+  struct dentry *d_parent;
+  struct qstr d_name;
+  const struct dentry_operations *d_op;
+} __attribute__((preserve_access_index));
+struct vfsmount {
+  struct dentry *mnt_root;
+} __attribute__((preserve_access_index));
+struct mount {
+  struct mount *mnt_parent;
+  struct dentry *mnt_mountpoint;
+  struct vfsmount mnt;
+} __attribute__((preserve_access_index));
+struct path {
+  struct vfsmount *mnt;
+  struct dentry *dentry;
+} __attribute__((preserve_access_index));
+struct fs_struct {
+  struct path root;
+} __attribute__((preserve_access_index));
 struct file {
   struct inode *f_inode;
+  struct path f_path;
 } __attribute__((preserve_access_index));
 struct fdtable {
   unsigned int max_fds;
@@ -56,6 +101,7 @@ struct pid {
 } __attribute__((preserve_access_index));
 struct task_struct {
   struct files_struct *files;
+  struct fs_struct *fs;
   struct pid *thread_pid;
   struct task_struct *group_leader;
 } __attribute__((preserve_access_index));
@@ -65,6 +111,8 @@ const volatile __u32 ready_pid = 0;
 const volatile __u32 ready_len = 0;
 const volatile char ready_path[AB_READY_MAX] = {};
 const volatile struct ab_call calls[AB_MAX_CALLS] = {};
+/* 0: no D events (user space's second load, on a kernel that refused the walk). */
+const volatile __u8 resolve_paths = 1;
 
 #define O_TMPFILE_BIT 020000000
 
@@ -86,6 +134,20 @@ struct {
   __type(key, __u32);
   __type(value, struct ab_event);
 } scratch SEC(".maps");
+
+/*
+ * The resolved path, built backwards from the end of the first half (a component's copy may run
+ * into the second half only when it is cut anyway).
+ */
+struct pathbuf {
+  char b[2 * AB_STR_MAX];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct pathbuf);
+} pathbufs SEC(".maps");
 
 /*
  * The traced cgroups: id -> its ring and the events that ring had no room for (a hub traces
@@ -181,6 +243,105 @@ static __always_inline __u32 read_str(struct ab_event *e, __u64 ptr) {
   long n = bpf_probe_read_user_str(e->data, AB_STR_MAX, (const void *)ptr);
   e->len = n > 0 ? (__u32)(n - 1) : 0;
   return e->len;
+}
+
+/*
+ * D: the path of the file fd `fd` of `task` holds, as d_path gives it against the task's fs root
+ * (strace's readlink of /proc/<pid>/fd/<fd>). idx 1: cut (deeper than AB_PATH_DEPTH, or longer
+ * than AB_STR_MAX - 1 bytes), no path. Nothing for a pseudo file that names itself (d_dname).
+ */
+/* One walk's state, for walk_step (bpf_loop's callback: verified once, not per iteration). */
+struct walk {
+  struct dentry *d;
+  struct vfsmount *vm;
+  struct dentry *root_d;
+  struct vfsmount *root_m;
+  __u64 mnt_off;
+  __u32 off;
+  __u32 done;
+};
+
+/* One step up: to the root (done), across a mount, or one component prepended. 1 stops the loop. */
+static long walk_step(__u32 i, void *ctx) {
+  struct walk *w = ctx;
+  __u32 zero = 0;
+  struct pathbuf *pb = bpf_map_lookup_elem(&pathbufs, &zero);
+  if (!pb) return 1;
+  struct dentry *d = w->d;
+  struct vfsmount *vm = w->vm;
+  if (d == w->root_d && vm == w->root_m) {
+    w->done = 1;
+    return 1;
+  }
+  struct mount *m = (struct mount *)((char *)vm - w->mnt_off);
+  if (d == BPF_CORE_READ(vm, mnt_root)) {
+    struct mount *parent = BPF_CORE_READ(m, mnt_parent);
+    // The root of its mount tree (or a detached mount) without meeting the task's root: d_path
+    // gives the path from there, and so does this.
+    if (!parent || parent == m) {
+      w->done = 1;
+      return 1;
+    }
+    w->d = BPF_CORE_READ(m, mnt_mountpoint);
+    w->vm = (struct vfsmount *)((char *)parent + w->mnt_off);
+    return 0;
+  }
+  struct dentry *up = BPF_CORE_READ(d, d_parent);
+  if (!up || up == d) {
+    w->done = 1;
+    return 1;
+  }
+  __u32 len = BPF_CORE_READ(d, d_name.len);
+  const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+  __u32 off = w->off;
+  // Too long (the path would not fit AB_STR_MAX - 1 bytes): stop, not done — cut.
+  if (len > 255 || off > AB_STR_MAX || len + 1 >= off) return 1;
+  off -= len;
+  bpf_probe_read_kernel(&pb->b[off & (AB_STR_MAX - 1)], len & 0xff, name);
+  off -= 1;
+  pb->b[off & (AB_STR_MAX - 1)] = '/';
+  w->off = off;
+  w->d = up;
+  return 0;
+}
+
+/*
+ * D: the path of the file fd `fd` of `task` holds, as d_path gives it against the task's fs root
+ * (strace's readlink of /proc/<pid>/fd/<fd>). idx 1: cut (deeper than AB_PATH_DEPTH, or longer
+ * than AB_STR_MAX - 1 bytes), no path. Nothing for a pseudo file that names itself (d_dname).
+ */
+static __always_inline void resolved_event(struct task_struct *task, __s64 fd, __u8 call, __u64 ids) {
+  struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+  struct file *f = 0;
+  if (!fds || bpf_probe_read_kernel(&f, sizeof f, fds + fd) != 0 || !f) return;
+  struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+  struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+  if (!d || !vm || BPF_CORE_READ(d, d_op, d_dname)) return;
+  struct walk w = {};
+  w.d = d;
+  w.vm = vm;
+  w.root_d = BPF_CORE_READ(task, fs, root.dentry);
+  w.root_m = BPF_CORE_READ(task, fs, root.mnt);
+  w.mnt_off = bpf_core_field_offset(struct mount, mnt);
+  w.off = AB_STR_MAX;
+  bpf_loop(AB_PATH_DEPTH, walk_step, &w, 0);
+  __u32 zero = 0;
+  struct pathbuf *pb = bpf_map_lookup_elem(&pathbufs, &zero);
+  if (!pb) return;
+  struct ab_event *e = event_init(AB_EV_D, call, ids);
+  if (!e) return;
+  __u32 off = w.off;
+  if (!w.done || off > AB_STR_MAX || off == 0) {
+    e->idx = 1;
+  } else if (off == AB_STR_MAX) {
+    e->data[0] = '/';
+    e->len = 1;
+  } else {
+    __u32 len = AB_STR_MAX - off;
+    bpf_probe_read_kernel(e->data, len & (AB_STR_MAX - 1), &pb->b[off & (AB_STR_MAX - 1)]);
+    e->len = len & (AB_STR_MAX - 1);
+  }
+  submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /* The host's readiness open (run.ts): openat by ready_pid of exactly ready_path. */
@@ -394,6 +555,10 @@ int on_exit(struct exit_ctx *ctx) {
         submit(e, BPF_RB_NO_WAKEUP);
       }
     }
+  }
+  if (resolve_paths && ret >= 0) {
+    const struct ab_call *c = (const struct ab_call *)&calls[cookie];
+    if (c->flags & AB_CALL_RESOLVE) resolved_event(task, ret, (__u8)cookie, ids);
   }
   struct ab_event *e = event_init(AB_EV_R, (__u8)cookie, ids);
   if (!e) return 0;

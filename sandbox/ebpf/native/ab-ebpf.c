@@ -15,6 +15,12 @@
  * stderr when the ring buffer overflowed, closes both outputs (the trace is
  * complete: run.ts stops waiting there), detaches and exits 0.
  *
+ * A successful open's fd, resolved as d_path resolves it (ab-ebpf.bpf.c), is one more record
+ * before its R:  RS nonce US D US ts US tgid US tid US CUT US path US \n  (CUT 1: the path was
+ * too deep or too long to resolve, and is empty; the path is the last field, raw bytes, so a
+ * name holding US cannot shift the others). A kernel that refuses the walk gets the programs
+ * without it and one line on stderr: `ab-ebpf: resolved paths are not recorded (...)`.
+ *
  * Everything in the events is the container's (hostile) bytes: every copy is
  * bounded by the length the BPF side recorded and by the sample's size. The
  * program runs as root: its arguments are parsed strictly (usage: exit 2),
@@ -39,7 +45,8 @@
  *        ab-ebpf --version
  * SPEC: NAME:FLAGS:ARGS — FLAGS `-` or any of x<slot> (exec: argv slot),
  * t<slot> (O_TMPFILE: flags slot), r<slot> (readiness: path slot), n<slot><vlen slot>
- * (sendmmsg: the message vector, an N record per message naming a destination); ARGS a
+ * (sendmmsg: the message vector, an N record per message naming a destination), d (an
+ * open: a D record with the returned fd's resolved path, before the R record); ARGS a
  * comma list in the table's order of i<slot> (int: printed as bpftrace's %d
  * prints it, the low 32 bits signed), s<slot> (string), h<slot> (open_how
  * flags, unsigned 64-bit), a<slot><len slot> (sockaddr, `\xNN` per byte).
@@ -135,6 +142,11 @@ static int parse_call(const char *spec, struct ab_call *c, struct call_text *t) 
     p++;
   } else {
     while (*p && *p != ':') {
+      if (p[0] == 'd') {
+        c->flags |= AB_CALL_RESOLVE;
+        p++;
+        continue;
+      }
       int slot = slot_of(p[1]);
       if (slot < 0) return -1;
       if (p[0] == 'x') {
@@ -279,6 +291,13 @@ static int print_event(const void *data, size_t size) {
     case AB_EV_A:
       head((char)e->type, e);
       printf("%c%d%c", US, e->idx, US);
+      bytes(e, avail);
+      end();
+      break;
+    case AB_EV_D:
+      // The opened fd's path as the kernel resolves it (1: cut, no path): the last field, raw bytes.
+      head('D', e);
+      printf("%c%d%c", US, e->idx == 1, US);
       bytes(e, avail);
       end();
       break;
@@ -481,16 +500,31 @@ int main(int argc, char **argv) {
   static char outbuf[1 << 20];
   setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 
-  struct ab_ebpf_bpf *skel = ab_ebpf_bpf__open();
-  if (!skel) {
-    fprintf(stderr, "ab-ebpf: could not open the BPF object: %s\n", strerror(errno));
-    return EXIT_LOAD;
+  // First with the resolved-path walk (quietly: a kernel that refuses it gets one line, below),
+  // then, if that load failed, without it (resolve_paths = 0 makes it dead code the verifier skips).
+  struct ab_ebpf_bpf *skel = NULL;
+  int err = 0;
+  int resolved = 1;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    skel = ab_ebpf_bpf__open();
+    if (!skel) {
+      fprintf(stderr, "ab-ebpf: could not open the BPF object: %s\n", strerror(errno));
+      return EXIT_LOAD;
+    }
+    skel->rodata->ready_pid = (unsigned int)ready_pid;
+    skel->rodata->ready_len = (unsigned int)strlen(ready_path);
+    memcpy((char *)skel->rodata->ready_path, ready_path, strlen(ready_path));
+    memcpy((void *)skel->rodata->calls, calls, sizeof calls);
+    skel->rodata->resolve_paths = (unsigned char)resolved;
+    libbpf_set_print(resolved ? NULL : libbpf_log);
+    err = ab_ebpf_bpf__load(skel);
+    libbpf_set_print(libbpf_log);
+    if (!err || !resolved) break;
+    ab_ebpf_bpf__destroy(skel);
+    skel = NULL;
+    resolved = 0;
+    fprintf(stderr, "ab-ebpf: resolved paths are not recorded (this kernel refused the BPF programs with them: %s)\n", strerror(-err));
   }
-  skel->rodata->ready_pid = (unsigned int)ready_pid;
-  skel->rodata->ready_len = (unsigned int)strlen(ready_path);
-  memcpy((char *)skel->rodata->ready_path, ready_path, strlen(ready_path));
-  memcpy((void *)skel->rodata->calls, calls, sizeof calls);
-  int err = ab_ebpf_bpf__load(skel);
   if (err) {
     fprintf(stderr, "ab-ebpf: could not load the BPF programs: %s\n", strerror(-err));
     ab_ebpf_bpf__destroy(skel);

@@ -32,6 +32,8 @@
 #define AB_RINGS 8
 #define AB_HUB_RING_BYTES (8u << 20)
 #define AB_SINGLE_RING_BYTES (32u << 20)
+/* Path components the resolved-path walk (D records) follows at most: a deeper path is reported cut. */
+#define AB_PATH_DEPTH 128
 /* The readiness path's longest length (run.ts's paths are far shorter). */
 #define AB_READY_MAX 128
 
@@ -43,6 +45,7 @@ enum ab_kind { AB_NONE = 0, AB_INT = 1, AB_STR = 2, AB_SOCK = 3, AB_HOW = 4, AB_
 #define AB_CALL_TMPFILE 2 /* open/openat: O_TMPFILE in the flags slot asks for the inode at exit */
 #define AB_CALL_READY 4   /* openat: the readiness marker's call */
 #define AB_CALL_MMSG 8    /* sendmmsg: an N record per message with a destination (aux_slot: the vector, count_slot: vlen) */
+#define AB_CALL_RESOLVE 16 /* open, openat, openat2, creat: a D record with the returned fd's resolved path */
 
 struct ab_arg {
   unsigned char kind;    /* enum ab_kind */
@@ -77,6 +80,7 @@ struct ab_cgroup {
 #define AB_EV_Y 'Y'
 #define AB_EV_I 'I'
 #define AB_EV_N 'N'
+#define AB_EV_D 'D'
 
 struct ab_event {
   unsigned long long ts;
@@ -85,11 +89,11 @@ struct ab_event {
   unsigned int tid;
   unsigned char type;
   unsigned char call; /* index into the call table */
-  unsigned char idx;  /* P: the argument index in the call's table; A: the argv index; N: the message index */
+  unsigned char idx;  /* P: the argument index in the call's table; A: the argv index; N: the message index; D: 1 when cut */
   unsigned char pad;
   unsigned int len;   /* bytes in data: a string (no NUL) or a sockaddr */
   unsigned long long v[AB_MAX_ARGS]; /* S: the raw argument slots; R: ret; F: parent, child; I: inode */
-  unsigned char data[AB_STR_MAX];
+  unsigned char data[AB_STR_MAX]; /* S, P, A: a string; N, S: a sockaddr; D: the opened file's resolved path */
 };
 
 #define AB_EVENT_HEAD ((unsigned long)&((struct ab_event *)0)->data)
